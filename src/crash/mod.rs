@@ -1,0 +1,16 @@
+//! Compiler output → a typed [`Crash`], and a crash → a stable [`Signature`].
+//!
+//! Everything here is pure (text in, values out) except [`symbolize`], which reads ELF symbol
+//! tables of the modules named in the frames. The parsers cover clang 14/16/19 (symbolized,
+//! unsymbolized `module+0xOFF`, dladdr and glibc `backtrace_symbols` formats), in-process and
+//! out-of-process cc1, LLVM tools, and GCC ICEs; see `../shared/research/crash-formats.md`.
+
+mod model;
+mod parse;
+mod signature;
+mod symbolize;
+
+pub use model::{Crash, CrashKind, ExitInfo, Family, Frame, PrettyEntry, Signature};
+pub use parse::parse;
+pub use signature::signature;
+pub use symbolize::Symbolizer;

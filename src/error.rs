@@ -1,0 +1,1 @@
+//! Exit codes and error types (being written).

@@ -1,0 +1,14 @@
+//! icepick: turns a compiler crash buried in a huge build into a small, verified, classified
+//! bug report.
+//!
+//! Stages meet only through the case directory ([`case`]); [`exec`] is the only module that
+//! spawns processes; [`crash`], [`command`] and the `icepick-reducers` crate are pure.
+
+pub mod capture;
+pub mod case;
+pub mod cli;
+pub mod command;
+pub mod crash;
+pub mod error;
+pub mod exec;
+pub mod report;
