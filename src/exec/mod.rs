@@ -1,1 +1,341 @@
-//! (being written)
+//! The only module that spawns processes.
+//!
+//! Every child runs in its own process group with a null stdin; stdout and stderr are drained
+//! concurrently (no pipe deadlock) and capped; a timeout or a cancellation sends SIGTERM to the
+//! whole group, waits a short grace period, then SIGKILLs the group; and once the child has
+//! exited, whatever it left behind in its group is killed too, so nothing keeps running.
+//! A crash, a timeout or a cancellation is a [`Status`] value: `Err` means the process could not
+//! be started at all.
+
+use std::ffi::{OsStr, OsString};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// Default cap on each of stdout and stderr.
+pub const DEFAULT_OUTPUT_CAP: usize = 8 << 20;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Cmd {
+    pub program: OsString,
+    pub args: Vec<OsString>,
+    pub cwd: Option<PathBuf>,
+    /// Variables to set (`Some`) or remove (`None`) on top of the inherited environment.
+    pub env: Vec<(OsString, Option<OsString>)>,
+    pub timeout: Duration,
+    /// Bytes kept of each of stdout and stderr; the rest is drained and counted.
+    pub output_cap: usize,
+    /// Grace period between SIGTERM and SIGKILL.
+    pub grace: Duration,
+}
+
+impl Cmd {
+    /// A command with a 5-minute timeout and the default output cap.
+    pub fn new(program: impl AsRef<OsStr>) -> Self {
+        Self {
+            program: program.as_ref().to_owned(),
+            args: Vec::new(),
+            cwd: None,
+            env: Vec::new(),
+            timeout: Duration::from_secs(300),
+            output_cap: DEFAULT_OUTPUT_CAP,
+            grace: Duration::from_millis(300),
+        }
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_owned()));
+        self
+    }
+
+    pub fn cwd(mut self, dir: impl AsRef<Path>) -> Self {
+        self.cwd = Some(dir.as_ref().to_owned());
+        self
+    }
+
+    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
+        self.env
+            .push((key.as_ref().to_owned(), Some(value.as_ref().to_owned())));
+        self
+    }
+
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    pub fn output_cap(mut self, cap: usize) -> Self {
+        self.output_cap = cap;
+        self
+    }
+}
+
+/// How a process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Exited(i32),
+    Signaled(i32),
+    /// Killed by us after the timeout.
+    TimedOut,
+    /// Killed by us because the caller cancelled it.
+    Cancelled,
+}
+
+/// What a finished process left.
+#[derive(Debug, Clone)]
+pub struct Output {
+    pub status: Status,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// Bytes of stdout/stderr that were dropped by the cap.
+    pub stdout_dropped: u64,
+    pub stderr_dropped: u64,
+    pub elapsed: Duration,
+}
+
+impl Output {
+    /// Stderr as text (lossy).
+    pub fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(&self.stderr).into_owned()
+    }
+
+    /// True for a normal exit with code 0.
+    pub fn success(&self) -> bool {
+        self.status == Status::Exited(0)
+    }
+}
+
+/// Why a process could not be run.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error("cannot run `{program}`: {source}")]
+    Spawn {
+        program: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("waiting for `{program}` failed: {source}")]
+    Wait {
+        program: String,
+        #[source]
+        source: io::Error,
+    },
+}
+
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("icepick-exec")
+            .enable_all()
+            .build()
+            .expect("the tokio runtime starts")
+    })
+}
+
+/// Runs `cmd` to completion from synchronous code (any thread).
+pub fn run(cmd: &Cmd) -> Result<Output, ExecError> {
+    runtime().block_on(run_async(cmd, &|| false))
+}
+
+/// Runs `cmd`, polling `cancelled` every few milliseconds; when it returns true the process
+/// group is killed and the status is [`Status::Cancelled`].
+pub fn run_cancellable(
+    cmd: &Cmd,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<Output, ExecError> {
+    runtime().block_on(run_async(cmd, cancelled))
+}
+
+/// Runs several commands concurrently (at most `jobs` at once); results in input order.
+pub fn run_all(cmds: &[Cmd], jobs: usize) -> Vec<Result<Output, ExecError>> {
+    runtime().block_on(async {
+        let sem = std::sync::Arc::new(tokio::sync::Semaphore::new(jobs.max(1)));
+        let mut handles = Vec::with_capacity(cmds.len());
+        for cmd in cmds.iter().cloned() {
+            let sem = sem.clone();
+            handles.push(tokio::spawn(async move {
+                let _permit = sem.acquire_owned().await.expect("semaphore open");
+                run_async(&cmd, &|| false).await
+            }));
+        }
+        let mut out = Vec::with_capacity(handles.len());
+        for h in handles {
+            out.push(h.await.expect("exec task does not panic"));
+        }
+        out
+    })
+}
+
+async fn run_async(cmd: &Cmd, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Output, ExecError> {
+    let program_name = cmd.program.to_string_lossy().into_owned();
+    let mut command = tokio::process::Command::new(&cmd.program);
+    command
+        .args(&cmd.args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    if let Some(dir) = &cmd.cwd {
+        command.current_dir(dir);
+    }
+    for (k, v) in &cmd.env {
+        match v {
+            Some(v) => command.env(k, v),
+            None => command.env_remove(k),
+        };
+    }
+    let start = Instant::now();
+    let mut child = command.spawn().map_err(|source| ExecError::Spawn {
+        program: program_name.clone(),
+        source,
+    })?;
+    let pgid = child.id().map(|p| p as i32);
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let cap = cmd.output_cap;
+    let out_task = tokio::spawn(read_capped(stdout, cap));
+    let err_task = tokio::spawn(read_capped(stderr, cap));
+
+    let deadline = tokio::time::sleep(cmd.timeout);
+    tokio::pin!(deadline);
+    let mut poll = tokio::time::interval(Duration::from_millis(20));
+    let (status, killed_as) = loop {
+        tokio::select! {
+            res = child.wait() => {
+                let st = res.map_err(|source| ExecError::Wait { program: program_name.clone(), source })?;
+                break (st, None);
+            }
+            _ = &mut deadline => {
+                break (terminate(&mut child, pgid, cmd.grace).await, Some(Status::TimedOut));
+            }
+            _ = poll.tick() => {
+                if cancelled() {
+                    break (terminate(&mut child, pgid, cmd.grace).await, Some(Status::Cancelled));
+                }
+            }
+        }
+    };
+    // The leader is gone; kill anything it left in its group so that the pipes close and
+    // nothing keeps running.
+    if let Some(pgid) = pgid {
+        kill_group(pgid, libc::SIGKILL);
+    }
+    let elapsed = start.elapsed();
+    let (stdout, stdout_dropped) = join_reader(out_task).await;
+    let (stderr, stderr_dropped) = join_reader(err_task).await;
+    let status = killed_as.unwrap_or_else(|| status_of(status));
+    Ok(Output {
+        status,
+        stdout,
+        stderr,
+        stdout_dropped,
+        stderr_dropped,
+        elapsed,
+    })
+}
+
+fn status_of(st: std::process::ExitStatus) -> Status {
+    use std::os::unix::process::ExitStatusExt;
+    match (st.code(), st.signal()) {
+        (Some(c), _) => Status::Exited(c),
+        (None, Some(s)) => Status::Signaled(s),
+        (None, None) => Status::Exited(-1),
+    }
+}
+
+/// SIGTERM the group, wait up to `grace`, then SIGKILL it; returns the leader's status.
+async fn terminate(
+    child: &mut tokio::process::Child,
+    pgid: Option<i32>,
+    grace: Duration,
+) -> std::process::ExitStatus {
+    if let Some(pgid) = pgid {
+        kill_group(pgid, libc::SIGTERM);
+    }
+    match tokio::time::timeout(grace, child.wait()).await {
+        Ok(Ok(st)) => st,
+        _ => {
+            if let Some(pgid) = pgid {
+                kill_group(pgid, libc::SIGKILL);
+            }
+            let _ = child.start_kill();
+            child
+                .wait()
+                .await
+                .unwrap_or_else(|_| std::os::unix::process::ExitStatusExt::from_raw(9))
+        }
+    }
+}
+
+fn kill_group(pgid: i32, sig: i32) {
+    if pgid > 0 {
+        // SAFETY: kill(2) with a negative pid signals a process group; it has no memory effects.
+        unsafe {
+            libc::kill(-pgid, sig);
+        }
+    }
+}
+
+async fn join_reader(task: tokio::task::JoinHandle<(Vec<u8>, u64)>) -> (Vec<u8>, u64) {
+    // A process that escaped the group (setsid) may keep the pipe open; don't wait forever.
+    match tokio::time::timeout(Duration::from_secs(2), task).await {
+        Ok(Ok(v)) => v,
+        Ok(Err(_)) => (Vec::new(), 0),
+        Err(_) => (Vec::new(), 0),
+    }
+}
+
+async fn read_capped(mut r: impl AsyncRead + Unpin, cap: usize) -> (Vec<u8>, u64) {
+    let mut kept = Vec::new();
+    let mut dropped = 0u64;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match r.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let room = cap.saturating_sub(kept.len());
+                let take = room.min(n);
+                kept.extend_from_slice(&buf[..take]);
+                dropped += (n - take) as u64;
+            }
+        }
+    }
+    (kept, dropped)
+}
+
+/// Finds `program` as the shell would: a name with a slash is a path (relative to `cwd`),
+/// anything else is searched in `PATH`. Returns the path found, not resolved through links
+/// (clang's behaviour depends on the name it was called by).
+pub fn which(program: &str, cwd: &Path) -> Option<PathBuf> {
+    if program.contains('/') {
+        let p = cwd.join(program);
+        return is_executable(&p).then_some(p);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests;
