@@ -1,1 +1,443 @@
-//! (being written)
+//! Compiler command lines as data.
+//!
+//! Capture needs to take a build's compile command apart: which arguments are inputs, which
+//! only matter to the preprocessor, which pick the offload job (host, or one `--offload-arch`),
+//! and how to turn it into "preprocess this job" and "compile the preprocessed file the same
+//! way". Everything here is pure string work over argv vectors; nothing is run.
+
+mod jobs;
+mod options;
+
+pub use jobs::{job_of_cc1, parse_hash_hash_hash, Job, JobKind};
+use options::takes_value;
+
+/// Which compile job of a (possibly multi-job) command to work on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobSelector {
+    /// The command as it is (one job, or no offloading).
+    Whole,
+    /// The host side of an offload compile (`--cuda-host-only`).
+    Host,
+    /// The device side for one GPU arch (`--cuda-device-only --offload-arch=ARCH`).
+    Device(String),
+}
+
+/// Source language, as `-x` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    C,
+    Cxx,
+    Hip,
+    Cuda,
+    OpenCl,
+    /// Already preprocessed C (`.i`).
+    CPre,
+    /// Already preprocessed C++ (`.ii`).
+    CxxPre,
+    Other,
+}
+
+impl Lang {
+    /// From a `-x` value.
+    pub fn from_x(x: &str) -> Lang {
+        match x {
+            "c" => Lang::C,
+            "c++" => Lang::Cxx,
+            "hip" => Lang::Hip,
+            "cuda" => Lang::Cuda,
+            "cl" | "clcpp" => Lang::OpenCl,
+            "cpp-output" => Lang::CPre,
+            "c++-cpp-output" => Lang::CxxPre,
+            _ => Lang::Other,
+        }
+    }
+
+    /// From a file name's extension, as the driver guesses it.
+    pub fn from_path(path: &str) -> Lang {
+        let ext = path.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
+        match ext {
+            "c" => Lang::C,
+            "cc" | "cpp" | "cxx" | "C" | "c++" | "cp" | "CPP" => Lang::Cxx,
+            "hip" => Lang::Hip,
+            "cu" => Lang::Cuda,
+            "cl" => Lang::OpenCl,
+            "i" => Lang::CPre,
+            "ii" => Lang::CxxPre,
+            "hipi" => Lang::Hip,
+            _ => Lang::Other,
+        }
+    }
+
+    /// File extension for this language's preprocessed output.
+    pub fn preprocessed_ext(self) -> &'static str {
+        match self {
+            Lang::C | Lang::CPre => "i",
+            Lang::Cxx | Lang::CxxPre | Lang::Other => "ii",
+            Lang::Hip => "hipi",
+            Lang::Cuda => "cui",
+            Lang::OpenCl => "cl",
+        }
+    }
+
+    /// The `-x` value to compile a preprocessed file of this language with, and extra
+    /// arguments that must come with it. HIP/CUDA keep their language (`-x hip-cpp-output`
+    /// makes the driver look for an offload bundle, find none and compile nothing, exit 0)
+    /// and need `-nogpuinc` so the runtime wrapper header is not included a second time.
+    pub fn preprocessed_x(self) -> (&'static str, &'static [&'static str]) {
+        match self {
+            Lang::C | Lang::CPre => ("cpp-output", &[]),
+            Lang::Cxx | Lang::CxxPre | Lang::Other => ("c++-cpp-output", &[]),
+            Lang::Hip => ("hip", &["-nogpuinc"]),
+            Lang::Cuda => ("cuda", &["-nocudainc"]),
+            Lang::OpenCl => ("cl", &[]),
+        }
+    }
+}
+
+/// A compiler invocation: the program as it was named, and its arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompilerCommand {
+    pub program: String,
+    pub args: Vec<String>,
+}
+
+/// What an argument is, after the option table has been applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ArgRole {
+    /// An option; `len` arguments long (1, or 2 when its value is separate).
+    Option {
+        len: usize,
+    },
+    Input,
+}
+
+impl CompilerCommand {
+    /// Builds a command from an argv (program first).
+    pub fn from_argv(argv: &[String]) -> Option<Self> {
+        let (program, args) = argv.split_first()?;
+        Some(Self {
+            program: program.clone(),
+            args: args.to_vec(),
+        })
+    }
+
+    /// The whole argv, program first.
+    pub fn argv(&self) -> Vec<String> {
+        std::iter::once(self.program.clone())
+            .chain(self.args.iter().cloned())
+            .collect()
+    }
+
+    /// True for a `clang -cc1 …` frontend command.
+    pub fn is_cc1(&self) -> bool {
+        self.args.first().map(String::as_str) == Some("-cc1")
+    }
+
+    /// True when the program is GCC rather than clang.
+    pub fn is_gcc(&self) -> bool {
+        let name = self.program.rsplit('/').next().unwrap_or(&self.program);
+        (name.starts_with("gcc") || name.starts_with("g++") || name.contains("-gcc"))
+            && !name.contains("clang")
+    }
+
+    /// Splits the arguments into options (with their values) and inputs.
+    fn roles(&self) -> Vec<(usize, ArgRole)> {
+        let cc1 = self.is_cc1();
+        let mut out = Vec::new();
+        let mut i = 0;
+        let mut only_inputs = false;
+        while i < self.args.len() {
+            let a = &self.args[i];
+            if only_inputs || a == "-" || !a.starts_with('-') {
+                out.push((i, ArgRole::Input));
+                i += 1;
+                continue;
+            }
+            if a == "--" {
+                only_inputs = true;
+                out.push((i, ArgRole::Option { len: 1 }));
+                i += 1;
+                continue;
+            }
+            let len = if takes_value(a, cc1) && i + 1 < self.args.len() {
+                2
+            } else {
+                1
+            };
+            out.push((i, ArgRole::Option { len }));
+            i += len;
+        }
+        out
+    }
+
+    /// Indices of the input files.
+    pub fn input_indices(&self) -> Vec<usize> {
+        self.roles()
+            .into_iter()
+            .filter(|(_, r)| *r == ArgRole::Input)
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// The input files, as written.
+    pub fn inputs(&self) -> Vec<&str> {
+        self.input_indices()
+            .into_iter()
+            .map(|i| self.args[i].as_str())
+            .collect()
+    }
+
+    /// Every option with its value, as (name-as-written, value).
+    fn options(&self) -> Vec<(usize, &str, Option<&str>)> {
+        self.roles()
+            .into_iter()
+            .filter_map(|(i, r)| match r {
+                ArgRole::Option { len } => Some((
+                    i,
+                    self.args[i].as_str(),
+                    (len == 2).then(|| self.args[i + 1].as_str()),
+                )),
+                ArgRole::Input => None,
+            })
+            .collect()
+    }
+
+    /// The value of an option spelled `-name value`, `-name=value` or `-namevalue` (last wins).
+    pub fn option_value(&self, name: &str) -> Option<String> {
+        let mut found = None;
+        for (_, opt, val) in self.options() {
+            if opt == name {
+                if let Some(v) = val {
+                    found = Some(v.to_string());
+                }
+            } else if let Some(rest) = opt.strip_prefix(name) {
+                let rest = rest.strip_prefix('=').unwrap_or(rest);
+                if name.ends_with('=') || opt.as_bytes().get(name.len()) == Some(&b'=') {
+                    found = Some(rest.to_string());
+                }
+            }
+        }
+        found
+    }
+
+    /// The language of the (first) input: `-x` before it, else its extension.
+    pub fn language(&self) -> Lang {
+        let mut x: Option<&str> = None;
+        for (i, role) in self.roles() {
+            match role {
+                ArgRole::Option { len } => {
+                    let a = self.args[i].as_str();
+                    if a == "-x" && len == 2 {
+                        x = Some(self.args[i + 1].as_str());
+                    } else if let Some(v) = a.strip_prefix("-x") {
+                        if !v.is_empty() && !a.starts_with("-xc-") {
+                            x = Some(v);
+                        }
+                    }
+                }
+                ArgRole::Input => {
+                    return match x {
+                        Some(x) if x != "none" => Lang::from_x(x),
+                        _ => Lang::from_path(&self.args[i]),
+                    };
+                }
+            }
+        }
+        x.map(Lang::from_x).unwrap_or(Lang::Other)
+    }
+
+    /// GPU arches named by `--offload-arch` / `--cuda-gpu-arch`, in order, deduplicated.
+    pub fn offload_arches(&self) -> Vec<String> {
+        let mut arches: Vec<String> = Vec::new();
+        for (_, opt, val) in self.options() {
+            let v = ["--offload-arch=", "--cuda-gpu-arch="]
+                .iter()
+                .find_map(|p| opt.strip_prefix(p).map(str::to_string))
+                .or_else(|| {
+                    (opt == "--offload-arch" || opt == "--cuda-gpu-arch")
+                        .then(|| val.map(str::to_string))
+                        .flatten()
+                });
+            if let Some(v) = v {
+                for a in v.split(',') {
+                    if !a.is_empty() && !arches.iter().any(|x| x == a) {
+                        arches.push(a.to_string());
+                    }
+                }
+            }
+        }
+        arches
+    }
+
+    /// True when the compile offloads to a GPU (HIP or CUDA input).
+    pub fn is_offload(&self) -> bool {
+        matches!(self.language(), Lang::Hip | Lang::Cuda)
+    }
+
+    /// True if the command already asks for device-only compilation.
+    pub fn is_device_only(&self) -> bool {
+        self.args
+            .iter()
+            .any(|a| a == "--cuda-device-only" || a == "--offload-device-only")
+    }
+
+    /// Copy with the arguments that `keep` rejects removed (option and value together).
+    fn filtered(&self, mut keep: impl FnMut(&str, Option<&str>, bool) -> bool) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, role) in self.roles() {
+            match role {
+                ArgRole::Input => {
+                    if keep(&self.args[i], None, true) {
+                        out.push(self.args[i].clone());
+                    }
+                }
+                ArgRole::Option { len } => {
+                    let val = (len == 2).then(|| self.args[i + 1].as_str());
+                    if keep(&self.args[i], val, false) {
+                        out.extend(self.args[i..i + len].iter().cloned());
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The command that writes the preprocessed input of `job` to `out`.
+    pub fn preprocess(&self, job: &JobSelector, out: &str, rewrite_includes: bool) -> Self {
+        let cc1 = self.is_cc1();
+        let mut args = self.filtered(|a, _, input| {
+            !input && !options::is_output_or_action(a, cc1) && !options::is_job_choice(a)
+        });
+        if cc1 {
+            args.push("-E".into());
+        } else {
+            args.push("-E".into());
+            args.extend(job_args(job));
+        }
+        if rewrite_includes {
+            args.push("-frewrite-includes".into());
+            // `#pragma clang __debug crash` fires in the preprocessor; keep it as text.
+            args.extend(["-Xclang".into(), "-disable-pragma-debug-crash".into()]);
+            if cc1 {
+                // -Xclang is a driver spelling; cc1 takes the flag directly.
+                args.retain(|a| a != "-Xclang");
+            }
+        }
+        args.extend(["-o".into(), out.into()]);
+        args.extend(self.inputs().into_iter().map(String::from));
+        Self {
+            program: self.program.clone(),
+            args,
+        }
+    }
+
+    /// The command that compiles the preprocessed `input` of `job` the way the original
+    /// compiled its source, writing to `out`; preprocessor-only options are dropped so it
+    /// needs no headers. `lang` is the original input's language.
+    pub fn compile_preprocessed(
+        &self,
+        job: &JobSelector,
+        input: &str,
+        lang: Lang,
+        out: &str,
+    ) -> Self {
+        let cc1 = self.is_cc1();
+        let mut has_mode = false;
+        let mut args = self.filtered(|a, _, is_input| {
+            if is_input {
+                return false;
+            }
+            if options::is_mode(a) {
+                has_mode = true;
+            }
+            !options::is_preprocessor_only(a, cc1)
+                && !options::is_output(a)
+                && !options::is_job_choice(a)
+                && !options::is_language(a)
+        });
+        if !cc1 {
+            if !has_mode {
+                args.push("-c".into());
+            }
+            args.extend(job_args(job));
+        }
+        let (x, extra) = lang.preprocessed_x();
+        for e in extra {
+            if !args.iter().any(|a| a == e) {
+                args.push((*e).into());
+            }
+        }
+        args.extend(["-o".into(), out.into(), "-x".into(), x.into(), input.into()]);
+        Self {
+            program: self.program.clone(),
+            args,
+        }
+    }
+
+    /// A copy with `extra` appended before the inputs.
+    pub fn with_extra_args(&self, extra: &[&str]) -> Self {
+        let mut c = self.clone();
+        let at = c.input_indices().first().copied().unwrap_or(c.args.len());
+        for (k, e) in extra.iter().enumerate() {
+            c.args.insert(at + k, (*e).to_string());
+        }
+        c
+    }
+
+    /// A copy with every `-o FILE` replaced by `-o out`.
+    pub fn with_output(&self, out: &str) -> Self {
+        let mut args = self.filtered(|a, _, _| !options::is_output(a));
+        let at = self
+            .input_indices()
+            .first()
+            .map(|_| args.len() - self.inputs().len())
+            .unwrap_or(args.len());
+        args.insert(at, out.into());
+        args.insert(at, "-o".into());
+        Self {
+            program: self.program.clone(),
+            args,
+        }
+    }
+
+    /// The command as one line of POSIX shell, every argument quoted where needed.
+    pub fn to_shell(&self) -> String {
+        shell_join(&self.argv())
+    }
+}
+
+/// Driver arguments that select one job.
+fn job_args(job: &JobSelector) -> Vec<String> {
+    match job {
+        JobSelector::Whole => Vec::new(),
+        JobSelector::Host => vec!["--cuda-host-only".into()],
+        JobSelector::Device(arch) => {
+            vec![
+                "--cuda-device-only".into(),
+                format!("--offload-arch={arch}"),
+            ]
+        }
+    }
+}
+
+/// Quotes one argument for a POSIX shell.
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
+    {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// Joins arguments into one shell line.
+pub fn shell_join(args: &[String]) -> String {
+    args.iter()
+        .map(|a| shell_quote(a))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests;
