@@ -1,1 +1,287 @@
-//! (being written)
+//! The case directory: the contract between stages.
+//!
+//! A case is a directory holding `case.json` (this module's [`Case`], with a
+//! `schema_version`), the preprocessed input, the original compiler output and logs. Every
+//! stage reads a case, adds its section and writes `case.json` back atomically (temp file,
+//! fsync, rename), so an interrupted stage leaves the previous valid state behind. A new case
+//! is assembled in a hidden sibling directory and renamed into place only when complete, so a
+//! half-written case never looks like a case.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::crash::{Crash, Signature};
+
+/// The version of the `case.json` layout this build writes and reads.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Name of the case file inside a case directory.
+pub const CASE_FILE: &str = "case.json";
+
+/// How far capture got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CaseStatus {
+    /// The crash reproduces, on preprocessed input, with the same signature.
+    Captured,
+    /// The crash did not come back with the same signature on every rerun.
+    Flaky,
+    /// The crash reproduces on the original command but not on the preprocessed input.
+    LostInPreprocessing,
+}
+
+/// The compiler that crashed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Compiler {
+    /// As found on PATH or as given (not resolved through links: clang's mode depends on it).
+    pub path: String,
+    /// The file it resolves to.
+    pub resolved_path: String,
+    /// First line of `--version`.
+    pub version: String,
+}
+
+/// Which job of a multi-job compile crashed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobInfo {
+    /// `single` (one job), `host` or `device`.
+    pub kind: String,
+    /// The GPU arch of a device job.
+    pub offload_arch: Option<String>,
+    /// The jobs `-###` listed (`host`, `device:gfx90a`, `tool:ld` …), when it was asked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub listed: Vec<String>,
+}
+
+/// How the preprocessed input was made and whether it keeps the crash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Preprocessing {
+    /// `full` (`-E`), `rewrite-includes` (`-E -frewrite-includes`, macros kept), or `given`
+    /// (the input was already preprocessed, e.g. a clang reproducer).
+    pub mode: String,
+    /// The command that made it.
+    pub command: Vec<String>,
+    /// `reproduced`, `lost` or `failed`.
+    pub status: String,
+    /// What happened, in one line, when not reproduced.
+    pub detail: Option<String>,
+}
+
+/// Reruns of the original command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reproducibility {
+    pub runs: u32,
+    pub same_signature: u32,
+}
+
+/// What capture cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaptureStats {
+    pub compiler_runs: u32,
+    pub seconds: f64,
+    /// Flags icepick added to the original command to get a usable crash report
+    /// (`-fno-integrated-cc1` when the in-process cc1 died without a stack dump).
+    #[serde(default)]
+    pub added_flags: Vec<String>,
+}
+
+/// `case.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Case {
+    pub schema_version: u32,
+    pub icepick_version: String,
+    pub status: CaseStatus,
+    /// One line saying why the status is not `captured`.
+    pub status_detail: Option<String>,
+    /// The original command, program first.
+    pub command: Vec<String>,
+    /// The directory it ran in.
+    pub cwd: String,
+    pub compiler: Compiler,
+    pub crash: Crash,
+    pub signature: Signature,
+    pub job: JobInfo,
+    /// File name (inside the case directory) of the preprocessed input.
+    pub input: String,
+    /// The command that compiles `input` and crashes; run it inside the case directory.
+    pub replay_command: Vec<String>,
+    pub preprocessing: Preprocessing,
+    pub reproducibility: Reproducibility,
+    pub capture: CaptureStats,
+    /// Later stages' sections; kept verbatim by stages that do not know them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flags: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reduction: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classification: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub versions: Option<serde_json::Value>,
+}
+
+/// Problems reading or writing a case directory.
+#[derive(Debug, thiserror::Error)]
+pub enum CaseError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{path} is not a case directory (no {CASE_FILE}); run `icepick capture` first")]
+    NotACase { path: PathBuf },
+    #[error("{path}: invalid case file: {source}")]
+    Invalid {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{path}: schema_version {found} is newer than this icepick understands ({SCHEMA_VERSION}); upgrade icepick")]
+    TooNew { path: PathBuf, found: u32 },
+    #[error("{path} already exists; choose another --out or remove it")]
+    Exists { path: PathBuf },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> CaseError + '_ {
+    move |source| CaseError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+impl Case {
+    /// Reads `DIR/case.json`.
+    pub fn load(dir: &Path) -> Result<Case, CaseError> {
+        let path = dir.join(CASE_FILE);
+        let text = match fs::read(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(CaseError::NotACase {
+                    path: dir.to_owned(),
+                })
+            }
+            Err(e) => return Err(io_err(&path)(e)),
+        };
+        let value: serde_json::Value =
+            serde_json::from_slice(&text).map_err(|source| CaseError::Invalid {
+                path: path.clone(),
+                source,
+            })?;
+        let found = value
+            .get("schema_version")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0) as u32;
+        if found > SCHEMA_VERSION {
+            return Err(CaseError::TooNew { path, found });
+        }
+        serde_json::from_value(value).map_err(|source| CaseError::Invalid { path, source })
+    }
+
+    /// Writes `DIR/case.json` atomically.
+    pub fn save(&self, dir: &Path) -> Result<(), CaseError> {
+        let mut text = serde_json::to_vec_pretty(self).expect("the case serialises");
+        text.push(b'\n');
+        write_atomic(&dir.join(CASE_FILE), &text)
+    }
+}
+
+/// Writes `bytes` to `path` so that a reader (or a crash at any moment) sees either the old
+/// file or the new one, never a mix: temp file in the same directory, fsync, rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CaseError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".icepick-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(io_err(dir))?;
+    tmp.write_all(bytes).map_err(io_err(path))?;
+    tmp.as_file().sync_all().map_err(io_err(path))?;
+    tmp.persist(path).map_err(|e| CaseError::Io {
+        path: path.to_owned(),
+        source: e.error,
+    })?;
+    Ok(())
+}
+
+/// A case directory being assembled: a hidden sibling of its final location, renamed into
+/// place by [`NewCaseDir::finish`]. Dropped unfinished, it is removed.
+#[derive(Debug)]
+pub struct NewCaseDir {
+    tmp: tempfile::TempDir,
+    parent: PathBuf,
+}
+
+impl NewCaseDir {
+    /// Starts a case that will live under `parent`.
+    pub fn start(parent: &Path) -> Result<Self, CaseError> {
+        fs::create_dir_all(parent).map_err(io_err(parent))?;
+        let tmp = tempfile::Builder::new()
+            .prefix(".icepick-case-")
+            .tempdir_in(parent)
+            .map_err(io_err(parent))?;
+        fs::create_dir_all(tmp.path().join("logs")).map_err(io_err(tmp.path()))?;
+        Ok(Self {
+            tmp,
+            parent: parent.to_owned(),
+        })
+    }
+
+    /// Where files go while the case is assembled.
+    pub fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// Writes a file into the case (atomically).
+    pub fn write(&self, name: &str, bytes: &[u8]) -> Result<PathBuf, CaseError> {
+        let p = self.tmp.path().join(name);
+        write_atomic(&p, bytes)?;
+        Ok(p)
+    }
+
+    /// Saves `case.json` and moves the directory to `dest` (which must not exist), or, when
+    /// `dest` is `None`, to the first free `PARENT/icepick-<signature id>[-N]`.
+    pub fn finish(self, case: &Case, dest: Option<&Path>) -> Result<PathBuf, CaseError> {
+        case.save(self.tmp.path())?;
+        let dest = match dest {
+            Some(d) => {
+                if d.exists()
+                    && fs::read_dir(d)
+                        .map(|mut r| r.next().is_some())
+                        .unwrap_or(true)
+                {
+                    return Err(CaseError::Exists { path: d.to_owned() });
+                }
+                let _ = fs::remove_dir(d);
+                d.to_owned()
+            }
+            None => {
+                let base = format!("icepick-{}", case.signature.id);
+                (1..)
+                    .map(|n| {
+                        self.parent.join(if n == 1 {
+                            base.clone()
+                        } else {
+                            format!("{base}-{n}")
+                        })
+                    })
+                    .find(|p| !p.exists())
+                    .expect("some name is free")
+            }
+        };
+        let tmp = self.tmp.keep();
+        fs::rename(&tmp, &dest).map_err(|source| {
+            let _ = fs::remove_dir_all(&tmp);
+            CaseError::Io {
+                path: dest.clone(),
+                source,
+            }
+        })?;
+        Ok(dest)
+    }
+}
+
+#[cfg(test)]
+mod tests;
