@@ -1,1 +1,23 @@
-//! Exit codes and error types (being written).
+//! Exit codes: the documented contract with scripts and build systems.
+
+/// Success.
+pub const OK: u8 = 0;
+/// icepick itself failed (I/O, a bug); the message says what.
+pub const FAILED: u8 = 1;
+/// The command line or an input is wrong (missing compiler, unreadable file, not a case).
+pub const USAGE: u8 = 2;
+/// The command did not crash: it compiled, failed with ordinary diagnostics, or timed out.
+pub const NO_CRASH: u8 = 3;
+/// The crash did not reproduce reliably (flaky) or was lost in preprocessing; the case was
+/// still written and says which.
+pub const NOT_REPRODUCED: u8 = 4;
+
+/// The exit-code table for `--help`.
+pub const EXIT_CODES_HELP: &str = "\
+Exit codes:
+  0  success
+  1  icepick failed (I/O error or bug; the message says what)
+  2  usage error or bad input (missing compiler, unreadable file, not a case directory)
+  3  the command did not crash (it compiled, failed with ordinary diagnostics, or timed out)
+  4  the crash did not reproduce: flaky (k of n runs) or lost in preprocessing; the case is
+     still written and its status says which";

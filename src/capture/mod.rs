@@ -1,1 +1,639 @@
-//! (being written)
+//! The capture stage: run the failing compile, decide whether it crashed, make the crash
+//! portable (preprocessed input of the crashing job) and verified (same signature on
+//! replay), and write the case directory every later stage reads.
+//!
+//! Compiler runs, in order: the original command; `--version`; a `-fno-integrated-cc1` rerun
+//! when the in-process cc1 died without a stack dump; `--reruns` reruns to check
+//! determinism; `-###` for offload compiles; then per attempted preprocessing mode one `-E`
+//! and one replay.
+
+mod sources;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::case::{
+    CaptureStats, Case, CaseError, CaseStatus, Compiler, JobInfo, NewCaseDir, Preprocessing,
+    Reproducibility, SCHEMA_VERSION,
+};
+use crate::command::{job_of_cc1, parse_hash_hash_hash, CompilerCommand, JobKind, JobSelector};
+use crate::crash::{self, Crash, ExitInfo, Signature, Symbolizer};
+use crate::exec::{self, Cmd, ExecError, Output, Status};
+use crate::report;
+
+pub use sources::{command_from_compdb, command_from_reproducer, FoundCommand, SourceError};
+
+/// What to capture and how.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The compile command, program first.
+    pub argv: Vec<String>,
+    /// Where it runs.
+    pub cwd: PathBuf,
+    /// Where the case goes (`None`: `./icepick-<signature>` under `cwd_for_case`).
+    pub out: Option<PathBuf>,
+    /// Directory under which a default-named case is created.
+    pub cases_parent: PathBuf,
+    /// Per-run time limit.
+    pub timeout: Duration,
+    /// Reruns of the original command to check that the crash is deterministic.
+    pub reruns: u32,
+    /// The input is already preprocessed (a clang reproducer): copy it, do not run `-E`.
+    pub given_input: Option<PathBuf>,
+}
+
+/// How capture ended, when icepick itself did not fail.
+#[derive(Debug)]
+pub enum Outcome {
+    /// A case was written. Its `status` says whether it is fully verified.
+    Case { dir: PathBuf, case: Box<Case> },
+    /// The command did not crash.
+    NoCrash { reason: String, stderr: String },
+    /// The command timed out every time: not a crash.
+    TimedOut { seconds: u64 },
+}
+
+/// Why capture could not be done.
+#[derive(Debug, thiserror::Error)]
+pub enum CaptureError {
+    #[error("compiler `{0}` not found (not on PATH and not a path to an executable); install it or give its full path")]
+    CompilerNotFound(String),
+    #[error("no input file in the command; give the compile command that crashed, e.g. `clang -c file.c`")]
+    NoInput,
+    #[error("input file {0} cannot be read: {1}")]
+    UnreadableInput(PathBuf, std::io::Error),
+    #[error(transparent)]
+    Exec(#[from] ExecError),
+    #[error(transparent)]
+    Case(#[from] CaseError),
+}
+
+/// One compiler run, parsed.
+struct Run {
+    output: Output,
+    crash: Option<Crash>,
+    signature: Option<Signature>,
+}
+
+/// Runs compiler commands for one capture and counts them.
+struct Runner {
+    cwd: PathBuf,
+    timeout: Duration,
+    runs: u32,
+    symbolizer: Symbolizer,
+}
+
+impl Runner {
+    fn run(&mut self, cmd: &CompilerCommand, cwd: Option<&Path>) -> Result<Run, ExecError> {
+        self.runs += 1;
+        let c = Cmd::new(&cmd.program)
+            .args(&cmd.args)
+            .cwd(cwd.unwrap_or(&self.cwd))
+            .timeout(self.timeout);
+        let output = exec::run(&c)?;
+        let (crash, signature) = match output.status {
+            Status::TimedOut | Status::Cancelled => (None, None),
+            _ => match crash::parse(&output.stderr_text(), exit_info(output.status)) {
+                Some(mut crash) => {
+                    self.symbolizer.symbolize(&mut crash);
+                    let sig = crash::signature(&crash);
+                    (Some(crash), Some(sig))
+                }
+                None => (None, None),
+            },
+        };
+        Ok(Run {
+            output,
+            crash,
+            signature,
+        })
+    }
+}
+
+/// The exit status as the crash parser takes it.
+pub fn exit_info(status: Status) -> ExitInfo {
+    match status {
+        Status::Exited(c) => ExitInfo {
+            code: Some(c),
+            signal: None,
+        },
+        Status::Signaled(s) => ExitInfo {
+            code: None,
+            signal: Some(s),
+        },
+        Status::TimedOut | Status::Cancelled => ExitInfo::default(),
+    }
+}
+
+/// Captures a crash into a case directory. `progress` receives one-line status messages.
+pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome, CaptureError> {
+    let started = Instant::now();
+    let original = CompilerCommand::from_argv(&req.argv).ok_or(CaptureError::NoInput)?;
+    let found = exec::which(&original.program, &req.cwd)
+        .ok_or_else(|| CaptureError::CompilerNotFound(original.program.clone()))?;
+    let inputs = original.inputs();
+    let Some(first_input) = inputs.first() else {
+        return Err(CaptureError::NoInput);
+    };
+    let input_path = req.cwd.join(first_input);
+    if *first_input != "-" {
+        if let Err(e) = std::fs::File::open(&input_path) {
+            return Err(CaptureError::UnreadableInput(input_path, e));
+        }
+    }
+    let resolved = std::fs::canonicalize(&found).unwrap_or_else(|_| found.clone());
+    let mut runner = Runner {
+        cwd: req.cwd.clone(),
+        timeout: req.timeout,
+        runs: 0,
+        symbolizer: Symbolizer::new(library_dirs(&resolved)),
+    };
+    // Replays use the compiler found, by the name it was called (clang++ vs clang matters).
+    let mut command = CompilerCommand {
+        program: found.to_string_lossy().into_owned(),
+        args: original.args.clone(),
+    };
+
+    progress(&format!("running {}", original.to_shell()));
+    let first = runner.run(&command, None)?;
+    let (mut crash, mut signature) = match (first.crash, first.signature) {
+        (Some(c), Some(s)) => (c, s),
+        _ => {
+            if first.output.status == Status::TimedOut {
+                return Ok(Outcome::TimedOut {
+                    seconds: req.timeout.as_secs(),
+                });
+            }
+            return Ok(Outcome::NoCrash {
+                reason: no_crash_reason(&first.output),
+                stderr: first.output.stderr_text(),
+            });
+        }
+    };
+    let mut original_stderr = first.output.stderr.clone();
+    let mut added_flags = Vec::new();
+
+    // A stack overflow kills clang's in-process crash handler: no stack dump at all. Out of
+    // process, the driver survives and reports the cc1 crash properly.
+    let is_clang = !command.is_gcc() && crash.family != crash::Family::Gcc;
+    if is_clang
+        && crash.frames.is_empty()
+        && !command.is_cc1()
+        && crash.in_process != Some(false)
+        && !command.args.iter().any(|a| a == "-fno-integrated-cc1")
+    {
+        progress("no stack dump; rerunning with -fno-integrated-cc1");
+        let retry = command.with_extra_args(&["-fno-integrated-cc1"]);
+        let r = runner.run(&retry, None)?;
+        if let (Some(c), Some(s)) = (r.crash, r.signature) {
+            if !c.frames.is_empty() {
+                crash = c;
+                signature = s;
+                original_stderr = r.output.stderr;
+                command = retry;
+                added_flags.push("-fno-integrated-cc1".to_string());
+            }
+        }
+    }
+    progress(&format!(
+        "crashed: {} (signature {})",
+        report::kind_words(crash.kind),
+        signature.id
+    ));
+
+    let version = compiler_version(&mut runner, &command)?;
+
+    // Reruns: later stages rely on "same signature" meaning "same crash".
+    let replay_base = if is_clang && !command.is_cc1() {
+        command.with_extra_args(&["-fno-crash-diagnostics"])
+    } else {
+        command.clone()
+    };
+    let mut same = 1;
+    let reruns: Vec<Run> = (0..req.reruns)
+        .map(|_| runner.run(&replay_base, None))
+        .collect::<Result<_, _>>()?;
+    for r in &reruns {
+        if r.signature.as_ref().map(|s| &s.id) == Some(&signature.id) {
+            same += 1;
+        }
+    }
+    let reproducibility = Reproducibility {
+        runs: req.reruns + 1,
+        same_signature: same,
+    };
+
+    // Which job crashed.
+    let (job_sel, job) = find_job(&mut runner, &replay_base, &crash, &signature, progress)?;
+
+    let case_dir = NewCaseDir::start(req.out.as_deref().and_then(Path::parent).map_or(
+        req.cases_parent.as_path(),
+        |p| {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+        },
+    ))?;
+    case_dir.write("original.stderr", &original_stderr)?;
+    for (i, r) in reruns.iter().enumerate() {
+        case_dir.write(&format!("logs/rerun-{}.stderr", i + 1), &r.output.stderr)?;
+    }
+
+    // Preprocess the crashing job and check that the preprocessed input keeps the crash.
+    let lang = command.language();
+    let input_name = format!("input.{}", lang.preprocessed_ext());
+    let input_abs = case_dir.path().join(&input_name);
+    let mut preprocessing = None;
+    let modes: &[&str] = if req.given_input.is_some() {
+        &["given"]
+    } else {
+        &["full", "rewrite-includes"]
+    };
+    for mode in modes {
+        let (pp_cmd, made) = match (*mode, &req.given_input) {
+            ("given", Some(src)) => {
+                let bytes = std::fs::read(src)
+                    .map_err(|e| CaptureError::UnreadableInput(src.clone(), e))?;
+                case_dir.write(&input_name, &bytes)?;
+                (Vec::new(), Ok(()))
+            }
+            _ => {
+                progress(&format!("preprocessing ({mode})"));
+                let pp = command.preprocess(
+                    &job_sel,
+                    &input_abs.to_string_lossy(),
+                    *mode == "rewrite-includes",
+                );
+                let r = runner.run(&pp, None)?;
+                case_dir.write(&format!("logs/preprocess-{mode}.stderr"), &r.output.stderr)?;
+                let made = if r.crash.is_some() {
+                    Err(format!("`-E` itself crashed ({})", first_line(&r.output)))
+                } else if !r.output.success() {
+                    Err(format!("preprocessing failed: {}", first_line(&r.output)))
+                } else {
+                    Ok(())
+                };
+                (pp.argv(), made)
+            }
+        };
+        if let Err(detail) = made {
+            preprocessing = Some(Preprocessing {
+                mode: mode.to_string(),
+                command: pp_cmd,
+                status: "failed".into(),
+                detail: Some(detail),
+            });
+            continue;
+        }
+        let replay = replay_base.compile_preprocessed(&job_sel, &input_name, lang, "/dev/null");
+        let replay = if req.given_input.is_some() {
+            given_replay(&replay_base, &input_name)
+        } else {
+            replay
+        };
+        progress("replaying on the preprocessed input");
+        let r = runner.run(&replay, Some(case_dir.path()))?;
+        case_dir.write(&format!("logs/replay-{mode}.stderr"), &r.output.stderr)?;
+        let (status, detail) = match &r.signature {
+            Some(s) if s.id == signature.id => ("reproduced", None),
+            Some(s) => (
+                "lost",
+                Some(format!(
+                    "the preprocessed input crashes differently (signature {} instead of {})",
+                    s.id, signature.id
+                )),
+            ),
+            None => (
+                "lost",
+                Some(format!(
+                    "the preprocessed input does not crash ({})",
+                    first_line(&r.output)
+                )),
+            ),
+        };
+        preprocessing = Some(Preprocessing {
+            mode: mode.to_string(),
+            command: pp_cmd,
+            status: status.into(),
+            detail,
+        });
+        if status == "reproduced" {
+            return finish(
+                req,
+                case_dir,
+                Parts {
+                    command: command.argv(),
+                    found: &found,
+                    resolved: &resolved,
+                    version,
+                    crash,
+                    signature,
+                    job,
+                    input_name,
+                    replay: replay.argv(),
+                    preprocessing: preprocessing.expect("set above"),
+                    reproducibility,
+                    runs: runner.runs,
+                    started,
+                    added_flags,
+                },
+            );
+        }
+    }
+    let replay = replay_base
+        .compile_preprocessed(&job_sel, &input_name, lang, "/dev/null")
+        .argv();
+    finish(
+        req,
+        case_dir,
+        Parts {
+            command: command.argv(),
+            found: &found,
+            resolved: &resolved,
+            version,
+            crash,
+            signature,
+            job,
+            input_name,
+            replay,
+            preprocessing: preprocessing.expect("at least one mode was tried"),
+            reproducibility,
+            runs: runner.runs,
+            started,
+            added_flags,
+        },
+    )
+}
+
+/// Everything `finish` needs to assemble the case.
+struct Parts<'a> {
+    command: Vec<String>,
+    found: &'a Path,
+    resolved: &'a Path,
+    version: String,
+    crash: Crash,
+    signature: Signature,
+    job: JobInfo,
+    input_name: String,
+    replay: Vec<String>,
+    preprocessing: Preprocessing,
+    reproducibility: Reproducibility,
+    runs: u32,
+    started: Instant,
+    added_flags: Vec<String>,
+}
+
+fn finish(req: &Request, dir: NewCaseDir, p: Parts<'_>) -> Result<Outcome, CaptureError> {
+    let (status, status_detail) = if p.reproducibility.same_signature < p.reproducibility.runs {
+        (
+            CaseStatus::Flaky,
+            Some(format!(
+                "the crash reproduced with the same signature in {} of {} runs",
+                p.reproducibility.same_signature, p.reproducibility.runs
+            )),
+        )
+    } else if p.preprocessing.status != "reproduced" {
+        (
+            CaseStatus::LostInPreprocessing,
+            Some(format!(
+                "the crash is lost in preprocessing: {}",
+                p.preprocessing.detail.clone().unwrap_or_default()
+            )),
+        )
+    } else {
+        (CaseStatus::Captured, None)
+    };
+    let case = Case {
+        schema_version: SCHEMA_VERSION,
+        icepick_version: env!("CARGO_PKG_VERSION").to_string(),
+        status,
+        status_detail,
+        command: p.command,
+        cwd: req.cwd.to_string_lossy().into_owned(),
+        compiler: Compiler {
+            path: p.found.to_string_lossy().into_owned(),
+            resolved_path: p.resolved.to_string_lossy().into_owned(),
+            version: p.version,
+        },
+        crash: p.crash,
+        signature: p.signature,
+        job: p.job,
+        input: p.input_name,
+        replay_command: p.replay,
+        preprocessing: p.preprocessing,
+        reproducibility: p.reproducibility,
+        capture: CaptureStats {
+            compiler_runs: p.runs,
+            seconds: (p.started.elapsed().as_secs_f64() * 10.0).round() / 10.0,
+            added_flags: p.added_flags,
+        },
+        flags: None,
+        reduction: None,
+        classification: None,
+        versions: None,
+    };
+    let input = std::fs::read(dir.path().join(&case.input)).unwrap_or_default();
+    dir.write("repro.sh", report::repro_script(&case, &input).as_bytes())?;
+    set_executable(&dir.path().join("repro.sh"));
+    dir.write("report.md", report::markdown(&case).as_bytes())?;
+    let dest = dir.finish(&case, req.out.as_deref())?;
+    Ok(Outcome::Case {
+        dir: dest,
+        case: Box::new(case),
+    })
+}
+
+fn set_executable(p: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755));
+}
+
+/// Finds the crashing job of an offload compile; plain compiles have one job.
+fn find_job(
+    runner: &mut Runner,
+    command: &CompilerCommand,
+    crash: &Crash,
+    signature: &Signature,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(JobSelector, JobInfo), ExecError> {
+    let single = JobInfo {
+        kind: "single".into(),
+        offload_arch: None,
+        listed: Vec::new(),
+    };
+    if command.is_cc1() {
+        let kind = job_of_cc1(&command.args.join(" "));
+        return Ok(match kind {
+            Some(JobKind::Device { arch }) => (
+                JobSelector::Whole,
+                JobInfo {
+                    kind: "device".into(),
+                    offload_arch: Some(arch),
+                    listed: Vec::new(),
+                },
+            ),
+            _ => (JobSelector::Whole, single),
+        });
+    }
+    if !command.is_offload() {
+        return Ok((JobSelector::Whole, single));
+    }
+    // List the jobs the driver runs.
+    let mut listing = command.with_extra_args(&["-###"]);
+    listing.args.retain(|a| a != "-fno-crash-diagnostics");
+    let r = runner.run(&listing, None)?;
+    let jobs = parse_hash_hash_hash(&r.output.stderr_text());
+    let listed: Vec<String> = jobs
+        .iter()
+        .map(|j| match &j.kind {
+            JobKind::Host => "host".to_string(),
+            JobKind::Device { arch } => format!("device:{arch}"),
+            JobKind::Tool => format!(
+                "tool:{}",
+                j.command.program.rsplit('/').next().unwrap_or_default()
+            ),
+        })
+        .collect();
+    let compiles: Vec<&JobKind> = jobs
+        .iter()
+        .map(|j| &j.kind)
+        .filter(|k| **k != JobKind::Tool)
+        .collect();
+    let as_info = |kind: &JobKind, listed: Vec<String>| match kind {
+        JobKind::Device { arch } => (
+            JobSelector::Device(arch.clone()),
+            JobInfo {
+                kind: "device".into(),
+                offload_arch: Some(arch.clone()),
+                listed,
+            },
+        ),
+        _ => (
+            JobSelector::Host,
+            JobInfo {
+                kind: "host".into(),
+                offload_arch: None,
+                listed,
+            },
+        ),
+    };
+    // Out-of-process cc1 (every multi-job compile) names its job in `Program arguments`.
+    if let Some(kind) = crash.program_arguments.as_deref().and_then(job_of_cc1) {
+        return Ok(as_info(&kind, listed));
+    }
+    if compiles.len() == 1 {
+        return Ok(as_info(compiles[0], listed));
+    }
+    // Otherwise try each job alone and keep the one that gives this crash.
+    for kind in compiles {
+        let (sel, info) = as_info(kind, listed.clone());
+        let only = match &sel {
+            JobSelector::Device(arch) => {
+                let mut c = command.clone();
+                c.args.retain(|a| !is_job_flag(a));
+                c.with_extra_args(&["--cuda-device-only", &format!("--offload-arch={arch}")])
+            }
+            _ => {
+                let mut c = command.clone();
+                c.args.retain(|a| !is_job_flag(a));
+                c.with_extra_args(&["--cuda-host-only"])
+            }
+        };
+        progress(&format!("trying job {}", info_label(&info)));
+        let r = runner.run(&only.with_output("/dev/null"), None)?;
+        if r.signature.as_ref().map(|s| &s.id) == Some(&signature.id) {
+            return Ok((sel, info));
+        }
+    }
+    Ok((
+        JobSelector::Whole,
+        JobInfo {
+            kind: "single".into(),
+            offload_arch: None,
+            listed,
+        },
+    ))
+}
+
+fn is_job_flag(a: &str) -> bool {
+    a.starts_with("--offload-arch")
+        || a.starts_with("--cuda-gpu-arch")
+        || matches!(
+            a,
+            "--cuda-device-only"
+                | "--cuda-host-only"
+                | "--offload-device-only"
+                | "--offload-host-only"
+        )
+}
+
+fn info_label(info: &JobInfo) -> String {
+    match &info.offload_arch {
+        Some(a) => format!("{}:{a}", info.kind),
+        None => info.kind.clone(),
+    }
+}
+
+/// The replay of a command whose input was already preprocessed: the same command with the
+/// input replaced.
+fn given_replay(command: &CompilerCommand, input_name: &str) -> CompilerCommand {
+    let mut c = command.with_output("/dev/null");
+    if let Some(&i) = c.input_indices().last() {
+        c.args[i] = input_name.to_string();
+    }
+    c
+}
+
+/// Library directories to find bare module names (`libLLVM.so.19.1`) in.
+fn library_dirs(compiler: &Path) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(bin) = compiler.parent() {
+        dirs.push(bin.join("../lib"));
+        dirs.push(bin.to_path_buf());
+    }
+    dirs.push(PathBuf::from("/usr/lib/x86_64-linux-gnu"));
+    dirs.push(PathBuf::from("/lib/x86_64-linux-gnu"));
+    dirs
+}
+
+fn compiler_version(runner: &mut Runner, command: &CompilerCommand) -> Result<String, ExecError> {
+    let v = CompilerCommand {
+        program: command.program.clone(),
+        args: vec!["--version".into()],
+    };
+    let r = runner.run(&v, None)?;
+    let text = String::from_utf8_lossy(&r.output.stdout).into_owned();
+    Ok(text.lines().next().unwrap_or("unknown").trim().to_string())
+}
+
+fn first_line(out: &Output) -> String {
+    let text = out.stderr_text();
+    let line = text
+        .lines()
+        .find(|l| l.contains("error"))
+        .or_else(|| text.lines().next())
+        .unwrap_or("");
+    let status = match out.status {
+        Status::Exited(c) => format!("exit {c}"),
+        Status::Signaled(s) => format!("signal {s}"),
+        Status::TimedOut => "timed out".into(),
+        Status::Cancelled => "cancelled".into(),
+    };
+    if line.is_empty() {
+        status
+    } else {
+        format!("{status}: {}", line.trim())
+    }
+}
+
+fn no_crash_reason(out: &Output) -> String {
+    match out.status {
+        Status::Exited(0) => "the command compiled successfully".into(),
+        _ => format!(
+            "the command failed with ordinary diagnostics ({})",
+            first_line(out)
+        ),
+    }
+}

@@ -198,6 +198,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CaseError> {
         .tempfile_in(dir)
         .map_err(io_err(dir))?;
     tmp.write_all(bytes).map_err(io_err(path))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = tmp
+            .as_file()
+            .set_permissions(fs::Permissions::from_mode(0o644));
+    }
     tmp.as_file().sync_all().map_err(io_err(path))?;
     tmp.persist(path).map_err(|e| CaseError::Io {
         path: path.to_owned(),
@@ -284,4 +290,4 @@ impl NewCaseDir {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -1,1 +1,264 @@
-//! (being written)
+//! One case model, rendered for people: `report.md` (upstream-ready Markdown) and `repro.sh`
+//! (a self-contained reproducer). Pure: the caller reads and writes the files.
+
+use std::fmt::Write as _;
+
+use crate::case::{Case, CaseStatus};
+use crate::command::{shell_join, shell_quote};
+use crate::crash::CrashKind;
+
+/// Inputs up to this size are embedded in `repro.sh`; larger ones are read from beside it.
+pub const EMBED_LIMIT: usize = 256 * 1024;
+
+/// Human words for a crash kind.
+pub fn kind_words(kind: CrashKind) -> &'static str {
+    match kind {
+        CrashKind::Segfault => "segmentation fault",
+        CrashKind::IllegalInstruction => "illegal instruction",
+        CrashKind::Abort => "abort",
+        CrashKind::BusError => "bus error",
+        CrashKind::FloatingPointException => "floating point exception",
+        CrashKind::Trap => "trap",
+        CrashKind::Assertion => "assertion failure",
+        CrashKind::Unreachable => "unreachable executed",
+        CrashKind::FatalError => "fatal error",
+        CrashKind::StackOverflow => "stack overflow",
+        CrashKind::GccIce => "internal compiler error",
+        CrashKind::Killed => "killed",
+        CrashKind::Timeout => "timeout",
+        CrashKind::OtherSignal => "signal",
+    }
+}
+
+/// A one-line title in the shape LLVM maintainers use: the verbatim error, else the crash
+/// kind and the top meaningful frame.
+pub fn title(case: &Case) -> String {
+    let who = if case.crash.family == crate::crash::Family::Gcc {
+        "gcc"
+    } else {
+        "clang"
+    };
+    let what = match &case.crash.message {
+        Some(m) => m.lines().next().unwrap_or(m).to_string(),
+        None => match case.signature.frames.first() {
+            Some(f) => format!("{} in {f}", kind_words(case.crash.kind)),
+            None => kind_words(case.crash.kind).to_string(),
+        },
+    };
+    let mut t = format!("{who} crash: {what}");
+    if t.len() > 160 {
+        let mut cut = 157;
+        while !t.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        t.truncate(cut);
+        t.push_str("...");
+    }
+    t
+}
+
+/// `report.md`.
+pub fn markdown(case: &Case) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# {}\n", title(case));
+    let _ = writeln!(
+        s,
+        "`{}` crashes ({}) on the preprocessed input below. Signature `{}` (coarse `{}`).\n",
+        case.compiler.version,
+        kind_words(case.crash.kind),
+        case.signature.id,
+        case.signature.coarse_id
+    );
+    match case.status {
+        CaseStatus::Captured => {}
+        CaseStatus::Flaky | CaseStatus::LostInPreprocessing => {
+            let _ = writeln!(
+                s,
+                "> **Status: {}.** {}\n",
+                serde_json::to_value(case.status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(String::from))
+                    .unwrap_or_default(),
+                case.status_detail.as_deref().unwrap_or("")
+            );
+        }
+    }
+    let _ = writeln!(s, "## Reproducer\n");
+    let _ = writeln!(
+        s,
+        "Run `sh repro.sh` from anywhere, or inside this directory:\n\n```sh\n{}\n```\n",
+        shell_join(&case.replay_command)
+    );
+    let _ = writeln!(s, "Original command (in `{}`):\n", case.cwd);
+    let _ = writeln!(s, "```sh\n{}\n```\n", shell_join(&case.command));
+    if case.job.kind != "single" {
+        let arch = case
+            .job
+            .offload_arch
+            .as_deref()
+            .map(|a| format!(" for `{a}`"))
+            .unwrap_or_default();
+        let _ = writeln!(s, "The crash is in the **{}** job{arch}.\n", case.job.kind);
+    }
+    let _ = writeln!(s, "## Crash\n");
+    let _ = writeln!(s, "| | |\n|---|---|");
+    let _ = writeln!(s, "| kind | {} |", kind_words(case.crash.kind));
+    if let Some(m) = &case.crash.message {
+        let _ = writeln!(s, "| message | `{}` |", m.replace('|', "\\|"));
+    }
+    if !case.signature.phase.is_empty() {
+        let _ = writeln!(
+            s,
+            "| phase | `{}` |",
+            case.signature.phase.replace('|', "\\|")
+        );
+    }
+    let _ = writeln!(
+        s,
+        "| top frames | {} |",
+        case.signature
+            .frames
+            .iter()
+            .map(|f| format!("`{}`", f.replace('|', "\\|")))
+            .collect::<Vec<_>>()
+            .join(" → ")
+    );
+    let _ = writeln!(
+        s,
+        "| reproduced | {} of {} runs |",
+        case.reproducibility.same_signature, case.reproducibility.runs
+    );
+    let _ = writeln!(
+        s,
+        "| preprocessed input | `{}` ({}, {}) |\n",
+        case.input, case.preprocessing.mode, case.preprocessing.status
+    );
+    let _ = writeln!(s, "```");
+    for e in &case.crash.pretty_stack {
+        let _ = writeln!(s, "{}.\t{}", e.index, e.text);
+    }
+    for f in case
+        .crash
+        .frames
+        .iter()
+        .filter(|f| f.symbol.is_some())
+        .take(15)
+    {
+        let _ = writeln!(
+            s,
+            "#{:<3} {}",
+            f.index,
+            f.symbol.as_deref().unwrap_or_default()
+        );
+    }
+    let _ = writeln!(s, "```\n");
+    let _ = writeln!(s, "## Environment\n");
+    let _ = writeln!(
+        s,
+        "- compiler: `{}` (`{}`)",
+        case.compiler.path, case.compiler.resolved_path
+    );
+    let _ = writeln!(s, "- version: {}", case.compiler.version);
+    let _ = writeln!(
+        s,
+        "- captured by icepick {} in {} compiler runs ({:.1} s)",
+        case.icepick_version, case.capture.compiler_runs, case.capture.seconds
+    );
+    s
+}
+
+/// `repro.sh`: runs the replay command from any directory. Small inputs are embedded (the
+/// script alone is the reproducer); large ones are read from beside the script.
+pub fn repro_script(case: &Case, input: &[u8]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "#!/bin/sh");
+    let _ = writeln!(
+        s,
+        "# icepick reproducer for crash {} ({}): {}",
+        case.signature.id,
+        kind_words(case.crash.kind),
+        title(case)
+    );
+    let _ = writeln!(s, "# Compiler: {}", case.compiler.version);
+    let _ = writeln!(
+        s,
+        "# Set ICEPICK_COMPILER to try another compiler. Exit status: the compiler's."
+    );
+    let _ = writeln!(s, "set -u");
+    let compiler = case
+        .replay_command
+        .first()
+        .cloned()
+        .unwrap_or_else(|| case.compiler.path.clone());
+    let _ = writeln!(
+        s,
+        "compiler=\"${{ICEPICK_COMPILER:-{}}}\"",
+        shell_quote(&compiler).replace('"', "\\\"")
+    );
+    let delim = embed_delimiter(input);
+    match delim {
+        Some(delim) => {
+            let _ = writeln!(s, "dir=$(mktemp -d) || exit 1");
+            let _ = writeln!(s, "trap 'rm -rf \"$dir\"' EXIT");
+            let _ = writeln!(s, "cat > \"$dir\"/{} <<'{delim}'", shell_quote(&case.input));
+            s.push_str(&String::from_utf8_lossy(input));
+            if !input.ends_with(b"\n") {
+                s.push('\n');
+            }
+            let _ = writeln!(s, "{delim}");
+            let _ = writeln!(s, "cd \"$dir\" || exit 1");
+        }
+        None => {
+            let _ = writeln!(s, "cd \"$(dirname \"$0\")\" || exit 1");
+        }
+    }
+    let args = shell_join(&case.replay_command[1.min(case.replay_command.len())..]);
+    let _ = writeln!(s, "\"$compiler\" {args}");
+    s
+}
+
+/// A heredoc delimiter that does not occur in `input`, or `None` when the input is too large
+/// (or not text) to embed.
+fn embed_delimiter(input: &[u8]) -> Option<String> {
+    if input.len() > EMBED_LIMIT || std::str::from_utf8(input).is_err() {
+        return None;
+    }
+    let text = std::str::from_utf8(input).ok()?;
+    (0..)
+        .map(|n| format!("ICEPICK_INPUT_END_{n}"))
+        .find(|d| !text.lines().any(|l| l == d))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::case::tests::sample_case;
+
+    #[test]
+    fn repro_script_embeds_small_inputs_and_runs_anywhere() {
+        let case = sample_case();
+        let s = repro_script(&case, b"int main(void) { return 0; }\n");
+        assert!(s.contains("<<'ICEPICK_INPUT_END_0'\nint main(void)"));
+        assert!(s.contains("\"$compiler\" input.i"));
+        let big = vec![b'x'; EMBED_LIMIT + 1];
+        let s = repro_script(&case, &big);
+        assert!(s.contains("cd \"$(dirname \"$0\")\""));
+        assert!(!s.contains("ICEPICK_INPUT_END"));
+    }
+
+    #[test]
+    fn delimiter_avoids_the_content() {
+        assert_eq!(
+            embed_delimiter(b"ICEPICK_INPUT_END_0\n").as_deref(),
+            Some("ICEPICK_INPUT_END_1")
+        );
+    }
+
+    #[test]
+    fn title_prefers_the_verbatim_message() {
+        let mut case = sample_case();
+        assert_eq!(title(&case), "clang crash: segmentation fault in f");
+        case.crash.message = Some("Cannot select: 0x1: ch = store".into());
+        assert_eq!(title(&case), "clang crash: Cannot select: 0x1: ch = store");
+    }
+}
