@@ -1,0 +1,158 @@
+//! The catalogue of passes, their names, and the default order in which the driver runs them.
+//!
+//! A pass is a value of [`Pass`]; it turns the current text into a lazy candidate schedule
+//! (see `plan.rs`). Keeping the set closed (an enum, not a trait) lets callers pick, reorder or
+//! drop passes (e.g. no renaming for a more readable report) without any plugin machinery.
+
+mod finish;
+mod guided;
+mod structure;
+
+use crate::plan::{self, Plan, START};
+
+/// What the crash told us, used by the guided passes. All optional.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Hints {
+    /// Frontend crash: `(file as printed, line)` from `file:line:col: current parser token …`
+    /// or `… parsing function body 'X'` in clang's stack dump. Lines are the ones seen through
+    /// the line markers, exactly as clang prints them.
+    pub parser_location: Option<(String, u32)>,
+    /// Backend crash: the function from `… on function '@f'` (mangled or not), or the `X` of
+    /// `parsing function body 'X'`.
+    pub crash_function: Option<String>,
+}
+
+/// One reduction pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Pass {
+    /// Cut the text after the crash's parser location (needs [`Hints::parser_location`]).
+    CrashCut,
+    /// Keep only the main file's text (line markers), then ddmin over includes and declarations.
+    Provenance,
+    /// Empty every function body except the crashing one (needs [`Hints::crash_function`]).
+    FunctionFocus,
+    /// Drop line markers and blank lines.
+    Markers,
+    /// ddmin over the statements/declarations at this brace depth (0 = top level).
+    Chunks(u8),
+    /// ddmin over physical lines.
+    Lines,
+    /// Delete, empty or unwrap balanced `()` `[]` `{}` `<>` regions; bodies become `;`/`{}`.
+    Balanced,
+    /// ddmin over tokens, up to 8 at a time.
+    Tokens,
+    /// Rename identifiers to the shortest unused names.
+    Rename,
+    /// Numbers become `0`, strings `""`.
+    Literals,
+    /// Pretty-print: one statement per line, minimal spaces.
+    Normalise,
+}
+
+const CHUNK_NAMES: [&str; 11] = [
+    "top-level",
+    "chunks-1",
+    "chunks-2",
+    "chunks-3",
+    "chunks-4",
+    "chunks-5",
+    "chunks-6",
+    "chunks-7",
+    "chunks-8",
+    "chunks-9",
+    "chunks-10+",
+];
+
+impl Pass {
+    /// A short, stable name for progress output.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Pass::CrashCut => "crash-cut",
+            Pass::Provenance => "provenance",
+            Pass::FunctionFocus => "function-focus",
+            Pass::Markers => "markers",
+            Pass::Chunks(d) => CHUNK_NAMES[usize::from(*d).min(CHUNK_NAMES.len() - 1)],
+            Pass::Lines => "lines",
+            Pass::Balanced => "balanced",
+            Pass::Tokens => "tokens",
+            Pass::Rename => "rename",
+            Pass::Literals => "literals",
+            Pass::Normalise => "normalise",
+        }
+    }
+
+    pub(crate) fn plan(&self, text: &[u8], hints: &Hints) -> Box<dyn Plan> {
+        if crate::lex::too_big(text) {
+            return Box::new(plan::Empty);
+        }
+        match self {
+            Pass::CrashCut => guided::crash_cut(text, hints),
+            Pass::Provenance => guided::provenance(text),
+            Pass::FunctionFocus => guided::function_focus(text, hints),
+            Pass::Markers => guided::markers(text),
+            Pass::Chunks(d) => structure::chunks(text, u32::from(*d)),
+            Pass::Lines => structure::lines(text),
+            Pass::Balanced => structure::balanced(text),
+            Pass::Tokens => structure::tokens(text),
+            Pass::Rename => finish::rename(text),
+            Pass::Literals => finish::literals(text),
+            Pass::Normalise => finish::normalise(text),
+        }
+    }
+
+    /// The candidates this pass would offer for `text` if every one of them were rejected, in
+    /// order, each strictly shorter than `text`. For inspection and tests; the driver uses the
+    /// same schedule, resuming after each accepted candidate.
+    pub fn candidates<'t>(
+        &self,
+        text: &'t [u8],
+        hints: &Hints,
+    ) -> impl Iterator<Item = Vec<u8>> + 't {
+        let plan = self.plan(text, hints);
+        let mut at = Some(START);
+        std::iter::from_fn(move || {
+            let step = plan.step(text, at?)?;
+            at = Some(step.next);
+            Some(plan::apply(text, &step.edits))
+        })
+    }
+
+    /// Every built-in pass, in default order (useful for tests).
+    pub fn all() -> Vec<Pass> {
+        let p = Pipeline::default();
+        p.first.into_iter().chain(p.main).chain(p.last).collect()
+    }
+}
+
+/// Which passes run, in three phases: `first` once at the start, `main` repeated until a round
+/// removes nothing, then `last`; if `last` improved anything, `main` and `last` run again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pipeline {
+    pub first: Vec<Pass>,
+    pub main: Vec<Pass>,
+    pub last: Vec<Pass>,
+}
+
+impl Default for Pipeline {
+    fn default() -> Self {
+        use Pass::*;
+        Pipeline {
+            first: vec![CrashCut, Provenance, FunctionFocus],
+            main: vec![
+                Markers,
+                Chunks(0),
+                Chunks(1),
+                Chunks(2),
+                Chunks(3),
+                Chunks(4),
+                Chunks(6),
+                Chunks(8),
+                Lines,
+                Balanced,
+                Tokens,
+            ],
+            last: vec![Rename, Literals, Normalise],
+        }
+    }
+}

@@ -1,0 +1,284 @@
+//! Blind structural passes: declarations, statements at nesting depths, lines, balanced
+//! regions and tokens.
+//!
+//! These are C-Reduce's workhorses (`pass_lines` over topformflat levels, `pass_balanced`,
+//! `pass_clex rm-toks`) rebuilt on one lexer scan. Statement chunks are brace-balanced by
+//! construction, so unlike topformflat lines a candidate never deletes half a block.
+
+use crate::lex::{self, Kind, Structure, Tok};
+use crate::plan::{Cursor, Ddmin, Edit, Plan, Step, Unit, DEL, SPACE};
+
+/// Byte spans of the statements/declarations whose first token sits at brace depth `level`.
+/// A span runs from its first token to the next token (so it takes its trailing whitespace
+/// along), ends after a depth-0 `;` (outside parentheses), after a closing `}` at `level`
+/// (together with a directly following `;`), or after an access label; a preprocessor line is a
+/// chunk of its own.
+pub(crate) fn chunk_spans(
+    text: &[u8],
+    toks: &[Tok],
+    st: &Structure,
+    level: u32,
+) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut cur: Option<usize> = None;
+    let mut parens = 0u32;
+    let span_end = |i: usize| toks.get(i + 1).map_or(text.len(), |t| t.start as usize);
+    let close = |cur: &mut Option<usize>, last: usize, out: &mut Vec<(usize, usize)>| {
+        if let Some(first) = cur.take() {
+            out.push((toks[first].start as usize, span_end(last)));
+        }
+    };
+    for (i, t) in toks.iter().enumerate() {
+        let d = st.depth[i];
+        if d < level {
+            if i > 0 {
+                close(&mut cur, i - 1, &mut out);
+            }
+            continue;
+        }
+        if d > level {
+            if cur.is_none() {
+                cur = Some(i);
+                parens = 0;
+            }
+            continue;
+        }
+        if t.kind == Kind::Directive {
+            if i > 0 {
+                close(&mut cur, i - 1, &mut out);
+            }
+            out.push((t.start as usize, span_end(i)));
+            continue;
+        }
+        if cur.is_none() {
+            cur = Some(i);
+            parens = 0;
+        }
+        if t.kind != Kind::Punct {
+            continue;
+        }
+        match t.bytes(text) {
+            b"(" | b"[" => parens += 1,
+            b")" | b"]" => parens = parens.saturating_sub(1),
+            b";" if parens == 0 => close(&mut cur, i, &mut out),
+            b"}" if st.mate_of(i).is_some()
+                && !toks.get(i + 1).is_some_and(|n| n.is(text, b";")) =>
+            {
+                parens = 0;
+                close(&mut cur, i, &mut out);
+            }
+            b":" if i > 0
+                && matches!(
+                    toks[i - 1].bytes(text),
+                    b"public" | b"private" | b"protected"
+                ) =>
+            {
+                close(&mut cur, i, &mut out)
+            }
+            _ => {}
+        }
+    }
+    if let Some(last) = toks.len().checked_sub(1) {
+        close(&mut cur, last, &mut out);
+    }
+    out
+}
+
+/// ddmin over the chunks at brace depth `level` (0 = top-level declarations).
+pub(crate) fn chunks(text: &[u8], level: u32) -> Box<dyn Plan> {
+    let toks = lex::lex(text);
+    let st = lex::structure(text, &toks);
+    let units = chunk_spans(text, &toks, &st, level)
+        .into_iter()
+        .map(|(a, b)| Unit::new(a, b, DEL))
+        .collect();
+    Box::new(Ddmin::new(units, usize::MAX))
+}
+
+/// ddmin over physical lines.
+pub(crate) fn lines(text: &[u8]) -> Box<dyn Plan> {
+    let mut units = Vec::new();
+    if !lex::too_big(text) {
+        let mut at = 0;
+        while at < text.len() {
+            let end = crate::lex::find_byte(b'\n', &text[at..]).map_or(text.len(), |k| at + k + 1);
+            units.push(Unit::new(at, end, DEL));
+            at = end;
+        }
+    }
+    Box::new(Ddmin::new(units, usize::MAX))
+}
+
+/// ddmin over tokens in groups of at most 8 (bigger groups are the chunk passes' job). A token
+/// glued to identifier characters on both sides becomes a space, so deleting it cannot fuse its
+/// neighbours into a new identifier.
+pub(crate) fn tokens(text: &[u8]) -> Box<dyn Plan> {
+    let toks = lex::lex(text);
+    let word = |t: &Tok| matches!(t.kind, Kind::Ident | Kind::Number);
+    let units = toks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let glued = i > 0
+                && toks[i - 1].end == t.start
+                && toks
+                    .get(i + 1)
+                    .is_some_and(|n| n.start == t.end && word(n) && word(&toks[i - 1]));
+            Unit::new(
+                t.start as usize,
+                t.end as usize,
+                if glued { SPACE } else { DEL },
+            )
+        })
+        .collect();
+    Box::new(Ddmin::new(units, 8))
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Delim {
+    Paren,
+    Bracket,
+    Brace { after_head: bool },
+    Angle,
+}
+
+/// Balanced `()` `[]` `{}` `<>` regions, outermost-last-first (by end, descending). Variants per
+/// region: braces after `)` or a name become `;` or `{}` (body → declaration / empty body),
+/// other braces are deleted or emptied; parentheses are deleted, emptied or unwrapped; brackets
+/// and angles are deleted or emptied.
+pub(crate) struct Balanced {
+    /// `(start, end, delimiter)`, sorted by `end` descending.
+    regions: Vec<(u32, u32, Delim)>,
+}
+
+pub(crate) fn balanced(text: &[u8]) -> Box<dyn Plan> {
+    let toks = lex::lex(text);
+    let st = lex::structure(text, &toks);
+    let mut regions = Vec::new();
+    for (i, t) in toks.iter().enumerate() {
+        let Some(j) = st.mate_of(i).filter(|&j| j > i) else {
+            continue;
+        };
+        let delim = match text[t.start as usize] {
+            b'(' => Delim::Paren,
+            b'[' => Delim::Bracket,
+            _ => Delim::Brace {
+                after_head: i > 0
+                    && (toks[i - 1].is(text, b")") || toks[i - 1].kind == Kind::Ident),
+            },
+        };
+        regions.push((t.start, toks[j].end, delim));
+    }
+    for (a, b) in lex::angle_spans(text, &toks) {
+        regions.push((a as u32, b as u32, Delim::Angle));
+    }
+    regions.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+    Box::new(Balanced { regions })
+}
+
+impl Balanced {
+    fn variant(&self, (start, end, delim): (u32, u32, Delim), v: usize) -> Option<Vec<Edit>> {
+        let (s, e) = (start as usize, end as usize);
+        let inner_empty = e - s <= 2;
+        Some(match (delim, v) {
+            (Delim::Brace { after_head: true }, 0) => vec![Edit::replace(s, e, b";")],
+            (Delim::Brace { after_head: true }, 1) if !inner_empty => {
+                vec![Edit::replace(s, e, b"{}")]
+            }
+            (Delim::Brace { after_head: false }, 0) => vec![Edit::delete(s, e)],
+            (Delim::Brace { after_head: false }, 1) if !inner_empty => {
+                vec![Edit::replace(s, e, b"{}")]
+            }
+            (Delim::Paren, 0) | (Delim::Bracket, 0) | (Delim::Angle, 0) => vec![Edit::delete(s, e)],
+            (Delim::Paren, 1) if !inner_empty => vec![Edit::replace(s, e, b"()")],
+            (Delim::Bracket, 1) if !inner_empty => vec![Edit::replace(s, e, b"[]")],
+            (Delim::Angle, 1) if !inner_empty => vec![Edit::replace(s, e, b"<>")],
+            (Delim::Paren, 2) if !inner_empty => {
+                vec![Edit::delete(s, s + 1), Edit::delete(e - 1, e)]
+            }
+            _ => return None,
+        })
+    }
+}
+
+const VARIANTS: u64 = 3;
+
+impl Plan for Balanced {
+    /// Cursor: `[u64::MAX - end threshold, variant, _]`; regions with `end <= threshold` remain.
+    fn step(&self, text: &[u8], at: Cursor) -> Option<Step> {
+        let mut threshold = u64::MAX - at[0];
+        let mut v = at[1];
+        loop {
+            let k = self.regions.partition_point(|r| u64::from(r.1) > threshold);
+            let &region = self.regions.get(k)?;
+            while v < VARIANTS {
+                let edits = self.variant(region, v as usize);
+                v += 1;
+                if let Some(edits) = edits.filter(|e| crate::plan::shrinks(text.len(), e)) {
+                    return Some(Step {
+                        edits,
+                        next: [u64::MAX - threshold, v, 0],
+                        on_success: [u64::MAX - u64::from(region.0), 0, 0],
+                    });
+                }
+            }
+            threshold = u64::from(region.1) - 1;
+            v = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spans(text: &str, level: u32) -> Vec<&str> {
+        let t = text.as_bytes();
+        let toks = lex::lex(t);
+        let st = lex::structure(t, &toks);
+        chunk_spans(t, &toks, &st, level)
+            .into_iter()
+            .map(|(a, b)| &text[a..b])
+            .collect()
+    }
+
+    #[test]
+    fn chunks_at_levels() {
+        let src = "#pragma x\nint a; struct S { int b; void f() { g(); } }; namespace n { int c; }\nfor(;;) x;";
+        assert_eq!(
+            spans(src, 0),
+            [
+                "#pragma x\n",
+                "int a; ",
+                "struct S { int b; void f() { g(); } }; ",
+                "namespace n { int c; }\n",
+                "for(;;) x;"
+            ]
+        );
+        assert_eq!(spans(src, 1), ["int b; ", "void f() { g(); } ", "int c; "]);
+        assert_eq!(spans(src, 2), ["g(); "]);
+    }
+
+    #[test]
+    fn balanced_variants_in_order() {
+        let text = b"void f() { g(a); }";
+        let plan = balanced(text);
+        let mut at = crate::plan::START;
+        let mut seen = Vec::new();
+        while let Some(s) = plan.step(text, at) {
+            seen.push(String::from_utf8(crate::plan::apply(text, &s.edits)).unwrap());
+            at = s.next;
+        }
+        assert_eq!(
+            seen,
+            [
+                "void f() ;",
+                "void f() {}",
+                "void f() { g; }",
+                "void f() { g(); }",
+                "void f() { ga; }",
+                "void f { g(a); }"
+            ]
+        );
+    }
+}
