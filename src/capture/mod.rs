@@ -275,7 +275,18 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
                 } else {
                     Ok(())
                 };
-                (pp.argv(), made)
+                let recorded = pp
+                    .argv()
+                    .into_iter()
+                    .map(|a| {
+                        if Path::new(&a) == input_abs {
+                            input_name.clone()
+                        } else {
+                            a
+                        }
+                    })
+                    .collect();
+                (recorded, made)
             }
         };
         if let Err(detail) = made {
@@ -287,7 +298,13 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
             });
             continue;
         }
-        let replay = replay_base.compile_preprocessed(&job_sel, &input_name, lang, "/dev/null");
+        let replay = replay_base.compile_preprocessed(
+            &job_sel,
+            &input_name,
+            lang,
+            "/dev/null",
+            *mode == "rewrite-includes",
+        );
         let replay = if req.given_input.is_some() {
             given_replay(&replay_base, &input_name)
         } else {
@@ -343,7 +360,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
         }
     }
     let replay = replay_base
-        .compile_preprocessed(&job_sel, &input_name, lang, "/dev/null")
+        .compile_preprocessed(&job_sel, &input_name, lang, "/dev/null", false)
         .argv();
     finish(
         req,

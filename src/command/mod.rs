@@ -333,13 +333,15 @@ impl CompilerCommand {
 
     /// The command that compiles the preprocessed `input` of `job` the way the original
     /// compiled its source, writing to `out`; preprocessor-only options are dropped so it
-    /// needs no headers. `lang` is the original input's language.
+    /// needs no headers. `lang` is the original input's language. With `keep_macros` (for
+    /// `-frewrite-includes` output, where `#if` and macros are still live) `-D`/`-U` stay.
     pub fn compile_preprocessed(
         &self,
         job: &JobSelector,
         input: &str,
         lang: Lang,
         out: &str,
+        keep_macros: bool,
     ) -> Self {
         let cc1 = self.is_cc1();
         let mut has_mode = false;
@@ -350,7 +352,7 @@ impl CompilerCommand {
             if options::is_mode(a) {
                 has_mode = true;
             }
-            !options::is_preprocessor_only(a, cc1)
+            (!options::is_preprocessor_only(a, cc1) || (keep_macros && options::is_macro(a)))
                 && !options::is_output(a)
                 && !options::is_job_choice(a)
                 && !options::is_language(a)

@@ -245,3 +245,8 @@ pub fn is_job_choice(arg: &str) -> bool {
 pub fn is_language(arg: &str) -> bool {
     arg == "-x" || (arg.starts_with("-x") && arg.len() > 2 && !arg.starts_with("-xc-"))
 }
+
+/// `-D`/`-U` in any spelling.
+pub fn is_macro(arg: &str) -> bool {
+    arg == "-D" || arg == "-U" || arg.starts_with("-D") || arg.starts_with("-U")
+}

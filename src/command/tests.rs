@@ -59,7 +59,13 @@ fn preprocess_keeps_what_changes_preprocessing_and_drops_outputs() {
 #[test]
 fn compile_preprocessed_drops_preprocessor_options_and_sets_language() {
     let c = cmd("clang++ -O2 -g -DFOO=1 -I /inc -isystem /sys -include pre.h -std=c++17 -MD -MF f.d -c -o f.o f.cpp");
-    let p = c.compile_preprocessed(&JobSelector::Whole, "input.ii", Lang::Cxx, "/dev/null");
+    let p = c.compile_preprocessed(
+        &JobSelector::Whole,
+        "input.ii",
+        Lang::Cxx,
+        "/dev/null",
+        false,
+    );
     assert_eq!(
         p.args,
         shlex::split("-O2 -g -std=c++17 -c -o /dev/null -x c++-cpp-output input.ii").unwrap()
@@ -74,6 +80,7 @@ fn compile_preprocessed_hip_keeps_hip_and_adds_nogpuinc() {
         "input.hipi",
         Lang::Hip,
         "/dev/null",
+        false,
     );
     assert_eq!(
         p.args,
@@ -84,7 +91,7 @@ fn compile_preprocessed_hip_keeps_hip_and_adds_nogpuinc() {
 #[test]
 fn a_link_command_compiles_only_when_replayed() {
     let c = cmd("clang -O2 f.c -o f");
-    let p = c.compile_preprocessed(&JobSelector::Whole, "input.i", Lang::C, "/dev/null");
+    let p = c.compile_preprocessed(&JobSelector::Whole, "input.i", Lang::C, "/dev/null", false);
     assert_eq!(
         p.args,
         shlex::split("-O2 -c -o /dev/null -x cpp-output input.i").unwrap()
@@ -181,5 +188,15 @@ fn crashed_cc1_line_names_its_job() {
     assert_eq!(
         job_of_cc1("clang -cc1 -triple x86_64-pc-linux-gnu f.c"),
         Some(JobKind::Host)
+    );
+}
+
+#[test]
+fn rewrite_includes_replay_keeps_macro_definitions() {
+    let c = cmd("clang -DWITH_BUG=1 -UNDEBUG -I inc -c f.c");
+    let p = c.compile_preprocessed(&JobSelector::Whole, "input.i", Lang::C, "/dev/null", true);
+    assert_eq!(
+        p.args,
+        shlex::split("-DWITH_BUG=1 -UNDEBUG -c -o /dev/null -x cpp-output input.i").unwrap()
     );
 }
