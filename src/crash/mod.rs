@@ -5,10 +5,13 @@
 //! unsymbolized `module+0xOFF`, dladdr and glibc `backtrace_symbols` formats), in-process and
 //! out-of-process cc1, LLVM tools, and GCC ICEs; see `../shared/research/crash-formats.md`.
 
+mod frames;
 mod model;
 mod parse;
 mod signature;
 mod symbolize;
+#[cfg(test)]
+mod tests;
 
 pub use model::{Crash, CrashKind, ExitInfo, Family, Frame, PrettyEntry, Signature};
 pub use parse::parse;

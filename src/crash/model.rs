@@ -69,6 +69,15 @@ pub struct Frame {
     /// Source file and line, when the symbolizer printed them.
     pub file: Option<String>,
     pub line: Option<u32>,
+    /// Runtime address of the frame, when printed. Not stable across runs (ASLR); kept so the
+    /// symbolizer can recover module offsets of dladdr-format frames, which print no offset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<u64>,
+    /// Offset of `address` from the start of `symbol`, when printed (`name + 54` in the dladdr
+    /// format, `(_ZN…+0x31)` in the glibc format). Together with `address` it gives the
+    /// module's load base.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub symbol_offset: Option<u64>,
     /// True when `symbol` was filled in by icepick from the module's ELF symbols.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub symbolized_by_icepick: bool,
@@ -110,7 +119,8 @@ pub struct Signature {
     pub id: String,
     /// 12 hex digits of sha1 over the coarse text (top frame only), for matching across versions.
     pub coarse_id: String,
-    /// The canonical string that was hashed: `v1|family|kind|msg'|phase'|F1' > F2' > F3'`.
+    /// The canonical string that was hashed: `v1|kind|msg'|phase'|F1' > F2' > F3'` (the
+    /// reference `signature_ref.py` hashes no family; the kinds already tell GCC from clang).
     pub text: String,
     /// Kind as hashed (`SIGSEGV`, `fatal_error`, `assert`, `gcc_ice` …).
     pub kind: String,

@@ -1,24 +1,452 @@
-//! Fills in frame names from ELF symbol tables. (Stub: being written.)
+//! Fills in names of unnamed frames from the modules' ELF symbol tables (`crash-formats.md` §7).
+//!
+//! Without llvm-symbolizer LLVM names only exported (`.dynsym`) functions, and with it a
+//! Debian build names the same set; a self-built LLVM has a `.symtab` too. Lookups are
+//! **size-checked**: a frame is named only by a symbol whose `[st_value, st_value + st_size)`
+//! contains its offset, because a nearest-below lookup (what `object`'s `SymbolMap::get` does)
+//! would name a stripped local function after whatever exported function precedes it.
+//!
+//! The dladdr format prints no module offset, only the runtime address and `name + delta`;
+//! the module's load base is recovered from its named frames (`address - delta - st_value`,
+//! page-aligned, agreed on by most of them), which gives the unnamed frames their offsets.
 
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
+use object::{Object, ObjectSegment, ObjectSymbol, SegmentFlags, SymbolKind};
+
+use super::frames::demangle;
 use super::Crash;
 
+/// Load bases are page-aligned.
+const PAGE: u64 = 0x1000;
+/// How far back a lookup walks past symbols that start below the offset but end before it
+/// (nested or overlapping symbols are rare; aliases share a range).
+const LOOKBACK: usize = 64;
+
+/// One function symbol: `[start, end)` in the module's virtual addresses.
+struct Sym {
+    start: u64,
+    end: u64,
+    /// As stored in the ELF file (mangled); demangled only when used.
+    name: Box<str>,
+}
+
+/// A loadable segment, for converting file offsets to virtual addresses.
+struct Segment {
+    vaddr: u64,
+    memsz: u64,
+    file_offset: u64,
+    file_size: u64,
+    executable: bool,
+}
+
+/// The function symbols of one module.
+struct Table {
+    /// Sorted by `start`.
+    symbols: Vec<Sym>,
+    segments: Vec<Segment>,
+    /// Whitespace-free demangled name → `st_value`s; built on first dladdr use.
+    by_name: OnceLock<HashMap<String, Vec<u64>>>,
+}
+
+impl Table {
+    fn load(path: &Path) -> Option<Table> {
+        let data = std::fs::read(path).ok()?;
+        let file = object::File::parse(&*data).ok()?;
+        let mut symbols: Vec<Sym> = file
+            .symbols()
+            .chain(file.dynamic_symbols())
+            .filter(|s| s.kind() == SymbolKind::Text && s.is_definition() && s.size() > 0)
+            .filter_map(|s| {
+                Some(Sym {
+                    start: s.address(),
+                    end: s.address().checked_add(s.size())?,
+                    name: s.name().ok().filter(|n| !n.is_empty())?.into(),
+                })
+            })
+            .collect();
+        // `.symtab` came first, so for a range in both tables its name is kept.
+        symbols.sort_by_key(|s| (s.start, s.end));
+        symbols.dedup_by_key(|s| (s.start, s.end));
+        let segments = file
+            .segments()
+            .map(|s| {
+                let (file_offset, file_size) = s.file_range();
+                Segment {
+                    vaddr: s.address(),
+                    memsz: s.size(),
+                    file_offset,
+                    file_size,
+                    executable: matches!(s.flags(), SegmentFlags::Elf { p_flags } if p_flags & object::elf::PF_X != 0),
+                }
+            })
+            .collect();
+        Some(Table {
+            symbols,
+            segments,
+            by_name: OnceLock::new(),
+        })
+    }
+
+    /// The module offset as a virtual address. LLVM prints `address - load bias`, which is
+    /// already one; an offset that only makes sense as a file offset is converted.
+    fn to_vaddr(&self, offset: u64) -> u64 {
+        let in_code = |a: u64| {
+            self.segments
+                .iter()
+                .any(|s| s.executable && (s.vaddr..s.vaddr.saturating_add(s.memsz)).contains(&a))
+        };
+        if self.segments.is_empty() || in_code(offset) {
+            return offset;
+        }
+        self.segments
+            .iter()
+            .find(|s| (s.file_offset..s.file_offset.saturating_add(s.file_size)).contains(&offset))
+            .map(|s| offset - s.file_offset + s.vaddr)
+            .filter(|&a| in_code(a))
+            .unwrap_or(offset)
+    }
+
+    /// The symbol whose range contains `offset`, if any.
+    fn lookup(&self, offset: u64) -> Option<&Sym> {
+        let addr = self.to_vaddr(offset);
+        let after = self.symbols.partition_point(|s| s.start <= addr);
+        self.symbols[..after]
+            .iter()
+            .rev()
+            .take(LOOKBACK)
+            .find(|s| s.start <= addr && addr < s.end)
+    }
+
+    fn values_of(&self, demangled: &str) -> &[u64] {
+        let map = self.by_name.get_or_init(|| {
+            let mut map: HashMap<String, Vec<u64>> = HashMap::new();
+            for s in &self.symbols {
+                map.entry(name_key(&demangle(&s.name)))
+                    .or_default()
+                    .push(s.start);
+            }
+            map
+        });
+        map.get(&name_key(demangled)).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// Demanglers disagree on spaces (`> >` vs `>>`); compare names without them.
+fn name_key(name: &str) -> String {
+    name.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+type Slot = Arc<OnceLock<Option<Table>>>;
+
 /// Resolves `module+offset` frames to function names, caching parsed symbol tables.
-#[derive(Debug, Default)]
+///
+/// Meant to be built once and shared: each module is read and parsed at most once, even when
+/// several threads ask for it at the same time.
+#[derive(Default)]
 pub struct Symbolizer {
     search_dirs: Vec<PathBuf>,
+    /// Printed module name → the file it resolved to (`None`: not found).
+    paths: Mutex<HashMap<String, Option<PathBuf>>>,
+    /// Canonical file path → its symbol table (`None`: unreadable or not an object file).
+    tables: Mutex<HashMap<PathBuf, Slot>>,
+}
+
+impl fmt::Debug for Symbolizer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let cached = self
+            .tables
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len();
+        f.debug_struct("Symbolizer")
+            .field("search_dirs", &self.search_dirs)
+            .field("cached_modules", &cached)
+            .finish()
+    }
 }
 
 impl Symbolizer {
     /// A symbolizer that looks for bare module names (`libLLVM.so.19.1`) in `search_dirs`.
     pub fn new(search_dirs: Vec<PathBuf>) -> Self {
-        Self { search_dirs }
+        Self {
+            search_dirs,
+            ..Self::default()
+        }
     }
 
-    /// Names the unnamed frames it can; returns how many it named.
-    pub fn symbolize(&self, _crash: &mut Crash) -> usize {
-        let _ = &self.search_dirs;
-        0
+    /// Names the unnamed frames it can; returns how many it named. Frames whose module is
+    /// unknown or unreadable are left alone.
+    pub fn symbolize(&self, crash: &mut Crash) -> usize {
+        let mut modules: Vec<String> = crash
+            .frames
+            .iter()
+            .filter(|f| f.symbol.is_none())
+            .filter_map(|f| f.module.clone())
+            .collect();
+        modules.sort();
+        modules.dedup();
+        let mut named = 0;
+        for module in modules {
+            let Some(table) = self.table(&module) else {
+                continue;
+            };
+            let Some(table) = table.get().and_then(Option::as_ref) else {
+                continue;
+            };
+            let in_module = |m: &Option<String>| m.as_deref() == Some(module.as_str());
+            let needs_base = crash
+                .frames
+                .iter()
+                .any(|f| in_module(&f.module) && f.offset.is_none() && f.address.is_some());
+            let base = if needs_base {
+                load_base(table, crash.frames.iter().filter(|f| in_module(&f.module)))
+            } else {
+                None
+            };
+            for frame in crash.frames.iter_mut().filter(|f| in_module(&f.module)) {
+                if frame.offset.is_none() {
+                    frame.offset = base.zip(frame.address).and_then(|(b, a)| a.checked_sub(b));
+                }
+                if frame.symbol.is_some() {
+                    continue;
+                }
+                if let Some(sym) = frame.offset.and_then(|o| table.lookup(o)) {
+                    frame.symbol = Some(demangle(&sym.name));
+                    frame.symbolized_by_icepick = true;
+                    named += 1;
+                }
+            }
+        }
+        named
+    }
+
+    /// The table of the file `module` names, loading it on first use.
+    fn table(&self, module: &str) -> Option<Slot> {
+        let path = self.resolve(module)?;
+        let slot = {
+            let mut tables = self.tables.lock().unwrap_or_else(PoisonError::into_inner);
+            tables.entry(path.clone()).or_default().clone()
+        };
+        // Parsed outside the map lock: other modules stay available meanwhile.
+        slot.get_or_init(|| Table::load(&path));
+        Some(slot)
+    }
+
+    fn resolve(&self, module: &str) -> Option<PathBuf> {
+        let mut paths = self.paths.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(found) = paths.get(module) {
+            return found.clone();
+        }
+        let printed = Path::new(module);
+        let found = Some(printed)
+            .filter(|p| p.is_absolute() && p.is_file())
+            .map(Path::to_path_buf)
+            .or_else(|| {
+                let name = printed.file_name()?;
+                self.search_dirs
+                    .iter()
+                    .map(|d| d.join(name))
+                    .find(|p| p.is_file())
+            })
+            .map(|p| p.canonicalize().unwrap_or(p));
+        paths.insert(module.to_owned(), found.clone());
+        found
+    }
+}
+
+/// The load base of a module, from its named frames that print a delta from their symbol.
+fn load_base<'a>(table: &Table, frames: impl Iterator<Item = &'a super::Frame>) -> Option<u64> {
+    let mut votes: HashMap<u64, usize> = HashMap::new();
+    for f in frames {
+        let (Some(symbol), Some(delta), Some(address)) = (&f.symbol, f.symbol_offset, f.address)
+        else {
+            continue;
+        };
+        let Some(start) = address.checked_sub(delta) else {
+            continue;
+        };
+        for &value in table.values_of(symbol) {
+            if let Some(base) = start.checked_sub(value).filter(|b| b % PAGE == 0) {
+                *votes.entry(base).or_default() += 1;
+            }
+        }
+    }
+    votes
+        .into_iter()
+        .max_by_key(|&(base, n)| (n, std::cmp::Reverse(base)))
+        .map(|(base, _)| base)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crash::{parse, CrashKind, ExitInfo, Family, Frame};
+
+    const LIBLLVM19: &str = "/usr/lib/llvm-19/lib/libLLVM.so.19.1";
+    const LIBCLANG14: &str = "/usr/lib/llvm-14/lib/libclang-cpp.so.14";
+
+    fn samples() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/research/samples")
+    }
+
+    fn crash_with(frames: Vec<Frame>) -> Crash {
+        Crash {
+            family: Family::Clang,
+            kind: CrashKind::Segfault,
+            signal: Some(11),
+            message: None,
+            tool: None,
+            in_process: None,
+            cc1_exit_code: None,
+            program_arguments: None,
+            pretty_stack: vec![],
+            frames,
+            gcc_pass: None,
+            reproducer_files: vec![],
+        }
+    }
+
+    fn unnamed(module: &str, offset: u64) -> Frame {
+        Frame {
+            module: Some(module.to_owned()),
+            offset: Some(offset),
+            ..Frame::default()
+        }
+    }
+
+    /// Looks an exported function up in the real libLLVM with `object` itself, then names a
+    /// frame pointing into the middle of it.
+    #[test]
+    fn names_an_exported_function_of_real_libllvm() {
+        let data = std::fs::read(LIBLLVM19).expect("clang-19 is installed by scripts/setup");
+        let file = object::File::parse(&*data).unwrap();
+        let sym = file
+            .dynamic_symbols()
+            .find(|s| s.name() == Ok("_ZN4llvm3sys15PrintStackTraceERNS_11raw_ostreamEi"))
+            .unwrap();
+        assert!(sym.size() > 0x10);
+        let mut crash = crash_with(vec![
+            unnamed(LIBLLVM19, sym.address() + 0x10),
+            unnamed(LIBLLVM19, sym.address() + sym.size()), // one past the end
+        ]);
+        let symbolizer = Symbolizer::new(vec![]);
+        assert_eq!(symbolizer.symbolize(&mut crash), 1);
+        let f = &crash.frames[0];
+        assert_eq!(
+            f.symbol.as_deref(),
+            Some("llvm::sys::PrintStackTrace(llvm::raw_ostream&, int)")
+        );
+        assert!(f.symbolized_by_icepick);
+        assert_ne!(
+            crash.frames[1].symbol.as_deref(),
+            Some("llvm::sys::PrintStackTrace(llvm::raw_ostream&, int)")
+        );
+    }
+
+    /// The symbolized and the unsymbolized print of one crash: every frame llvm-symbolizer
+    /// named gets the same name from icepick, and every frame it left unnamed stays unnamed
+    /// (a stripped local function, not its exported neighbour).
+    #[test]
+    fn agrees_with_llvm_symbolizer_on_the_pragma_crash() {
+        for version in ["clang-14", "clang-16", "clang-19"] {
+            let path = samples().join(version).join("crash_sym.stderr");
+            let text = std::fs::read_to_string(&path).unwrap();
+            let printed = parse(&text, ExitInfo::default()).unwrap();
+            let mut stripped = printed.clone();
+            for f in &mut stripped.frames {
+                f.symbol = None;
+            }
+            let symbolizer = Symbolizer::new(vec![]);
+            let named = symbolizer.symbolize(&mut stripped);
+            let mut checked = 0;
+            for (p, s) in printed.frames.iter().zip(&stripped.frames) {
+                let module = p.module.as_deref().unwrap_or("");
+                if module.is_empty() || module.contains("libc.so") {
+                    continue; // file:line frames (libc debug info), libc without .dynsym names
+                }
+                let want = p.symbol.as_deref().map(name_key);
+                let got = s.symbol.as_deref().map(name_key);
+                assert_eq!(got, want, "{version} frame #{}", p.index);
+                checked += 1;
+            }
+            assert!(
+                checked > 25 && named > 20,
+                "{version}: {checked} checked, {named} named"
+            );
+        }
+    }
+
+    #[test]
+    fn stripped_local_is_not_named_after_its_neighbour() {
+        let mut crash = crash_with(vec![unnamed(LIBCLANG14, 0xa4e3f3)]);
+        let symbolizer = Symbolizer::new(vec![]);
+        assert_eq!(symbolizer.symbolize(&mut crash), 0);
+        assert_eq!(crash.frames[0].symbol, None);
+        // The nearest exported symbol below is the one a naive lookup would pick.
+        let table = symbolizer.table(LIBCLANG14).unwrap();
+        let table = table.get().unwrap().as_ref().unwrap();
+        let below = table.symbols.partition_point(|s| s.start <= 0xa4e3f3) - 1;
+        assert!(demangle(&table.symbols[below].name).contains("SkipMalformedDecl"));
+    }
+
+    /// Debian clang-19 without llvm-symbolizer (dladdr format): bare basenames found through
+    /// the search dirs, load bases recovered from the named frames.
+    #[test]
+    fn dladdr_frames_via_search_dirs() {
+        let text = std::fs::read_to_string(samples().join("clang-19/crash_nosym.stderr")).unwrap();
+        let sym_text =
+            std::fs::read_to_string(samples().join("clang-19/crash_sym.stderr")).unwrap();
+        let mut crash = parse(&text, ExitInfo::default()).unwrap();
+        let printed = parse(&sym_text, ExitInfo::default()).unwrap();
+        for f in &mut crash.frames {
+            if f.index == 6 || f.index == 7 {
+                f.symbol = None;
+            }
+        }
+        let symbolizer =
+            Symbolizer::new(vec!["/nonexistent".into(), "/usr/lib/llvm-19/lib".into()]);
+        let named = symbolizer.symbolize(&mut crash);
+        assert!(named >= 2, "{named}");
+        for i in [6, 7] {
+            assert_eq!(
+                crash.frames[i].symbol.as_deref().map(name_key),
+                printed.frames[i].symbol.as_deref().map(name_key)
+            );
+            assert_eq!(crash.frames[i].offset, printed.frames[i].offset);
+        }
+        // Frame 4 is a local function in both prints.
+        assert_eq!(crash.frames[4].offset, Some(0xc20eb9));
+        assert_eq!(crash.frames[4].symbol, None);
+    }
+
+    #[test]
+    fn unknown_modules_are_left_alone() {
+        let mut crash = crash_with(vec![
+            unnamed("/nonexistent/libfoo.so", 0x10),
+            unnamed("libbar.so.1", 0x10),
+            unnamed("/etc/hostname", 0x10),
+        ]);
+        let before = crash.clone();
+        let symbolizer = Symbolizer::new(vec!["/etc".into()]);
+        assert_eq!(symbolizer.symbolize(&mut crash), 0);
+        assert_eq!(crash, before);
+    }
+
+    #[test]
+    fn shared_across_threads() {
+        let symbolizer = Symbolizer::new(vec![]);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    let mut crash = crash_with(vec![unnamed(LIBLLVM19, 0xeb73c6)]);
+                    assert_eq!(symbolizer.symbolize(&mut crash), 1);
+                });
+            }
+        });
+        assert_eq!(symbolizer.tables.lock().unwrap().len(), 1);
     }
 }

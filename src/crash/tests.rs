@@ -1,0 +1,533 @@
+//! Tests over every recorded real crash: `shared/research/samples` (clang 14/16/19, GCC 12,
+//! HIP, RISC-V, llc) and `shared/corpus` (public LLVM issues).
+//!
+//! Kept out of `parse.rs`/`signature.rs` because they check the whole module at once: the
+//! parsed facts, then the signature ids that `crash-tools/signature_ref.py` recorded in
+//! `samples/SIGNATURES.txt`.
+
+use std::path::{Path, PathBuf};
+
+use super::{parse, signature, Crash, CrashKind, ExitInfo, Family};
+
+fn shared() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared")
+}
+
+fn read(path: &Path) -> String {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// `NAME.rc` (`rc=132`) or `rc.txt` (`139`) beside a stderr file. HIP samples have none: their
+/// driver is clang 16/19, which returns 1.
+fn exit_of(stderr: &Path) -> ExitInfo {
+    let name = stderr.file_name().unwrap().to_str().unwrap();
+    let rc = if let Some(stem) = name.strip_suffix(".stderr") {
+        stderr.with_file_name(format!("{stem}.rc"))
+    } else {
+        stderr.with_file_name("rc.txt")
+    };
+    let code = match std::fs::read_to_string(&rc) {
+        Ok(text) => text.trim().trim_start_matches("rc=").parse().ok(),
+        Err(_) if stderr.to_string_lossy().contains("/hip/") => Some(1),
+        Err(_) => None,
+    };
+    ExitInfo { code, signal: None }
+}
+
+fn parse_file(rel: &str) -> Option<Crash> {
+    let path = shared().join(rel);
+    parse(&read(&path), exit_of(&path))
+}
+
+fn crash_of(rel: &str) -> Crash {
+    parse_file(rel).unwrap_or_else(|| panic!("{rel}: no crash"))
+}
+
+/// Samples that are not crashes; `signature_ref.py` gives them `unknown` or `exit1`.
+const NOT_CRASHES: &[&str] = &[
+    "assert",    // `__debug assert` is a no-op on release builds: rc 0, no output
+    "overflow",  // `__debug overflow_stack` loops: killed by timeout(1), rc 124, no output
+    "force_env", // FORCE_CLANG_DIAGNOSTICS_CRASH: banner + reproducers, no crash
+    "genrepro",  // -gen-reproducer on a valid file
+    "crash_clang16/",
+    "crash_clang19/", // lld missing: `amdgcn-link command failed with exit code 1`
+    "crash_devS_",    // `cannot specify -o when generating multiple output files`
+];
+
+/// Crashes whose id deliberately differs from `signature_ref.py`: (sample, our canonical text).
+const DEVIATIONS: &[(&str, &str)] = &[
+    // SIGKILL (OOM killer) is infrastructure: the reference calls it `unknown`.
+    (
+        "gcc-12/killed_sigkill.stderr",
+        "v1|killed|Killed signal terminated program cc1||",
+    ),
+    // The reference hashes libc's `__read` because it is printed with a file:line.
+    (
+        "llvm-tools/llc19_sigsegv.stderr",
+        "v1|unknown|||llvm::MemoryBuffer::getFileOrSTDIN > llvm::parseIRFile",
+    ),
+];
+
+/// Every row of SIGNATURES.txt is checked: not-a-crash, a documented deviation, or the same
+/// id and the same (150-character) canonical string as the reference.
+#[test]
+fn signatures_txt_is_reproduced() {
+    let table = read(&shared().join("research/samples/SIGNATURES.txt"));
+    let mut crashes = 0;
+    let mut rows = 0;
+    for line in table.lines().filter(|l| !l.trim().is_empty()) {
+        rows += 1;
+        let (id, rest) = line.split_once("  ").unwrap();
+        let (canonical, rel) = rest.rsplit_once("  ").unwrap();
+        let rel = rel.strip_prefix("samples/").unwrap();
+        let rel = format!("research/samples/{rel}");
+        let parsed = parse_file(&rel);
+        if NOT_CRASHES.iter().any(|n| rel.contains(n)) {
+            assert_eq!(parsed, None, "{rel} is not a crash");
+            assert!(
+                matches!(canonical, "v1|unknown|||" | "v1|exit1|||"),
+                "{rel}"
+            );
+            continue;
+        }
+        let crash = parsed.unwrap_or_else(|| panic!("{rel}: no crash"));
+        let sig = signature(&crash);
+        crashes += 1;
+        if let Some((_, ours)) = DEVIATIONS.iter().find(|(d, _)| rel.ends_with(d)) {
+            assert_eq!(sig.text, *ours, "{rel}");
+            assert_ne!(sig.id, id, "{rel}: no longer a deviation?");
+            continue;
+        }
+        let prefix: String = sig.text.chars().take(150).collect();
+        assert_eq!(prefix, canonical, "{rel}");
+        assert_eq!(sig.id, id, "{rel}: {}", sig.text);
+    }
+    assert_eq!(rows, 64);
+    assert_eq!(crashes, 48);
+}
+
+/// The same bug hashes alike symbolized or not, in- or out-of-process, on 14/16/19 and in the
+/// HIP device job (`crash-formats.md` §8 "Validation").
+#[test]
+fn one_bug_one_id() {
+    let mut pragma = vec![];
+    for v in ["clang-14", "clang-16", "clang-19"] {
+        for s in [
+            "crash_sym",
+            "crash_nosym",
+            "crash_noint",
+            "crash_cxx",
+            "crash_O2_opts",
+        ] {
+            pragma.push(format!("research/samples/{v}/{s}.stderr"));
+        }
+        let fatal = signature(&crash_of(&format!("research/samples/{v}/fatal.stderr")));
+        assert_eq!(fatal.id, "49fea7e2b2b0", "{v}");
+    }
+    for h in ["devonly1arch", "devonly2arch", "rdc"] {
+        for v in ["16", "19"] {
+            pragma.push(format!(
+                "research/samples/hip/crash_{h}_clang{v}/stderr.txt"
+            ));
+        }
+    }
+    for rel in &pragma {
+        let sig = signature(&crash_of(rel));
+        assert_eq!(sig.id, "5c616ef9f82c", "{rel}: {}", sig.text);
+        assert_eq!(sig.kind, "SIGILL");
+        assert!(!sig.weak);
+    }
+    // parser_crash differs between 14 and 16/19 only at F3: the coarse bucket joins them.
+    let c14 = signature(&crash_of("research/samples/clang-14/parser_crash.stderr"));
+    let c19 = signature(&crash_of("research/samples/clang-19/parser_crash.stderr"));
+    assert_ne!(c14.id, c19.id);
+    assert_eq!(c14.coarse_id, c19.coarse_id);
+    assert_eq!(c14.frames[..2], c19.frames[..2]);
+    // GCC: identical with and without -freport-bug.
+    let g = |n: &str| signature(&crash_of(&format!("research/samples/gcc-12/{n}.stderr"))).id;
+    assert_eq!(g("ice_deterministic"), "33df95cabc8c");
+    assert_eq!(g("ice_deterministic_reportbug"), "33df95cabc8c");
+    assert_eq!(g("ice_deterministic_reportbug_noaslr"), "33df95cabc8c");
+}
+
+struct Facts {
+    rel: &'static str,
+    family: Family,
+    kind: CrashKind,
+    signal: Option<i32>,
+    tool: Option<&'static str>,
+    in_process: Option<bool>,
+    cc1_exit_code: Option<i32>,
+    /// Frame lines in the file (`grep`-counted), pretty-stack entries besides Program
+    /// arguments, reproducer paths.
+    frames: usize,
+    pretty: usize,
+    reproducers: usize,
+}
+
+#[rustfmt::skip]
+const FACTS: &[Facts] = {
+    use CrashKind::*;
+    use Family::*;
+    const fn f(rel: &'static str, family: Family, kind: CrashKind, signal: Option<i32>, tool: Option<&'static str>,
+               in_process: Option<bool>, cc1_exit_code: Option<i32>, frames: usize, pretty: usize, reproducers: usize) -> Facts {
+        Facts { rel, family, kind, signal, tool, in_process, cc1_exit_code, frames, pretty, reproducers }
+    }
+    const C: Option<&str> = Some("clang");
+    const C19: Option<&str> = Some("clang-19");
+    const IN: Option<bool> = Some(true);
+    const OUT: Option<bool> = Some(false);
+    &[
+        f("clang-14/crash_O2_opts.stderr", Clang, IllegalInstruction, Some(4), C, IN, Some(132), 39, 3, 2),
+        f("clang-14/crash_cxx.stderr", Clang, IllegalInstruction, Some(4), C, IN, Some(132), 38, 3, 2),
+        f("clang-14/crash_noint.stderr", Clang, IllegalInstruction, Some(4), C, OUT, None, 32, 3, 2),
+        f("clang-14/crash_nosym.stderr", Clang, IllegalInstruction, Some(4), C, IN, Some(132), 38, 3, 2),
+        f("clang-14/crash_sym.stderr", Clang, IllegalInstruction, Some(4), C, IN, Some(132), 39, 3, 2),
+        f("clang-14/fatal.stderr", Clang, FatalError, None, C, IN, Some(70), 43, 3, 2),
+        f("clang-14/parser_crash.stderr", Clang, IllegalInstruction, Some(4), C, IN, Some(132), 30, 1, 2),
+        f("clang-14/sigsegv_t16.stderr", Clang, Segfault, Some(11), C, IN, Some(139), 31, 4, 2),
+        f("clang-14/sigsegv_t3.stderr", Clang, Segfault, Some(11), C, IN, Some(139), 52, 2, 2),
+        f("clang-14/sigsegv_t9.stderr", Clang, Segfault, Some(11), C, IN, Some(139), 41, 2, 2),
+        f("clang-16/crash_O2_opts.stderr", Clang, IllegalInstruction, Some(4), C, IN, Some(132), 37, 3, 2),
+        f("clang-16/crash_cxx.stderr", Clang, IllegalInstruction, Some(4), C, IN, Some(132), 36, 3, 2),
+        f("clang-16/crash_noint.stderr", Clang, IllegalInstruction, Some(4), C, OUT, None, 31, 3, 2),
+        f("clang-16/crash_nosym.stderr", Clang, IllegalInstruction, Some(4), C, IN, Some(132), 36, 3, 2),
+        f("clang-16/crash_sym.stderr", Clang, IllegalInstruction, Some(4), C, IN, Some(132), 37, 3, 2),
+        f("clang-16/fatal.stderr", Clang, FatalError, None, C, IN, Some(70), 41, 3, 2),
+        f("clang-16/parser_crash.stderr", Clang, IllegalInstruction, Some(4), C, IN, Some(132), 29, 1, 2),
+        f("clang-16/sigsegv_t16.stderr", Clang, Segfault, Some(11), C, IN, Some(139), 33, 4, 2),
+        f("clang-16/sigsegv_t3.stderr", Clang, Segfault, Some(11), C, IN, Some(139), 60, 2, 2),
+        f("clang-16/sigsegv_t9.stderr", Clang, Segfault, Some(11), C, IN, Some(139), 35, 2, 2),
+        f("clang-19/crash_O2_opts.stderr", Clang, IllegalInstruction, Some(4), C19, IN, Some(132), 38, 3, 2),
+        f("clang-19/crash_cxx.stderr", Clang, IllegalInstruction, Some(4), C19, IN, Some(132), 37, 3, 2),
+        f("clang-19/crash_noint.stderr", Clang, IllegalInstruction, Some(4), C19, OUT, None, 32, 3, 2),
+        f("clang-19/crash_nosym.stderr", Clang, IllegalInstruction, Some(4), C19, IN, Some(132), 37, 3, 2),
+        f("clang-19/crash_sym.stderr", Clang, IllegalInstruction, Some(4), C19, IN, Some(132), 38, 3, 2),
+        f("clang-19/fatal.stderr", Clang, FatalError, None, C19, IN, Some(70), 42, 3, 2),
+        f("clang-19/parser_crash.stderr", Clang, IllegalInstruction, Some(4), C19, IN, Some(132), 30, 1, 2),
+        f("clang-19/sigsegv_t16.stderr", Clang, Segfault, Some(11), C19, IN, Some(139), 35, 4, 2),
+        f("clang-19/sigsegv_t3.stderr", Clang, Segfault, Some(11), C19, IN, Some(139), 62, 5, 2),
+        f("clang-19/sigsegv_t9.stderr", Clang, Segfault, Some(11), C19, IN, Some(139), 28, 3, 2),
+        f("gcc-12/ice_deterministic.stderr", Gcc, GccIce, Some(11), None, None, None, 5, 0, 0),
+        f("gcc-12/ice_deterministic_reportbug.stderr", Gcc, GccIce, Some(11), None, None, None, 5, 0, 0),
+        f("gcc-12/ice_deterministic_reportbug_noaslr.stderr", Gcc, GccIce, Some(11), None, None, None, 5, 0, 1),
+        f("gcc-12/ice_plain_t20.stderr", Gcc, GccIce, Some(11), None, None, None, 3, 0, 0),
+        f("gcc-12/ice_plain_t4.stderr", Gcc, GccIce, Some(11), None, None, None, 3, 0, 0),
+        f("gcc-12/ice_reportbug_t20.stderr", Gcc, GccIce, Some(11), None, None, None, 3, 0, 0),
+        f("gcc-12/ice_reportbug_t4.stderr", Gcc, GccIce, Some(11), None, None, None, 3, 0, 0),
+        f("gcc-12/killed_sigkill.stderr", Gcc, Killed, Some(9), Some("gcc-12"), None, None, 0, 0, 0),
+        f("gcc-12/killed_sigtrap.stderr", Gcc, GccIce, Some(5), Some("gcc-12"), None, None, 0, 0, 0),
+        f("llvm-tools/llc19_sigsegv.stderr", LlvmTool, OtherSignal, None, None, None, None, 15, 0, 0),
+        f("riscv/sigsegv_rv_t15.stderr", Clang, Segfault, Some(11), C19, IN, Some(139), 46, 5, 2),
+        f("riscv/sigsegv_rv_t18.stderr", Clang, Segfault, Some(11), C19, IN, Some(139), 35, 4, 2),
+        f("hip/crash_devonly1arch_clang16/stderr.txt", Clang, IllegalInstruction, Some(4), C, IN, Some(132), 36, 3, 2),
+        f("hip/crash_devonly1arch_clang19/stderr.txt", Clang, IllegalInstruction, Some(4), C19, IN, Some(132), 37, 3, 2),
+        f("hip/crash_devonly2arch_clang16/stderr.txt", Clang, IllegalInstruction, Some(4), C, OUT, None, 30, 3, 3),
+        f("hip/crash_devonly2arch_clang19/stderr.txt", Clang, IllegalInstruction, Some(4), C19, OUT, None, 31, 3, 3),
+        f("hip/crash_rdc_clang16/stderr.txt", Clang, IllegalInstruction, Some(4), C, OUT, None, 30, 3, 0),
+        f("hip/crash_rdc_clang19/stderr.txt", Clang, IllegalInstruction, Some(4), C19, OUT, None, 31, 3, 0),
+    ]
+};
+
+#[test]
+fn facts_of_every_crash_sample() {
+    for facts in FACTS {
+        let rel = format!("research/samples/{}", facts.rel);
+        let c = crash_of(&rel);
+        assert_eq!(c.family, facts.family, "{rel}");
+        assert_eq!(c.kind, facts.kind, "{rel}");
+        assert_eq!(c.signal, facts.signal, "{rel}");
+        assert_eq!(c.tool.as_deref(), facts.tool, "{rel}");
+        assert_eq!(c.in_process, facts.in_process, "{rel}");
+        assert_eq!(c.cc1_exit_code, facts.cc1_exit_code, "{rel}");
+        assert_eq!(c.frames.len(), facts.frames, "{rel}");
+        assert_eq!(c.pretty_stack.len(), facts.pretty, "{rel}");
+        assert_eq!(c.reproducer_files.len(), facts.reproducers, "{rel}");
+        // Frames are numbered in order from 0 (the glibc and GCC formats print no numbers).
+        for (i, f) in c.frames.iter().enumerate() {
+            assert_eq!(f.index as usize, i, "{rel}");
+        }
+        if c.family == Family::Clang {
+            assert!(c.program_arguments.is_some(), "{rel}");
+        }
+    }
+    // Every crash sample of the directory is covered above.
+    let mut all = 0;
+    for dir in [
+        "clang-14",
+        "clang-16",
+        "clang-19",
+        "gcc-12",
+        "llvm-tools",
+        "riscv",
+    ] {
+        for entry in std::fs::read_dir(shared().join("research/samples").join(dir)).unwrap() {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            if name.ends_with(".stderr")
+                && parse_file(&format!("research/samples/{dir}/{name}")).is_some()
+            {
+                all += 1;
+                assert!(
+                    FACTS.iter().any(|f| f.rel == format!("{dir}/{name}")),
+                    "{dir}/{name}"
+                );
+            }
+        }
+    }
+    assert_eq!(all, FACTS.len() - 6); // minus the six HIP samples
+}
+
+#[test]
+fn details_of_selected_samples() {
+    let c = crash_of("research/samples/clang-19/crash_sym.stderr");
+    assert_eq!(
+        c.program_arguments.as_deref(),
+        Some("/usr/bin/clang-19 -c pragma_crash.c -o /dev/null -fcrash-diagnostics-dir=/home/user/samples/clang-19/crash_sym.crashdir")
+    );
+    let pretty: Vec<(u32, &str)> = c
+        .pretty_stack
+        .iter()
+        .map(|e| (e.index, e.text.as_str()))
+        .collect();
+    assert_eq!(
+        pretty,
+        [
+            (1, "pragma_crash.c:2:2: current parser token 'pragma'"),
+            (2, "pragma_crash.c:1:19: parsing function body 'before'"),
+            (3, "pragma_crash.c:1:19: in compound statement ('{}')"),
+        ]
+    );
+    assert_eq!(
+        c.reproducer_files,
+        [
+            "/home/user/samples/clang-19/crash_sym.crashdir/pragma_crash-653324.c",
+            "/home/user/samples/clang-19/crash_sym.crashdir/pragma_crash-653324.sh",
+        ]
+    );
+    let f5 = &c.frames[5];
+    assert_eq!(
+        f5.symbol.as_deref(),
+        Some("clang::Preprocessor::HandlePragmaDirective(clang::PragmaIntroducer)")
+    );
+    assert_eq!(
+        f5.module.as_deref(),
+        Some("/usr/lib/llvm-19/bin/../lib/libclang-cpp.so.19.1")
+    );
+    assert_eq!(f5.offset, Some(0xc1a3fc));
+    assert_eq!(c.frames[4].symbol, None);
+    let f34 = &c.frames[34];
+    assert_eq!(f34.symbol.as_deref(), Some("__libc_start_call_main"));
+    assert_eq!(
+        f34.file.as_deref(),
+        Some("./csu/../sysdeps/nptl/libc_start_call_main.h")
+    );
+    assert_eq!(f34.line, Some(74));
+
+    // Debian clang-14 without symbolizer: mangled glibc format, demangled here.
+    let c = crash_of("research/samples/clang-14/crash_nosym.stderr");
+    assert_eq!(
+        c.frames[6].symbol.as_deref(),
+        Some("clang::Preprocessor::HandlePragmaDirective(clang::PragmaIntroducer)")
+    );
+    assert_eq!(
+        c.frames[6].module.as_deref(),
+        Some("/lib/x86_64-linux-gnu/libclang-cpp.so.14")
+    );
+    assert_eq!(c.frames[10].symbol, None);
+    assert_eq!(c.frames[10].offset, Some(0xa4e3f3));
+
+    // dladdr format: bare basenames, named frames carry no module offset.
+    let c = crash_of("research/samples/clang-19/crash_nosym.stderr");
+    assert_eq!(c.frames[5].module.as_deref(), Some("libclang-cpp.so.19.1"));
+    assert_eq!(c.frames[5].symbol_offset, Some(92));
+    assert_eq!(c.frames[36].symbol.as_deref(), Some("_start"));
+
+    // Out-of-process: Program arguments is the -cc1 line.
+    let c = crash_of("research/samples/clang-14/crash_noint.stderr");
+    assert!(c
+        .program_arguments
+        .unwrap()
+        .starts_with("/usr/lib/llvm-14/bin/clang -cc1 -triple x86_64-pc-linux-gnu"));
+
+    // Fatal error: the message, and `Process::Exit` frames before report_fatal_error.
+    let c = crash_of("research/samples/clang-16/fatal.stderr");
+    assert_eq!(
+        c.message.as_deref(),
+        Some("#pragma clang __debug llvm_fatal_error")
+    );
+
+    // GCC: pass, message, frames with their location lines.
+    let c = crash_of("research/samples/gcc-12/ice_deterministic.stderr");
+    assert_eq!(c.gcc_pass.as_deref(), Some("RTL:final"));
+    assert_eq!(c.message.as_deref(), Some("Segmentation fault"));
+    assert_eq!(c.frames[0].symbol, None);
+    assert_eq!(
+        c.frames[1].symbol.as_deref(),
+        Some("__pthread_kill_implementation")
+    );
+    assert_eq!(c.frames[1].file.as_deref(), Some("./nptl/pthread_kill.c"));
+    assert_eq!(c.frames[1].line, Some(44));
+    let c = crash_of("research/samples/gcc-12/ice_deterministic_reportbug_noaslr.stderr");
+    assert_eq!(
+        c.reproducer_files,
+        ["/home/user/samples/gcc-12/reportbug_tmp/ccRnCQzI.out"]
+    );
+    let sig = signature(&c);
+    assert_eq!(
+        (sig.kind.as_str(), sig.phase.as_str()),
+        ("gcc_ice", "RTL:final")
+    );
+    assert!(sig.frames.is_empty()); // all libc: Debian's cc1 is stripped
+    assert!(!sig.weak);
+
+    // HIP multi-job: the failing device job's -cc1 line names the arch.
+    let c = crash_of("research/samples/hip/crash_rdc_clang19/stderr.txt");
+    assert!(c.program_arguments.unwrap().contains("-target-cpu gfx90a"));
+
+    // Legacy pass manager, innermost pass.
+    let sig = signature(&crash_of("research/samples/clang-14/sigsegv_t16.stderr"));
+    assert_eq!(sig.phase, "X86 cmov Conversion");
+    assert_eq!(sig.frames[0], "llvm::TargetSchedModel::init");
+}
+
+#[test]
+fn corpus_facts() {
+    // fe-gh59446: C++ frontend SIGSEGV, crash-on-invalid, clang-16.
+    let c = crash_of("corpus/fe-gh59446/stderr.txt");
+    assert_eq!(c.kind, CrashKind::Segfault);
+    assert_eq!((c.in_process, c.cc1_exit_code), (Some(true), Some(139)));
+    assert!(c
+        .pretty_stack
+        .iter()
+        .any(|e| e.text == "GH59446.cpp:5:21: parsing function body 'GH59446::f'"));
+    assert_eq!(c.frames.len(), 43);
+    let sig = signature(&c);
+    assert_eq!(sig.frames[0], "clang::Sema::getDestructorName");
+    assert_eq!(
+        sig.frames[1..],
+        [
+            "clang::Parser::ParseUnqualifiedId",
+            "clang::Parser::ParsePostfixExpressionSuffix"
+        ]
+    );
+    // The reference's phase is the innermost stage, one below `parsing function body 'X'`.
+    assert_eq!(sig.phase, "in compound statement ('X')");
+    assert_eq!(sig.id, "49724a2ef4a4"); // signature_ref.py
+    let big = signature(&crash_of("corpus/big-gh59446/stderr.txt"));
+    assert_eq!(big.id, sig.id);
+
+    // rv-gh75010: RISC-V fatal error in declare-to-assign.
+    let c = crash_of("corpus/rv-gh75010/stderr.txt");
+    assert_eq!(c.kind, CrashKind::FatalError);
+    assert_eq!(
+        c.message.as_deref(),
+        Some("Invalid size request on a scalable vector.")
+    );
+    let sig = signature(&c);
+    assert_eq!(sig.phase, "declare-to-assign");
+    assert_eq!(
+        sig.frames,
+        [
+            "llvm::TypeSize::operator unsigned long",
+            "llvm::at::trackAssignments",
+            "llvm::AssignmentTrackingPass::runOnFunction"
+        ]
+    );
+    assert_eq!(sig.id, "3c6c661882c2"); // signature_ref.py
+
+    // amdgpu-si-flat: "Cannot select" in AMDGPU ISel.
+    let c = crash_of("corpus/amdgpu-si-flat/stderr.txt");
+    assert_eq!(c.kind, CrashKind::FatalError);
+    let message = c.message.as_deref().unwrap();
+    assert!(
+        message.starts_with("Cannot select: 0x55cec7b3db00: ch = store<(store (s32) into %ir.2"),
+        "{message}"
+    );
+    let sig = signature(&c);
+    assert_eq!(sig.phase, "AMDGPU DAG->DAG Pattern Instruction Selection");
+    assert!(sig
+        .message
+        .starts_with("Cannot select: ADDR: ch = store<(store (s32) into VAL"));
+    assert_eq!(sig.frames[0], "llvm::SelectionDAGISel::SelectCodeCommon");
+    // libLLVM+0xdfd00e, +0xdfcfcb, clang+0x12013 and libLLVM+0x1762873 (frame #7)
+    assert_eq!(sig.unnamed_frames, 4);
+    assert_eq!(sig.id, "2ccaddb875fe"); // signature_ref.py
+    assert_eq!(
+        signature(&crash_of("corpus/big-amdgpu-si-flat/stderr.txt")).id,
+        sig.id
+    );
+
+    // opt-gh68553: stack overflow, out-of-process, 256 frames.
+    let c = crash_of("corpus/opt-gh68553/stderr.txt");
+    assert_eq!(c.kind, CrashKind::StackOverflow);
+    assert_eq!(c.signal, Some(11));
+    assert_eq!(c.in_process, Some(false));
+    assert_eq!(c.frames.len(), 256);
+    let scev = c
+        .frames
+        .iter()
+        .filter(|f| {
+            f.symbol
+                .as_deref()
+                .is_some_and(|s| s.starts_with("llvm::ScalarEvolution::getSCEVAtScope("))
+        })
+        .count();
+    assert_eq!(scev, 115);
+    let sig = signature(&c);
+    assert_eq!(sig.kind, "SIGSEGV");
+    assert_eq!(sig.phase, "loop(loop-idiom,indvars,simple-loop-unswitch<no-nontrivial;trivial>,loop-deletion,loop-unroll-full)");
+    assert_eq!(sig.id, "11b9a3259fad"); // signature_ref.py
+
+    // The same crash in-process: the driver dies of SIGSEGV and prints nothing.
+    let c = parse(
+        "",
+        ExitInfo {
+            code: None,
+            signal: Some(11),
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        (c.kind, c.frames.len(), c.message.as_deref()),
+        (CrashKind::Segfault, 0, None)
+    );
+    assert!(signature(&c).weak);
+}
+
+/// Every stderr under shared/ parses without panicking, and whatever parses has a signature.
+#[test]
+fn every_file_parses() {
+    let mut files = vec![];
+    for dir in [
+        "research/samples/clang-14",
+        "research/samples/clang-16",
+        "research/samples/clang-19",
+        "research/samples/gcc-12",
+        "research/samples/llvm-tools",
+        "research/samples/riscv",
+    ] {
+        for e in std::fs::read_dir(shared().join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "stderr") {
+                files.push(p);
+            }
+        }
+    }
+    for root in ["research/samples/hip", "corpus"] {
+        for e in std::fs::read_dir(shared().join(root)).unwrap() {
+            let p = e.unwrap().path().join("stderr.txt");
+            if p.is_file() {
+                files.push(p);
+            }
+        }
+    }
+    assert!(files.len() >= 70, "{}", files.len());
+    for p in files {
+        if let Some(c) = parse(&read(&p), exit_of(&p)) {
+            let s = signature(&c);
+            assert_eq!(s.id.len(), 12, "{}", p.display());
+            assert!(s.id.chars().all(|c| c.is_ascii_hexdigit()));
+        }
+    }
+}
