@@ -275,7 +275,29 @@ pub(crate) fn pretty(text: &[u8], indent: bool) -> Vec<u8> {
     out
 }
 
-/// The whole text, pretty-printed (or, if that is not shorter, without indentation).
+/// Every run of whitespace squeezed to one byte (a newline if the run had one). Keeps
+/// whitespace-only texts non-empty and is the fallback when pretty-printing does not shrink.
+pub(crate) fn squeeze(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let run = text[i..]
+            .iter()
+            .take_while(|b| b.is_ascii_whitespace())
+            .count();
+        if run == 0 {
+            out.push(text[i]);
+            i += 1;
+        } else {
+            let nl = text[i..i + run].contains(&b'\n');
+            out.push(if nl { b'\n' } else { b' ' });
+            i += run;
+        }
+    }
+    out
+}
+
+/// The whole text pretty-printed; if that is not shorter, without indentation; else squeezed.
 pub(crate) fn normalise(text: &[u8]) -> Box<dyn Plan> {
     let whole = |v: Vec<u8>| {
         vec![Edit {
@@ -288,11 +310,15 @@ pub(crate) fn normalise(text: &[u8]) -> Box<dyn Plan> {
         items: vec![
             Item {
                 edits: whole(pretty(text, true)),
-                on_success: 2,
+                on_success: 3,
             },
             Item {
                 edits: whole(pretty(text, false)),
-                on_success: 2,
+                on_success: 3,
+            },
+            Item {
+                edits: whole(squeeze(text)),
+                on_success: 3,
             },
         ],
     })

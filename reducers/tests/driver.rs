@@ -1,0 +1,263 @@
+//! The driver against scripted, pure interestingness tests: fixed-order acceptance (same output
+//! for any `jobs`), the cache, cancellation, the stop flag, the observer, and the guarantee that
+//! the empty text is never tested. No test sleeps; the blocking ones spin on their cancel token.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use icepick_reducers::{reduce, CancelToken, Event, Options, Outcome, Pass, Pipeline};
+
+const SAMPLE: &str = r#"# 1 "m.cpp"
+# 1 "/usr/include/h.h" 1 3
+namespace std { template <class T> struct vector { T *p; int size() const { return 0; } }; }
+# 2 "m.cpp" 2
+int helper(int a, int b) { return a * b + 17; }
+struct Widget { int x; double y[4]; void poke(int k) { x += k; } };
+static const char *name = "a long string literal";
+int main() {
+  Widget w;
+  for (int i = 0; i < 10; i++) { w.poke(helper(i, 2)); }
+  KEEP_A(w.x);
+  if (w.x > 3) { KEEP_B(); }
+  return 0;
+}
+"#;
+
+fn balanced(t: &[u8]) -> bool {
+    let mut depth = 0i64;
+    for &b in t {
+        depth += match b {
+            b'{' => 1,
+            b'}' => -1,
+            _ => 0,
+        };
+        if depth < 0 {
+            return false;
+        }
+    }
+    depth == 0
+}
+
+fn contains(t: &[u8], s: &str) -> bool {
+    t.windows(s.len()).any(|w| w == s.as_bytes())
+}
+
+/// Interesting iff both markers survive and braces balance.
+fn oracle(t: &[u8], _: &CancelToken) -> Outcome {
+    assert!(!t.is_empty(), "the empty text was tested");
+    if contains(t, "KEEP_A") && contains(t, "KEEP_B") && balanced(t) {
+        Outcome::Interesting
+    } else {
+        Outcome::Uninteresting
+    }
+}
+
+fn opts(jobs: usize) -> Options {
+    Options {
+        jobs,
+        ..Options::default()
+    }
+}
+
+#[test]
+fn same_output_for_any_jobs_and_observed_sizes_decrease() {
+    let mut outputs = Vec::new();
+    for jobs in [1, 2, 4, 7] {
+        let mut sizes = vec![SAMPLE.len()];
+        let r = reduce(SAMPLE.as_bytes(), &opts(jobs), &oracle, &mut |e| {
+            if let Event::Improved { best, pass } = e {
+                assert!(!pass.is_empty());
+                assert_eq!(oracle(best, &CancelToken::new()), Outcome::Interesting);
+                sizes.push(best.len());
+            }
+        });
+        assert!(sizes.windows(2).all(|w| w[1] < w[0]), "sizes {sizes:?}");
+        assert_eq!(*sizes.last().unwrap(), r.output.len());
+        assert_eq!(r.stats.bytes_now, r.output.len());
+        assert_eq!(r.stats.bytes_before, SAMPLE.len());
+        assert!(!r.stats.stopped);
+        outputs.push(r.output);
+    }
+    assert!(outputs.windows(2).all(|w| w[0] == w[1]));
+    let out = String::from_utf8(outputs.pop().unwrap()).unwrap();
+    assert!(out.len() < 40, "{out:?}");
+}
+
+#[test]
+fn cache_answers_repeated_candidates() {
+    // Nothing but the input is interesting; the second `lines` pass sees the same text and
+    // the same candidates as the first, so every one of them is a cache hit.
+    let calls = AtomicU64::new(0);
+    let test = |_: &[u8], _: &CancelToken| {
+        calls.fetch_add(1, Ordering::Relaxed);
+        Outcome::Uninteresting
+    };
+    let o = Options {
+        jobs: 1,
+        pipeline: Pipeline {
+            first: vec![],
+            main: vec![Pass::Lines, Pass::Lines],
+            last: vec![],
+        },
+        ..Options::default()
+    };
+    let r = reduce(SAMPLE.as_bytes(), &o, &test, &mut |_| {});
+    assert_eq!(r.output, SAMPLE.as_bytes());
+    assert!(r.stats.tests > 10);
+    assert_eq!(r.stats.tests, calls.load(Ordering::Relaxed));
+    assert_eq!(r.stats.cache_hits, r.stats.tests);
+}
+
+/// Spins until cancelled or a generous deadline passes; true if cancelled.
+fn wait_for_cancel(c: &CancelToken) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        if c.is_cancelled() {
+            return true;
+        }
+        std::thread::yield_now();
+    }
+    false
+}
+
+#[test]
+fn later_tests_are_cancelled_when_an_earlier_candidate_wins() {
+    // Lines pass, back half first: candidate 0 (drop the back half) is interesting at once;
+    // the speculative ones after it that still contain the back half block until cancelled.
+    let text: String = (0..16)
+        .map(|i| {
+            if i < 4 {
+                format!("keep {i}\n")
+            } else {
+                format!("junk {i}\n")
+            }
+        })
+        .collect();
+    let released = AtomicU64::new(0);
+    let blocked = AtomicU64::new(0);
+    let test = |t: &[u8], c: &CancelToken| {
+        let first_window = contains(t, "junk 15");
+        if !first_window && contains(t, "keep 0") && contains(t, "keep 3") {
+            // Answer only once a speculative test is running, so there is one to cancel.
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while blocked.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+                std::thread::yield_now();
+            }
+            Outcome::Interesting
+        } else if first_window {
+            blocked.fetch_add(1, Ordering::SeqCst);
+            if wait_for_cancel(c) {
+                released.fetch_add(1, Ordering::Relaxed);
+            }
+            Outcome::Interesting // ignored: the result of a cancelled test is discarded
+        } else {
+            Outcome::Uninteresting
+        }
+    };
+    let o = Options {
+        jobs: 4,
+        pipeline: Pipeline {
+            first: vec![],
+            main: vec![Pass::Lines],
+            last: vec![],
+        },
+        max_rounds: Some(1),
+        ..Options::default()
+    };
+    let t0 = Instant::now();
+    let r = reduce(text.as_bytes(), &o, &test, &mut |_| {});
+    assert!(t0.elapsed() < Duration::from_secs(15));
+    assert!(released.load(Ordering::Relaxed) > 0);
+    assert!(r.stats.cancelled > 0);
+    assert_eq!(r.output, b"keep 0\nkeep 3\n");
+}
+
+#[test]
+fn stop_flag_returns_best_so_far_promptly() {
+    let stop = Arc::new(AtomicBool::new(false));
+    let calls = AtomicU64::new(0);
+    let test = |t: &[u8], c: &CancelToken| {
+        let n = calls.fetch_add(1, Ordering::Relaxed);
+        if n < 3 {
+            return oracle(t, c);
+        }
+        // Ctrl-C arrives while tests are running.
+        stop.store(true, Ordering::Relaxed);
+        wait_for_cancel(c);
+        Outcome::Uninteresting
+    };
+    let o = Options {
+        jobs: 2,
+        stop: stop.clone(),
+        ..Options::default()
+    };
+    let best = Mutex::new(SAMPLE.as_bytes().to_vec());
+    let t0 = Instant::now();
+    let r = reduce(SAMPLE.as_bytes(), &o, &test, &mut |e| {
+        if let Event::Improved { best: b, .. } = e {
+            *best.lock().unwrap() = b.to_vec();
+        }
+    });
+    assert!(t0.elapsed() < Duration::from_secs(10));
+    assert!(r.stats.stopped);
+    assert_eq!(r.output, *best.lock().unwrap());
+    assert_eq!(oracle(&r.output, &CancelToken::new()), Outcome::Interesting);
+    assert!(calls.load(Ordering::Relaxed) <= 3 + 2);
+}
+
+#[test]
+fn empty_input_is_returned_untested() {
+    let r = reduce(
+        b"",
+        &opts(2),
+        &|_: &[u8], _: &CancelToken| -> Outcome { panic!("tested") },
+        &mut |_| {},
+    );
+    assert!(r.output.is_empty());
+    assert_eq!(r.stats.tests, 0);
+}
+
+#[test]
+fn everything_interesting_never_tests_the_empty_text() {
+    let test = |t: &[u8], _: &CancelToken| {
+        assert!(!t.is_empty());
+        Outcome::Interesting
+    };
+    let r = reduce(SAMPLE.as_bytes(), &opts(3), &test, &mut |_| {});
+    assert!(
+        !r.output.is_empty() && r.output.len() <= 2,
+        "{:?}",
+        String::from_utf8_lossy(&r.output)
+    );
+}
+
+#[test]
+fn progress_reports_pass_names_and_counts() {
+    let mut passes = Vec::new();
+    let mut last_tests = 0;
+    let r = reduce(SAMPLE.as_bytes(), &opts(2), &oracle, &mut |e| {
+        if let Event::Progress(s) = e {
+            assert!(s.tests >= last_tests);
+            last_tests = s.tests;
+            if passes.last() != Some(&s.pass) {
+                passes.push(s.pass);
+            }
+        }
+    });
+    assert_eq!(passes.first(), Some(&"crash-cut"));
+    assert!(passes.contains(&"provenance") && passes.contains(&"normalise"));
+    assert_eq!(r.stats.tests, last_tests);
+    assert!(r.stats.candidates >= r.stats.tests + r.stats.cache_hits);
+}
+
+#[test]
+#[should_panic(expected = "boom")]
+fn a_panicking_test_is_resumed_on_the_callers_thread() {
+    reduce(
+        SAMPLE.as_bytes(),
+        &opts(2),
+        &|_: &[u8], _: &CancelToken| -> Outcome { panic!("boom") },
+        &mut |_| {},
+    );
+}

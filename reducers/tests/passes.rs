@@ -1,0 +1,137 @@
+//! Property tests for every pass: candidates are strictly shorter than their input (so never
+//! identical and never larger), no input makes a pass panic, and a reduction with a pass is a
+//! fixpoint (reducing its output again changes nothing).
+
+use icepick_reducers::{reduce, CancelToken, Hints, Options, Outcome, Pass, Pipeline};
+use proptest::prelude::*;
+
+fn passes() -> Vec<Pass> {
+    let mut all = Pass::all();
+    all.extend([Pass::Chunks(5), Pass::Chunks(12)]);
+    all
+}
+
+fn hints(line: u32) -> Hints {
+    Hints {
+        parser_location: Some(("a.c".into(), line)),
+        crash_function: Some("_Z1fv".into()),
+    }
+}
+
+/// C-like text: fragments that exercise brackets, markers, literals and directives.
+fn c_like() -> impl Strategy<Value = Vec<u8>> {
+    let frag = prop::sample::select(vec![
+        "int",
+        "x",
+        "f",
+        "a",
+        "{",
+        "}",
+        "(",
+        ")",
+        "[",
+        "]",
+        "<",
+        ">",
+        ";",
+        ",",
+        "::",
+        "=",
+        " ",
+        " ",
+        "\n",
+        "\n",
+        "# 1 \"a.c\"\n",
+        "# 1 \"h.h\" 1 3\n",
+        "# 3 \"a.c\" 2\n",
+        "#pragma x\n",
+        "\"str\"",
+        "'c'",
+        "42",
+        "1.5f",
+        "/* c */",
+        "// c\n",
+        "template",
+        "struct",
+        "namespace",
+        "void f() {",
+        "return",
+        "\\\n",
+        "R\"(x)\"",
+        "\u{e9}",
+        "\t",
+    ]);
+    prop::collection::vec(frag, 0..80).prop_map(|v| v.concat().into_bytes())
+}
+
+fn any_text() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![prop::collection::vec(any::<u8>(), 0..300), c_like()]
+}
+
+fn interesting_iff_contains(needle: Vec<u8>) -> impl Fn(&[u8], &CancelToken) -> Outcome + Sync {
+    move |t: &[u8], _: &CancelToken| {
+        assert!(!t.is_empty(), "the empty text was tested");
+        if t.windows(needle.len().max(1))
+            .any(|w| w == needle.as_slice())
+        {
+            Outcome::Interesting
+        } else {
+            Outcome::Uninteresting
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn candidates_strictly_shrink(text in any_text(), line in 1u32..6) {
+        for pass in passes() {
+            for cand in pass.candidates(&text, &hints(line)).take(300) {
+                prop_assert!(cand.len() < text.len(), "{} grew or kept {:?}", pass.name(), String::from_utf8_lossy(&text));
+            }
+        }
+    }
+
+    #[test]
+    fn each_pass_reaches_a_stable_fixpoint(text in c_like(), at in any::<prop::sample::Index>(), len in 1usize..4) {
+        prop_assume!(!text.is_empty());
+        let start = at.index(text.len());
+        let needle = text[start..(start + len).min(text.len())].to_vec();
+        let test = interesting_iff_contains(needle);
+        for pass in passes() {
+            let opts = Options {
+                jobs: 1,
+                pipeline: Pipeline { first: vec![], main: vec![pass], last: vec![] },
+                ..Options::default()
+            };
+            let once = reduce(&text, &opts, &test, &mut |_| {});
+            prop_assert!(once.output.len() <= text.len());
+            prop_assert_eq!(test(&once.output, &CancelToken::new()), Outcome::Interesting);
+            let twice = reduce(&once.output, &opts, &test, &mut |_| {});
+            prop_assert_eq!(&twice.output, &once.output, "{} not stable", pass.name());
+            prop_assert_eq!(twice.stats.improvements, 0);
+        }
+    }
+
+    #[test]
+    fn default_pipeline_is_stable_and_job_independent(text in c_like(), at in any::<prop::sample::Index>()) {
+        prop_assume!(!text.is_empty());
+        let start = at.index(text.len());
+        let needle = text[start..(start + 2).min(text.len())].to_vec();
+        let test = interesting_iff_contains(needle);
+        let one = Options { jobs: 1, ..Options::default() };
+        let four = Options { jobs: 4, ..Options::default() };
+        let a = reduce(&text, &one, &test, &mut |_| {});
+        let b = reduce(&text, &four, &test, &mut |_| {});
+        prop_assert_eq!(&a.output, &b.output);
+        let again = reduce(&a.output, &one, &test, &mut |_| {});
+        prop_assert_eq!(&again.output, &a.output);
+    }
+}
+
+#[test]
+fn names_are_distinct() {
+    let names: std::collections::HashSet<_> = Pass::all().iter().map(Pass::name).collect();
+    assert_eq!(names.len(), Pass::all().len());
+}
