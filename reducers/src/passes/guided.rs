@@ -102,7 +102,11 @@ pub(crate) fn provenance(text: &[u8]) -> Box<dyn Plan> {
                 units.push(Unit::new(a, b, DEL));
             }
         };
-    for l in markers::lines(text) {
+    for (k, l) in markers::lines(text).enumerate() {
+        // The first marker names the main file; keep it so later plans agree on the main file.
+        if k == 0 && l.marker.is_some_and(|m| m.file == Some(main)) {
+            continue;
+        }
         let is_main = l.marker.is_none() && l.file.is_some_and(|f| f == main);
         if is_main {
             flush_run(&mut run, &mut units, &mut header_units);
