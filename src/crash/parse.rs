@@ -438,7 +438,15 @@ mod tests {
     #[test]
     fn kinds() {
         use CrashKind::*;
-        let rows: &[(&str, ExitInfo, CrashKind, Option<i32>, Option<&str>)] = &[
+        // (stderr, exit, kind, signal, message)
+        type Row = (
+            &'static str,
+            ExitInfo,
+            CrashKind,
+            Option<i32>,
+            Option<&'static str>,
+        );
+        let rows: &[Row] = &[
             ("", signal(11), Segfault, Some(11), None),
             ("", code(139), Segfault, Some(11), None),
             ("", code(132), IllegalInstruction, Some(4), None),

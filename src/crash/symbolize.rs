@@ -121,18 +121,67 @@ impl Table {
             .find(|s| s.start <= addr && addr < s.end)
     }
 
-    fn values_of(&self, demangled: &str) -> &[u64] {
-        let map = self.by_name.get_or_init(|| {
-            let mut map: HashMap<String, Vec<u64>> = HashMap::new();
-            for s in &self.symbols {
-                map.entry(name_key(&demangle(&s.name)))
-                    .or_default()
-                    .push(s.start);
-            }
-            map
-        });
-        map.get(&name_key(demangled)).map_or(&[], Vec::as_slice)
+    /// The `st_value`s of the functions whose demangled name is `demangled`.
+    fn values_of(&self, demangled: &str) -> Vec<u64> {
+        let key = name_key(demangled);
+        let Some(ident) = last_identifier(demangled) else {
+            // Operators, lambdas…: compare against every demangled name (built once).
+            let map = self.by_name.get_or_init(|| {
+                let mut map: HashMap<String, Vec<u64>> = HashMap::new();
+                for s in &self.symbols {
+                    map.entry(name_key(&demangle(&s.name)))
+                        .or_default()
+                        .push(s.start);
+                }
+                map
+            });
+            return map.get(&key).cloned().unwrap_or_default();
+        };
+        // A mangled name holds its identifiers length-prefixed (`21HandlePragmaDirective`):
+        // only those candidates are demangled.
+        let needle = format!("{}{ident}", ident.len());
+        self.symbols
+            .iter()
+            .filter(|s| &*s.name == ident || s.name.contains(&needle))
+            .filter(|s| name_key(&demangle(&s.name)) == key)
+            .map(|s| s.start)
+            .collect()
     }
+}
+
+/// `s` without a trailing `open … close` group (`(args)`, `<targs>`), brackets matched.
+fn strip_trailing_group(s: &str, open: char, close: char) -> &str {
+    if !s.ends_with(close) {
+        return s;
+    }
+    let mut depth = 0;
+    for (i, ch) in s.char_indices().rev() {
+        if ch == close {
+            depth += 1;
+        } else if ch == open {
+            depth -= 1;
+            if depth == 0 {
+                return &s[..i];
+            }
+        }
+    }
+    s
+}
+
+/// The unqualified name of a demangled function (`HandlePragmaDirective` in
+/// `clang::Preprocessor::HandlePragmaDirective(clang::PragmaIntroducer)`), when it is a plain
+/// identifier.
+fn last_identifier(demangled: &str) -> Option<&str> {
+    let s = demangled.trim();
+    let s = s.strip_suffix(" const").unwrap_or(s);
+    let s = strip_trailing_group(s, '(', ')');
+    let s = strip_trailing_group(s, '<', '>');
+    let ident = s.rsplit("::").next()?;
+    let mut chars = ident.chars();
+    let first = chars.next()?;
+    ((first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    .then_some(ident)
 }
 
 /// Demanglers disagree on spaces (`> >` vs `>>`); compare names without them.
@@ -269,7 +318,7 @@ fn load_base<'a>(table: &Table, frames: impl Iterator<Item = &'a super::Frame>) 
         let Some(start) = address.checked_sub(delta) else {
             continue;
         };
-        for &value in table.values_of(symbol) {
+        for value in table.values_of(symbol) {
             if let Some(base) = start.checked_sub(value).filter(|b| b % PAGE == 0) {
                 *votes.entry(base).or_default() += 1;
             }
@@ -421,6 +470,27 @@ mod tests {
         // Frame 4 is a local function in both prints.
         assert_eq!(crash.frames[4].offset, Some(0xc20eb9));
         assert_eq!(crash.frames[4].symbol, None);
+    }
+
+    #[test]
+    fn last_identifiers() {
+        let rows = [
+            (
+                "clang::Preprocessor::HandlePragmaDirective(clang::PragmaIntroducer)",
+                Some("HandlePragmaDirective"),
+            ),
+            (
+                "llvm::SmallVector<int, 4u>::grow(unsigned long) const",
+                Some("grow"),
+            ),
+            ("std::vector<int>::push_back<int&>(int&)", Some("push_back")),
+            ("_start", Some("_start")),
+            ("llvm::APInt::operator<<=(unsigned int)", None),
+            ("(anonymous namespace)::f()", Some("f")),
+        ];
+        for (name, want) in rows {
+            assert_eq!(last_identifier(name), want, "{name}");
+        }
     }
 
     #[test]

@@ -170,6 +170,7 @@ struct Facts {
 const FACTS: &[Facts] = {
     use CrashKind::*;
     use Family::*;
+    #[expect(clippy::too_many_arguments, reason = "one table row")]
     const fn f(rel: &'static str, family: Family, kind: CrashKind, signal: Option<i32>, tool: Option<&'static str>,
                in_process: Option<bool>, cc1_exit_code: Option<i32>, frames: usize, pretty: usize, reproducers: usize) -> Facts {
         Facts { rel, family, kind, signal, tool, in_process, cc1_exit_code, frames, pretty, reproducers }
