@@ -9,7 +9,14 @@
 //!   dropped like libc frames printed with a module, so symbolized and unsymbolized prints of
 //!   one crash hash alike (the reference keeps them);
 //! - SIGKILL is `killed` (infrastructure), a stack overflow hashes as `SIGSEGV` (what it is), a
-//!   signal-less LLVM-tool stack dump is `unknown` as in the reference.
+//!   signal-less LLVM-tool stack dump is `unknown` as in the reference;
+//! - c++filt's ` [clone .isra.0]` is removed with the argument list (the reference keeps both);
+//! - `UNREACHABLE executed` takes the line before it as its reason only when that line is not a
+//!   diagnostic, banner or blank (the reference always takes it), and BSD-style
+//!   `Assertion failed: (cond), function f, file F, line N.` is understood too.
+//!
+//! Like the reference, and unlike the prose of §8, frames are not capped at 80 characters and
+//! messages get no 3-digit-number normalisation: either would change recorded ids.
 
 use std::sync::LazyLock;
 
