@@ -243,15 +243,24 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
 
     // Preprocess the crashing job and check that the preprocessed input keeps the crash.
     let lang = command.language();
-    let input_name = format!("input.{}", lang.preprocessed_ext());
-    let input_abs = case_dir.path().join(&input_name);
+    let mut input_name = String::new();
     let mut preprocessing = None;
+    let mut last_replay = None;
     let modes: &[&str] = if req.given_input.is_some() {
         &["given"]
     } else {
         &["full", "rewrite-includes"]
     };
     for mode in modes {
+        input_name = match (*mode, &req.given_input) {
+            ("given", Some(src)) => format!(
+                "input.{}",
+                src.extension().and_then(|e| e.to_str()).unwrap_or("i")
+            ),
+            ("rewrite-includes", _) => format!("input.{}", lang.rewritten_x().1),
+            _ => format!("input.{}", lang.preprocessed_ext()),
+        };
+        let input_abs = case_dir.path().join(&input_name);
         let (pp_cmd, made) = match (*mode, &req.given_input) {
             ("given", Some(src)) => {
                 let bytes = std::fs::read(src)
@@ -310,6 +319,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
         } else {
             replay
         };
+        last_replay = Some(replay.argv());
         progress("replaying on the preprocessed input");
         let r = runner.run(&replay, Some(case_dir.path()))?;
         case_dir.write(&format!("logs/replay-{mode}.stderr"), &r.output.stderr)?;
@@ -359,9 +369,11 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
             );
         }
     }
-    let replay = replay_base
-        .compile_preprocessed(&job_sel, &input_name, lang, "/dev/null", false)
-        .argv();
+    let replay = last_replay.unwrap_or_else(|| {
+        replay_base
+            .compile_preprocessed(&job_sel, &input_name, lang, "/dev/null", false)
+            .argv()
+    });
     finish(
         req,
         case_dir,

@@ -79,6 +79,21 @@ impl Lang {
         }
     }
 
+    /// The `-x` value and file extension for `-frewrite-includes` output, which is still
+    /// source of the original language (macros and `#if` live; `cpp-output` would skip the
+    /// predefined and `-D` macros it needs).
+    pub fn rewritten_x(self) -> (&'static str, &'static str) {
+        match self {
+            Lang::C => ("c", "c"),
+            Lang::Cxx | Lang::Other => ("c++", "cpp"),
+            Lang::Hip => ("hip", "hip"),
+            Lang::Cuda => ("cuda", "cu"),
+            Lang::OpenCl => ("cl", "cl"),
+            Lang::CPre => ("cpp-output", "i"),
+            Lang::CxxPre => ("c++-cpp-output", "ii"),
+        }
+    }
+
     /// The `-x` value to compile a preprocessed file of this language with, and extra
     /// arguments that must come with it. HIP/CUDA keep their language (`-x hip-cpp-output`
     /// makes the driver look for an offload bundle, find none and compile nothing, exit 0)
@@ -143,12 +158,42 @@ impl CompilerCommand {
     /// Splits the arguments into options (with their values) and inputs.
     fn roles(&self) -> Vec<(usize, ArgRole)> {
         let cc1 = self.is_cc1();
+        // cc1 has no positional arguments but its inputs, and every input follows `-x LANG`
+        // (as clang prints them); any other bare word is the value of the option before it.
+        // That holds for options no table lists (`-msmall-data-limit 8`).
+        let cc1_inputs: Vec<usize> = if cc1 {
+            (2..self.args.len())
+                .filter(|&i| self.args[i - 2] == "-x" && !self.args[i].starts_with('-'))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut out = Vec::new();
         let mut i = 0;
         let mut only_inputs = false;
         while i < self.args.len() {
             let a = &self.args[i];
-            if only_inputs || a == "-" || !a.starts_with('-') {
+            let bare = a == "-" || !a.starts_with('-');
+            if cc1 && !cc1_inputs.is_empty() && !only_inputs {
+                if cc1_inputs.contains(&i) || i == 0 {
+                    let role = if i == 0 {
+                        ArgRole::Option { len: 1 }
+                    } else {
+                        ArgRole::Input
+                    };
+                    out.push((i, role));
+                    i += 1;
+                    continue;
+                }
+                let next_is_value = self.args.get(i + 1).is_some_and(|n| {
+                    !cc1_inputs.contains(&(i + 1)) && (!n.starts_with('-') || takes_value(a, true))
+                });
+                let len = if !bare && next_is_value { 2 } else { 1 };
+                out.push((i, ArgRole::Option { len }));
+                i += len;
+                continue;
+            }
+            if only_inputs || bare {
                 out.push((i, ArgRole::Input));
                 i += 1;
                 continue;
@@ -333,15 +378,16 @@ impl CompilerCommand {
 
     /// The command that compiles the preprocessed `input` of `job` the way the original
     /// compiled its source, writing to `out`; preprocessor-only options are dropped so it
-    /// needs no headers. `lang` is the original input's language. With `keep_macros` (for
-    /// `-frewrite-includes` output, where `#if` and macros are still live) `-D`/`-U` stay.
+    /// needs no headers. `lang` is the original input's language. With `rewritten` (for
+    /// `-frewrite-includes` output, where `#if` and macros are still live) `-D`/`-U` stay and
+    /// the input is compiled as the original language.
     pub fn compile_preprocessed(
         &self,
         job: &JobSelector,
         input: &str,
         lang: Lang,
         out: &str,
-        keep_macros: bool,
+        rewritten: bool,
     ) -> Self {
         let cc1 = self.is_cc1();
         let mut has_mode = false;
@@ -352,7 +398,7 @@ impl CompilerCommand {
             if options::is_mode(a) {
                 has_mode = true;
             }
-            (!options::is_preprocessor_only(a, cc1) || (keep_macros && options::is_macro(a)))
+            (!options::is_preprocessor_only(a, cc1) || (rewritten && options::is_macro(a)))
                 && !options::is_output(a)
                 && !options::is_job_choice(a)
                 && !options::is_language(a)
@@ -364,6 +410,7 @@ impl CompilerCommand {
             args.extend(job_args(job));
         }
         let (x, extra) = lang.preprocessed_x();
+        let x = if rewritten { lang.rewritten_x().0 } else { x };
         for e in extra {
             if !args.iter().any(|a| a == e) {
                 args.push((*e).into());

@@ -197,6 +197,23 @@ fn rewrite_includes_replay_keeps_macro_definitions() {
     let p = c.compile_preprocessed(&JobSelector::Whole, "input.i", Lang::C, "/dev/null", true);
     assert_eq!(
         p.args,
-        shlex::split("-DWITH_BUG=1 -UNDEBUG -c -o /dev/null -x cpp-output input.i").unwrap()
+        shlex::split("-DWITH_BUG=1 -UNDEBUG -c -o /dev/null -x c input.i").unwrap()
+    );
+}
+
+#[test]
+fn cc1_options_missing_from_the_table_do_not_become_inputs() {
+    let c = cmd("clang -cc1 -triple riscv64-unknown-linux-gnu -target-abi lp64d -msmall-data-limit 8 -vectorize-slp -target-feature -v -D FOO=1 -o /dev/null -x c vec-8d1a2b.c");
+    assert_eq!(c.inputs(), vec!["vec-8d1a2b.c"]);
+    let p = c.compile_preprocessed(&JobSelector::Whole, "input.c", Lang::C, "/dev/null", true);
+    assert!(
+        p.args.windows(2).any(|w| w == ["-msmall-data-limit", "8"]),
+        "{:?}",
+        p.args
+    );
+    assert!(
+        p.args.windows(2).any(|w| w == ["-target-feature", "-v"]),
+        "{:?}",
+        p.args
     );
 }

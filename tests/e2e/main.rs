@@ -1,1 +1,7 @@
-//! End-to-end tests against real compilers.
+//! End-to-end tests: the `icepick` binary against the real compilers that `scripts/setup`
+//! installs (Debian's clang-14/15/16/19). Nothing here is mocked except where a test says
+//! it models something no real binary shows on demand.
+
+mod bad_input;
+mod capture;
+mod util;

@@ -1,0 +1,244 @@
+//! Bad input and non-crashes: each gets a clear one-line reason and its documented exit code.
+
+use std::path::Path;
+
+use crate::util::*;
+
+fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+fn stderr_of(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn missing_compiler_is_a_usage_error_naming_it() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "f.c", "int x;\n");
+    let o = icepick(
+        d.path(),
+        &["capture", "--", "clang-does-not-exist-7", "-c", "f.c"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr_of(&o);
+    assert!(
+        e.contains("clang-does-not-exist-7") && e.contains("not found"),
+        "{e}"
+    );
+}
+
+#[test]
+fn unreadable_input_is_a_usage_error_naming_it() {
+    let d = tempfile::tempdir().unwrap();
+    let o = icepick(d.path(), &["capture", "--", "clang-19", "-c", "nope.c"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr_of(&o).contains("nope.c"), "{}", stderr_of(&o));
+}
+
+#[test]
+fn no_command_is_a_usage_error() {
+    let d = tempfile::tempdir().unwrap();
+    let o = icepick(d.path(), &["capture"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr_of(&o).contains("no input file"), "{}", stderr_of(&o));
+}
+
+#[test]
+fn a_successful_compile_is_not_a_crash() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "f.c", "int f(void) { return 1; }\n");
+    let o = icepick(
+        d.path(),
+        &["capture", "--", "clang-19", "-c", "f.c", "-o", "f.o"],
+    );
+    assert_eq!(o.status.code(), Some(3));
+    assert!(
+        stderr_of(&o).contains("compiled successfully"),
+        "{}",
+        stderr_of(&o)
+    );
+    // Nothing that looks like a case was left behind.
+    assert!(!std::fs::read_dir(d.path()).unwrap().any(|e| e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .starts_with("icepick-")));
+}
+
+#[test]
+fn ordinary_diagnostics_are_not_a_crash() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "f.c", "int f(void) { return undeclared; }\n");
+    let o = icepick(
+        d.path(),
+        &["capture", "--json", "--", "clang-19", "-c", "f.c"],
+    );
+    assert_eq!(o.status.code(), Some(3));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["outcome"], "no-crash");
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("ordinary diagnostics"),
+        "{v}"
+    );
+    assert!(v["reason"].as_str().unwrap().contains("undeclared"), "{v}");
+}
+
+#[test]
+fn a_hanging_compile_times_out_and_leaves_nothing_running() {
+    // A real hang: release builds of clang loop forever on this pragma.
+    let d = tempfile::tempdir().unwrap();
+    let marker = format!("hang_{}.c", std::process::id());
+    write(
+        d.path(),
+        &marker,
+        "void f(void) {\n#pragma clang __debug overflow_stack\n}\n",
+    );
+    let o = icepick(
+        d.path(),
+        &["capture", "--timeout", "2", "--", "clang-19", "-c", &marker],
+    );
+    assert_eq!(o.status.code(), Some(3), "{}", stderr_of(&o));
+    assert!(
+        stderr_of(&o).contains("did not finish within 2 s"),
+        "{}",
+        stderr_of(&o)
+    );
+    let leftovers: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.unwrap().path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(&marker))
+        .collect();
+    assert!(leftovers.is_empty(), "still running: {leftovers:?}");
+}
+
+/// A shim compiler script in `dir` (chmod +x).
+fn shim(dir: &Path, name: &str, body: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+const CRASH_UNLESS_NO_CRASH: &str =
+    "void f(void) {\n#ifndef NO_CRASH\n#pragma clang __debug crash\n#endif\n}\n";
+
+#[test]
+fn a_crash_that_comes_back_only_sometimes_is_reported_as_flaky() {
+    // Models a flaky host, which no real compiler here shows on demand: the shim runs the
+    // real clang-19, but only every other run with the crash enabled.
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "f.c", CRASH_UNLESS_NO_CRASH);
+    let counter = d.path().join("count");
+    let cc = shim(
+        d.path(),
+        "flaky-cc",
+        &format!(
+            "n=$(cat {c} 2>/dev/null || echo 0); echo $((n+1)) > {c}\n\
+             case \"$*\" in *--version*) exec clang-19 \"$@\";; esac\n\
+             if [ $((n % 2)) -eq 0 ]; then exec clang-19 \"$@\"; else exec clang-19 -DNO_CRASH \"$@\"; fi",
+            c = counter.display()
+        ),
+    );
+    let out = d.path().join("case");
+    let o = icepick(
+        d.path(),
+        &[
+            "capture",
+            "--reruns",
+            "3",
+            "--out",
+            out.to_str().unwrap(),
+            "--",
+            &cc,
+            "-c",
+            "f.c",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(4), "{}", stderr_of(&o));
+    let case: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("case.json")).unwrap()).unwrap();
+    assert_eq!(case["status"], "flaky");
+    let same = case["reproducibility"]["same_signature"].as_u64().unwrap();
+    assert!(same >= 1 && same < 4, "{case:#}");
+    assert!(case["status_detail"]
+        .as_str()
+        .unwrap()
+        .contains("of 4 runs"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("flaky"));
+}
+
+#[test]
+fn a_crash_lost_in_preprocessing_keeps_the_case_and_says_so() {
+    // Models a crash that depends on the build tree, not on the source text (no real one is
+    // deterministic here): the shim runs the real clang-19, with the crash disabled whenever
+    // it runs outside the build directory (icepick replays inside the case directory).
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "f.c", CRASH_UNLESS_NO_CRASH);
+    let cc = shim(
+        d.path(),
+        "tree-cc",
+        &format!(
+            "if [ \"$PWD\" = {} ]; then exec clang-19 \"$@\"; else exec clang-19 -DNO_CRASH \"$@\"; fi",
+            d.path().display()
+        ),
+    );
+    let out = d.path().join("case");
+    let o = icepick(
+        d.path(),
+        &[
+            "capture",
+            "--out",
+            out.to_str().unwrap(),
+            "--",
+            &cc,
+            "-c",
+            "f.c",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(4), "{}", stderr_of(&o));
+    let case: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("case.json")).unwrap()).unwrap();
+    assert_eq!(case["status"], "lost-in-preprocessing");
+    assert!(
+        case["status_detail"]
+            .as_str()
+            .unwrap()
+            .contains("does not crash"),
+        "{case:#}"
+    );
+    assert!(out.join("original.stderr").is_file());
+}
+
+#[test]
+fn report_on_a_directory_that_is_not_a_case() {
+    let d = tempfile::tempdir().unwrap();
+    let o = icepick(d.path(), &["report", "."]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr_of(&o).contains("not a case directory"),
+        "{}",
+        stderr_of(&o)
+    );
+}
+
+#[test]
+fn help_documents_the_exit_codes() {
+    let d = tempfile::tempdir().unwrap();
+    let o = icepick(d.path(), &["capture", "--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    let s = String::from_utf8_lossy(&o.stdout);
+    for code in [
+        "0  success",
+        "2  usage",
+        "3  the command did not crash",
+        "4  the crash did not reproduce",
+    ] {
+        assert!(s.contains(code), "{code} missing from:\n{s}");
+    }
+}

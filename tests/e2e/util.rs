@@ -1,0 +1,126 @@
+//! Helpers: run the binary, copy corpus cases to scratch directories, read JSON paths.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_icepick");
+
+/// The repository's own corpus.
+pub fn corpus(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("corpus")
+        .join(name)
+}
+
+/// The shared corpus of real LLVM bug reports (read-only; never copied into the repo).
+pub fn shared_corpus(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus")
+        .join(name)
+}
+
+/// Copies a directory tree into a fresh temp dir and returns (guard, path of the copy).
+pub fn scratch_copy(src: &Path) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dest = tmp.path().join(src.file_name().unwrap());
+    copy_tree(src, &dest);
+    (tmp, dest)
+}
+
+fn copy_tree(src: &Path, dest: &Path) {
+    std::fs::create_dir_all(dest).unwrap();
+    for e in std::fs::read_dir(src).unwrap() {
+        let e = e.unwrap();
+        let to = dest.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &to);
+        } else {
+            std::fs::copy(e.path(), &to).unwrap();
+        }
+    }
+}
+
+/// Runs `icepick ARGS` in `cwd`.
+pub fn icepick(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap()
+}
+
+/// Runs `icepick ARGS` in `cwd` with extra environment.
+pub fn icepick_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(BIN);
+    c.args(args).current_dir(cwd);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+/// The first command line of a corpus `cmd.txt`, as argv.
+pub fn cmd_txt(dir: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(dir.join("cmd.txt")).unwrap();
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap();
+    let line = line.split(" # ").next().unwrap();
+    shlex::split(line).unwrap()
+}
+
+/// `icepick capture --json --out OUT -- ARGV` in `cwd`; returns (exit code, JSON, stderr).
+pub fn capture_json(cwd: &Path, out: &Path, argv: &[String]) -> (i32, serde_json::Value, String) {
+    let mut args = vec!["capture", "--json", "--out", out.to_str().unwrap(), "--"];
+    args.extend(argv.iter().map(String::as_str));
+    let o = icepick(cwd, &args);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    let json = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not one JSON object ({e}): {}\nstderr: {stderr}",
+            String::from_utf8_lossy(&o.stdout)
+        )
+    });
+    (o.status.code().unwrap_or(-1), json, stderr)
+}
+
+/// Looks up `a.b[0].c` in a JSON value.
+pub fn at<'a>(v: &'a serde_json::Value, path: &str) -> &'a serde_json::Value {
+    let mut cur = v;
+    for part in path.split('.') {
+        let (name, index) = match part.split_once('[') {
+            Some((n, i)) => (n, Some(i.trim_end_matches(']').parse::<usize>().unwrap())),
+            None => (part, None),
+        };
+        cur = &cur[name];
+        if let Some(i) = index {
+            cur = &cur[i];
+        }
+    }
+    cur
+}
+
+/// Checks every `"path": value` of a corpus `expected.json` against a case.
+pub fn check_expected(case: &serde_json::Value, expected_file: &Path) {
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(expected_file).unwrap()).unwrap();
+    for (path, want) in expected.as_object().unwrap() {
+        if path == "compiler" {
+            continue;
+        }
+        assert_eq!(
+            at(case, path),
+            want,
+            "{path} in {}",
+            expected_file.display()
+        );
+    }
+}
+
+/// Runs a case's repro.sh from an unrelated directory; returns its output.
+pub fn run_repro(case_dir: &Path) -> Output {
+    let elsewhere = tempfile::tempdir().unwrap();
+    Command::new("sh")
+        .arg(case_dir.join("repro.sh"))
+        .current_dir(elsewhere.path())
+        .output()
+        .unwrap()
+}
