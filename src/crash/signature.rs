@@ -89,7 +89,9 @@ fn kind_name(crash: &Crash) -> &'static str {
         CrashKind::GccIce => "gcc_ice",
         // Detected from the frames, a heuristic: hash what the process saw, so the id does not
         // move when the heuristic does.
-        CrashKind::Segfault | CrashKind::StackOverflow => "SIGSEGV",
+        CrashKind::Segfault => "SIGSEGV",
+        // Hashed by its recursion, not its innermost frames (see `recursion_frames`).
+        CrashKind::StackOverflow => "stack_overflow",
         CrashKind::IllegalInstruction => "SIGILL",
         CrashKind::Abort => "SIGABRT",
         CrashKind::BusError => "SIGBUS",
@@ -233,6 +235,51 @@ fn meaningful_frames(frames: &[Frame]) -> (Vec<String>, u32) {
     (out, unnamed)
 }
 
+/// The functions of the recursion that overflowed the stack, by name. The innermost frames
+/// of a stack overflow are wherever the stack happened to run out, which differs from run to
+/// run (seen on GH68553: three different innermost frames in four runs); the functions that
+/// recur are the same every time. Members are those seen at least half as often as the most
+/// frequent one (a threshold far from both the members' and the bystanders' counts), named
+/// ones (module+offset when none is named), the first three by name.
+fn recursion_frames(frames: &[Frame]) -> Vec<String> {
+    let mut counts: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut unnamed: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for frame in frames.iter().filter(|f| !is_system_frame(f)) {
+        match frame.symbol.as_deref().filter(|s| !s.is_empty()) {
+            Some(symbol) => {
+                let symbol = super::frames::demangle(symbol);
+                if !SKIP.is_match(&symbol) {
+                    *counts.entry(normalize_function(&symbol)).or_default() += 1;
+                }
+            }
+            None => {
+                if let (Some(m), Some(off)) = (frame.module.as_deref(), frame.offset) {
+                    *unnamed
+                        .entry(format!("{}+{off:#x}", basename(m)))
+                        .or_default() += 1;
+                }
+            }
+        }
+    }
+    let pick = |counts: std::collections::HashMap<String, usize>| {
+        let max = counts.values().copied().max().unwrap_or(0);
+        let mut names: Vec<String> = counts
+            .into_iter()
+            .filter(|(_, c)| *c >= 2 && *c * 2 >= max)
+            .map(|(name, _)| name)
+            .collect();
+        names.sort();
+        names.truncate(HASHED_FRAMES);
+        names
+    };
+    let named = pick(counts);
+    if named.is_empty() {
+        pick(unnamed)
+    } else {
+        named
+    }
+}
+
 fn sha12(text: &str) -> String {
     let mut hex = sha1_smol::Sha1::from(text).hexdigest();
     hex.truncate(12);
@@ -244,7 +291,11 @@ pub fn signature(crash: &Crash) -> Signature {
     let kind = kind_name(crash);
     let message = normalize_message(&raw_message(crash));
     let phase = phase(crash);
-    let (frames, unnamed_frames) = meaningful_frames(&crash.frames);
+    let (frames, unnamed_frames) = if crash.kind == CrashKind::StackOverflow {
+        (recursion_frames(&crash.frames), 0)
+    } else {
+        meaningful_frames(&crash.frames)
+    };
     let text = format!("v1|{kind}|{message}|{phase}|{}", frames.join(" > "));
     let coarse = format!(
         "v1|{kind}|{message}|{phase}|{}",

@@ -163,7 +163,8 @@ pub fn run_all(cmds: &[Cmd], jobs: usize) -> Vec<Result<Output, ExecError>> {
     runtime().block_on(async {
         let sem = std::sync::Arc::new(tokio::sync::Semaphore::new(jobs.max(1)));
         let mut handles = Vec::with_capacity(cmds.len());
-        for cmd in cmds.iter().cloned() {
+        for cmd in cmds {
+            let cmd = cmd.clone();
             let sem = sem.clone();
             handles.push(tokio::spawn(async move {
                 let _permit = sem.acquire_owned().await.expect("semaphore open");

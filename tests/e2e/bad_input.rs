@@ -165,7 +165,7 @@ fn a_crash_that_comes_back_only_sometimes_is_reported_as_flaky() {
         serde_json::from_str(&std::fs::read_to_string(out.join("case.json")).unwrap()).unwrap();
     assert_eq!(case["status"], "flaky");
     let same = case["reproducibility"]["same_signature"].as_u64().unwrap();
-    assert!(same >= 1 && same < 4, "{case:#}");
+    assert!((1..4).contains(&same), "{case:#}");
     assert!(case["status_detail"]
         .as_str()
         .unwrap()

@@ -49,16 +49,6 @@ pub fn icepick(cwd: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-/// Runs `icepick ARGS` in `cwd` with extra environment.
-pub fn icepick_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(BIN);
-    c.args(args).current_dir(cwd);
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().unwrap()
-}
-
 /// The first command line of a corpus `cmd.txt`, as argv.
 pub fn cmd_txt(dir: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(dir.join("cmd.txt")).unwrap();
