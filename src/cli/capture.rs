@@ -1,59 +1,35 @@
-//! Command-line interface: clap definitions, dispatch to the stages, human and `--json`
-//! output, and the mapping of outcomes to the exit codes in [`crate::error`].
+//! `icepick capture`: arguments and output of the capture stage.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use clap::{Args, Parser, Subcommand};
+use clap::Args;
 
+use super::absolutize;
 use crate::capture::{self, Outcome, Request};
 use crate::case::{Case, CaseStatus};
 use crate::error;
 
-#[derive(Debug, Parser)]
-#[command(
-    name = "icepick",
-    version,
-    about = "Turns a compiler crash buried in a huge build into a small, verified, classified bug report",
-    after_help = error::EXIT_CODES_HELP
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-enum Command {
-    /// Rerun a crashing compile, capture the crash, move it onto preprocessed input and write
-    /// a case directory (case.json, input, original.stderr, repro.sh, report.md).
-    #[command(after_help = error::EXIT_CODES_HELP)]
-    Capture(CaptureArgs),
-    /// Render a case's report (Markdown or JSON) on stdout.
-    #[command(after_help = error::EXIT_CODES_HELP)]
-    Report(ReportArgs),
-}
-
 #[derive(Debug, Args)]
-struct CaptureArgs {
+pub struct CaptureArgs {
     /// Case directory to create (must not exist); default ./icepick-<signature>.
     #[arg(long, value_name = "DIR")]
-    out: Option<PathBuf>,
+    pub out: Option<PathBuf>,
     /// Print the case as one JSON object on stdout, and nothing else.
     #[arg(long)]
-    json: bool,
+    pub json: bool,
     /// Time limit for each compiler run, in seconds.
     #[arg(long, default_value_t = 300, value_name = "SECS")]
-    timeout: u64,
+    pub timeout: u64,
     /// Reruns of the original command to check the crash is deterministic.
     #[arg(long, default_value_t = 2, value_name = "N")]
-    reruns: u32,
+    pub reruns: u32,
     /// Take the command from clang's crash reproducer script (the .sh beside the
     /// preprocessed file it wrote).
     #[arg(long, value_name = "CRASH.sh", conflicts_with_all = ["compdb", "command"])]
-    from_reproducer: Option<PathBuf>,
+    pub from_reproducer: Option<PathBuf>,
     /// Take the command from a compilation database; needs --file.
     #[arg(
         long,
@@ -61,81 +37,17 @@ struct CaptureArgs {
         requires = "file",
         conflicts_with = "command"
     )]
-    compdb: Option<PathBuf>,
+    pub compdb: Option<PathBuf>,
     /// The source file whose entry in --compdb to use.
     #[arg(long, value_name = "SRC", requires = "compdb")]
-    file: Option<PathBuf>,
+    pub file: Option<PathBuf>,
     /// The compile command that crashed: -- <compiler> <args…>
     #[arg(last = true, value_name = "COMMAND")]
-    command: Vec<String>,
+    pub command: Vec<String>,
 }
 
-#[derive(Debug, Args)]
-struct ReportArgs {
-    /// The case directory.
-    case: PathBuf,
-    /// Output format.
-    #[arg(long, default_value = "md", value_parser = ["md", "json"])]
-    format: String,
-}
-
-/// Entry point used by `main`.
-pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(c) => c,
-        Err(e) => {
-            let code = if e.use_stderr() {
-                error::USAGE
-            } else {
-                error::OK
-            };
-            let _ = e.print();
-            return ExitCode::from(code);
-        }
-    };
-    match run(cli) {
-        Ok(code) => ExitCode::from(code),
-        Err(e) => {
-            let code = if is_usage_error(&e) {
-                error::USAGE
-            } else {
-                error::FAILED
-            };
-            eprintln!("icepick: error: {e:#}");
-            ExitCode::from(code)
-        }
-    }
-}
-
-fn is_usage_error(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        matches!(
-            c.downcast_ref::<capture::CaptureError>(),
-            Some(
-                capture::CaptureError::CompilerNotFound(_)
-                    | capture::CaptureError::NoInput
-                    | capture::CaptureError::UnreadableInput(..)
-            )
-        ) || c.downcast_ref::<capture::SourceError>().is_some()
-            || matches!(
-                c.downcast_ref::<crate::case::CaseError>(),
-                Some(
-                    crate::case::CaseError::NotACase { .. }
-                        | crate::case::CaseError::Exists { .. }
-                        | crate::case::CaseError::TooNew { .. }
-                )
-            )
-    })
-}
-
-fn run(cli: Cli) -> anyhow::Result<u8> {
-    match cli.command {
-        Command::Capture(args) => run_capture(args),
-        Command::Report(args) => run_report(args),
-    }
-}
-
-fn run_capture(args: CaptureArgs) -> anyhow::Result<u8> {
+/// Runs `icepick capture`.
+pub fn run(args: CaptureArgs) -> anyhow::Result<u8> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let (argv, run_dir, given_input) = if let Some(script) = &args.from_reproducer {
         let f = capture::command_from_reproducer(script)?;
@@ -247,32 +159,4 @@ fn print_case_summary(out: &mut impl Write, dir: &Path, case: &Case) -> anyhow::
         )?,
     }
     Ok(())
-}
-
-fn run_report(args: ReportArgs) -> anyhow::Result<u8> {
-    let case = Case::load(&args.case)?;
-    let text = if args.format == "json" {
-        serde_json::to_string_pretty(&case)?
-    } else {
-        crate::report::markdown(&case)
-    };
-    println!("{text}");
-    Ok(error::OK)
-}
-
-fn absolutize(cwd: &Path, p: &Path) -> PathBuf {
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        cwd.join(p)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn clap_definition_is_valid() {
-        use clap::CommandFactory;
-        super::Cli::command().debug_assert();
-    }
 }

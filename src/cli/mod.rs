@@ -1,0 +1,146 @@
+//! Command-line interface: clap definitions, dispatch to the stages, human and `--json`
+//! output, and the mapping of outcomes to the exit codes in [`crate::error`].
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::case::Case;
+use crate::error;
+
+mod capture;
+mod flags;
+mod inspect;
+mod probe;
+
+use crate::capture as capture_stage;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "icepick",
+    version,
+    about = "Turns a compiler crash buried in a huge build into a small, verified, classified bug report",
+    after_help = error::EXIT_CODES_HELP
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Rerun a crashing compile, capture the crash, move it onto preprocessed input and write
+    /// a case directory (case.json, input, original.stderr, repro.sh, report.md).
+    #[command(after_help = error::EXIT_CODES_HELP)]
+    Capture(capture::CaptureArgs),
+    /// Find the minimal command line and which flags matter (-march extensions, offload
+    /// arches, -O, -g) by parallel ddmin over the case's crashing job.
+    #[command(after_help = error::EXIT_CODES_HELP)]
+    Flags(flags::FlagsArgs),
+    /// Scan ELF files (and an executable's shared libraries) for RISC-V vector code.
+    #[command(after_help = error::EXIT_CODES_HELP)]
+    Inspect(inspect::InspectArgs),
+    /// Print this host's facts (kernel, CPU ISA, vector support) for attaching to a case.
+    #[command(after_help = error::EXIT_CODES_HELP)]
+    Probe(probe::ProbeArgs),
+    /// Render a case's report (Markdown or JSON) on stdout.
+    #[command(after_help = error::EXIT_CODES_HELP)]
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args)]
+struct ReportArgs {
+    /// The case directory.
+    case: PathBuf,
+    /// Output format.
+    #[arg(long, default_value = "md", value_parser = ["md", "json"])]
+    format: String,
+}
+
+/// Entry point used by `main`.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                error::USAGE
+            } else {
+                error::OK
+            };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            let code = if is_usage_error(&e) {
+                error::USAGE
+            } else {
+                error::FAILED
+            };
+            eprintln!("icepick: error: {e:#}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn is_usage_error(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<capture_stage::CaptureError>(),
+            Some(
+                capture_stage::CaptureError::CompilerNotFound(_)
+                    | capture_stage::CaptureError::NoInput
+                    | capture_stage::CaptureError::UnreadableInput(..)
+            )
+        ) || c.downcast_ref::<capture_stage::SourceError>().is_some()
+            || matches!(
+                c.downcast_ref::<crate::case::CaseError>(),
+                Some(
+                    crate::case::CaseError::NotACase { .. }
+                        | crate::case::CaseError::Exists { .. }
+                        | crate::case::CaseError::TooNew { .. }
+                )
+            )
+    })
+}
+
+fn run(cli: Cli) -> anyhow::Result<u8> {
+    match cli.command {
+        Command::Capture(args) => capture::run(args),
+        Command::Report(args) => run_report(args),
+        Command::Flags(args) => flags::run(args),
+        Command::Inspect(args) => inspect::run(args),
+        Command::Probe(args) => probe::run(args),
+    }
+}
+
+fn run_report(args: ReportArgs) -> anyhow::Result<u8> {
+    let case = Case::load(&args.case)?;
+    let text = if args.format == "json" {
+        serde_json::to_string_pretty(&case)?
+    } else {
+        crate::report::markdown(&case)
+    };
+    println!("{text}");
+    Ok(error::OK)
+}
+
+pub(crate) fn absolutize(cwd: &Path, p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        cwd.join(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn clap_definition_is_valid() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}
