@@ -11,4 +11,5 @@ pub mod command;
 pub mod crash;
 pub mod error;
 pub mod exec;
+pub mod reduce;
 pub mod report;

@@ -16,7 +16,9 @@ use crate::case::{
     CaptureStats, Case, CaseError, CaseStatus, Compiler, JobInfo, NewCaseDir, Preprocessing,
     Reproducibility, SCHEMA_VERSION,
 };
-use crate::command::{job_of_cc1, parse_hash_hash_hash, CompilerCommand, JobKind, JobSelector};
+use crate::command::{
+    job_of_cc1, parse_hash_hash_hash, CompilerCommand, JobKind, JobSelector, Lang,
+};
 use crate::crash::{self, Crash, ExitInfo, Signature, Symbolizer};
 use crate::exec::{self, Cmd, ExecError, Output, Status};
 use crate::report;
@@ -246,13 +248,20 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
     let mut input_name = String::new();
     let mut preprocessing = None;
     let mut last_replay = None;
-    let modes: &[&str] = if req.given_input.is_some() {
+    // Input that is already preprocessed (`.i`/`.ii`, or clang's reproducer) is copied as it
+    // is: `-E` on it writes nothing.
+    let given_input = req.given_input.clone().or_else(|| {
+        matches!(lang, Lang::CPre | Lang::CxxPre)
+            .then(|| command.inputs().first().map(|i| req.cwd.join(i)))
+            .flatten()
+    });
+    let modes: &[&str] = if given_input.is_some() {
         &["given"]
     } else {
         &["full", "rewrite-includes"]
     };
     for mode in modes {
-        input_name = match (*mode, &req.given_input) {
+        input_name = match (*mode, &given_input) {
             ("given", Some(src)) => format!(
                 "input.{}",
                 src.extension().and_then(|e| e.to_str()).unwrap_or("i")
@@ -261,7 +270,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
             _ => format!("input.{}", lang.preprocessed_ext()),
         };
         let input_abs = case_dir.path().join(&input_name);
-        let (pp_cmd, made) = match (*mode, &req.given_input) {
+        let (pp_cmd, made) = match (*mode, &given_input) {
             ("given", Some(src)) => {
                 let bytes = std::fs::read(src)
                     .map_err(|e| CaptureError::UnreadableInput(src.clone(), e))?;
@@ -281,6 +290,8 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
                     Err(format!("`-E` itself crashed ({})", first_line(&r.output)))
                 } else if !r.output.success() {
                     Err(format!("preprocessing failed: {}", first_line(&r.output)))
+                } else if !input_abs.is_file() {
+                    Err("preprocessing wrote no output".to_string())
                 } else {
                     Ok(())
                 };
@@ -314,7 +325,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
             "/dev/null",
             *mode == "rewrite-includes",
         );
-        let replay = if req.given_input.is_some() {
+        let replay = if given_input.is_some() {
             given_replay(&replay_base, &input_name)
         } else {
             replay
@@ -616,7 +627,7 @@ fn given_replay(command: &CompilerCommand, input_name: &str) -> CompilerCommand 
 }
 
 /// Library directories to find bare module names (`libLLVM.so.19.1`) in.
-fn library_dirs(compiler: &Path) -> Vec<PathBuf> {
+pub fn library_dirs(compiler: &Path) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     if let Some(bin) = compiler.parent() {
         dirs.push(bin.join("../lib"));

@@ -13,6 +13,7 @@ mod capture;
 mod flags;
 mod inspect;
 mod probe;
+mod reduce;
 
 use crate::capture as capture_stage;
 
@@ -44,6 +45,10 @@ enum Command {
     /// Print this host's facts (kernel, CPU ISA, vector support) for attaching to a case.
     #[command(after_help = error::EXIT_CODES_HELP)]
     Probe(probe::ProbeArgs),
+    /// Shrink the case's preprocessed input while it crashes with the same signature
+    /// (parallel, deterministic, resumable); or with --test, any file C-Reduce style.
+    #[command(after_help = error::EXIT_CODES_HELP)]
+    Reduce(reduce::ReduceArgs),
     /// Render a case's report (Markdown or JSON) on stdout.
     #[command(after_help = error::EXIT_CODES_HELP)]
     Report(ReportArgs),
@@ -75,7 +80,15 @@ pub fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            let code = if is_usage_error(&e) {
+            let not_reproducing = e.chain().any(|c| {
+                matches!(
+                    c.downcast_ref::<crate::reduce::ReduceError>(),
+                    Some(crate::reduce::ReduceError::NotReproducing(..))
+                )
+            });
+            let code = if not_reproducing {
+                error::NOT_REPRODUCED
+            } else if is_usage_error(&e) {
                 error::USAGE
             } else {
                 error::FAILED
@@ -97,6 +110,16 @@ fn is_usage_error(e: &anyhow::Error) -> bool {
             )
         ) || c.downcast_ref::<capture_stage::SourceError>().is_some()
             || matches!(
+                c.downcast_ref::<crate::reduce::ReduceError>(),
+                Some(
+                    crate::reduce::ReduceError::NothingToResume
+                        | crate::reduce::ReduceError::Case(
+                            crate::case::CaseError::NotACase { .. }
+                                | crate::case::CaseError::TooNew { .. }
+                        )
+                )
+            )
+            || matches!(
                 c.downcast_ref::<crate::case::CaseError>(),
                 Some(
                     crate::case::CaseError::NotACase { .. }
@@ -112,6 +135,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Capture(args) => capture::run(args),
         Command::Report(args) => run_report(args),
         Command::Flags(args) => flags::run(args),
+        Command::Reduce(args) => reduce::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Probe(args) => probe::run(args),
     }

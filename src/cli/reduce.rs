@@ -1,0 +1,214 @@
+//! `icepick reduce`: arguments, Ctrl-C handling and progress output of the reduce stage.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+
+use crate::error;
+use crate::reduce::{self, Note, Settings};
+
+/// Arguments of `icepick reduce`.
+#[derive(Debug, Args)]
+pub struct ReduceArgs {
+    /// The case directory (from `icepick capture`), or with --test the file to reduce.
+    #[arg(value_name = "CASE|FILE")]
+    target: PathBuf,
+    /// C-Reduce/C-Vise style: reduce FILE in place while this script exits 0 (run in a
+    /// scratch directory holding the candidate under FILE's name); FILE.orig keeps the original.
+    #[arg(long, value_name = "SCRIPT")]
+    test: Option<PathBuf>,
+    /// Tests in flight (default: all cores).
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Continue from the best-so-far of an earlier (interrupted) run.
+    #[arg(long)]
+    resume: bool,
+    /// Per-test time limit in seconds (default: 5x the first run, at least 3 s).
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<u64>,
+    /// Print the result as one JSON object on stdout, and nothing else.
+    #[arg(long)]
+    json: bool,
+}
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// Ctrl-C and SIGTERM stop the reduction cleanly: running tests are killed and the best so
+/// far is kept. A second Ctrl-C is not special: the first already stops promptly.
+fn stop_on_signals() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    }
+    let s = stop.clone();
+    std::thread::spawn(move || loop {
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            s.store(true, Ordering::SeqCst);
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    });
+    stop
+}
+
+fn human_bytes(n: usize) -> String {
+    if n >= 1 << 20 {
+        format!("{:.1} MB", n as f64 / (1 << 20) as f64)
+    } else if n >= 1 << 10 {
+        format!("{:.1} KB", n as f64 / (1 << 10) as f64)
+    } else {
+        format!("{n} B")
+    }
+}
+
+/// Prints progress to stderr: a line rewritten in place on a terminal, a line every 10 s
+/// otherwise.
+struct Progress {
+    quiet: bool,
+    tty: bool,
+    started: Instant,
+    last: Instant,
+    before: usize,
+    now: usize,
+}
+
+impl Progress {
+    fn note(&mut self, n: Note<'_>) {
+        if self.quiet {
+            return;
+        }
+        match n {
+            Note::Started { bytes, timeout } => {
+                self.before = bytes;
+                self.now = bytes;
+                eprintln!(
+                    "icepick: reducing {} (per-test timeout {:.1} s)",
+                    human_bytes(bytes),
+                    timeout.as_secs_f64()
+                );
+            }
+            Note::Improved { bytes, .. } => self.now = bytes,
+            Note::Progress(s) => {
+                let every = if self.tty { 0.2 } else { 10.0 };
+                if self.last.elapsed().as_secs_f64() < every {
+                    return;
+                }
+                self.last = Instant::now();
+                let secs = self.started.elapsed().as_secs_f64();
+                let removed = 100.0 * (1.0 - self.now as f64 / self.before.max(1) as f64);
+                let line = format!(
+                    "{} ({removed:.1}% removed) | pass {} | {} tests, {:.1}/s, {} cached | {:.0} s",
+                    human_bytes(self.now),
+                    s.pass,
+                    s.tests,
+                    s.tests as f64 / secs.max(0.001),
+                    s.cache_hits,
+                    secs
+                );
+                if self.tty {
+                    eprint!("\r\x1b[2K{line}");
+                } else {
+                    eprintln!("icepick: {line}");
+                }
+            }
+            Note::Verifying => {
+                if self.tty {
+                    eprintln!();
+                }
+                eprintln!("icepick: verifying the result");
+            }
+        }
+    }
+}
+
+/// Runs `icepick reduce`.
+pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
+    let settings = Settings {
+        jobs: args
+            .jobs
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        resume: args.resume,
+        timeout: args.timeout.map(Duration::from_secs),
+        stop: stop_on_signals(),
+    };
+    let mut progress = Progress {
+        quiet: args.json,
+        tty: std::io::stderr().is_terminal(),
+        started: Instant::now(),
+        last: Instant::now(),
+        before: 0,
+        now: 0,
+    };
+    let mut out = std::io::stdout().lock();
+    if let Some(script) = &args.test {
+        let r =
+            reduce::reduce_with_script(script, &args.target, &settings, &mut |n| progress.note(n))?;
+        if args.json {
+            writeln!(out, "{}", serde_json::to_string(&r)?)?;
+        } else {
+            writeln!(
+                out,
+                "reduced {}: {} -> {} in {} tests ({} s){}; original kept in {}",
+                r.file.display(),
+                human_bytes(r.bytes_before),
+                human_bytes(r.bytes_after),
+                r.tests,
+                r.seconds,
+                if r.status == "stopped" {
+                    ", stopped early"
+                } else {
+                    ""
+                },
+                r.original.display()
+            )?;
+        }
+        return Ok(error::OK);
+    }
+    let r = reduce::reduce_case(&args.target, &settings, &mut |n| progress.note(n))?;
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string(&r)?)?;
+    } else {
+        writeln!(
+            out,
+            "reduced:  {} -> {} ({:.2}%) in {} tests, {} s{}",
+            human_bytes(r.bytes_before),
+            human_bytes(r.bytes_after),
+            100.0 * r.bytes_after as f64 / r.bytes_before.max(1) as f64,
+            r.tests,
+            r.seconds,
+            if r.status == "stopped" {
+                " (stopped early; --resume continues)"
+            } else {
+                ""
+            }
+        )?;
+        writeln!(out, "output:   {}", args.target.join(&r.output).display())?;
+        writeln!(
+            out,
+            "verified: {}",
+            if r.verified {
+                "yes, same signature".to_string()
+            } else {
+                "NO: the result does not reproduce the crash".to_string()
+            }
+        )?;
+        if !r.extra_flags.is_empty() {
+            writeln!(out, "needs:    {}", r.extra_flags.join(" "))?;
+        }
+    }
+    Ok(if r.verified {
+        error::OK
+    } else {
+        error::NOT_REPRODUCED
+    })
+}
