@@ -9,6 +9,7 @@ pub mod case;
 pub mod cli;
 pub mod command;
 pub mod crash;
+pub mod elf;
 pub mod error;
 pub mod exec;
 pub mod reduce;
