@@ -4,4 +4,5 @@
 
 mod bad_input;
 mod capture;
+mod reduce;
 mod util;

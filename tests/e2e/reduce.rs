@@ -1,0 +1,222 @@
+//! `icepick reduce` end to end with real clang: same-signature results, determinism across
+//! `--jobs`, survival of kill -9 and Ctrl-C with `--resume`, and C-Reduce-style `--test`.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::util::*;
+
+/// Captures `argv` (run in `dir`) into `dir/case` and returns the case directory.
+fn capture_case(dir: &Path, argv: &[String]) -> std::path::PathBuf {
+    let out = dir.join("case");
+    let (code, _, stderr) = capture_json(dir, &out, argv);
+    assert_eq!(code, 0, "{stderr}");
+    out
+}
+
+fn reduce_json(case: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["reduce", "--json", case.to_str().unwrap()];
+    args.extend(extra);
+    let o = icepick(case, &args);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// Runs the reduced replay command in the case and returns clang's stderr.
+fn replay_reduced(case: &Path, r: &serde_json::Value) -> String {
+    let argv: Vec<String> = r["replay_command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    let o = Command::new(&argv[0])
+        .args(&argv[1..])
+        .current_dir(case)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn gh59446_reduces_to_a_few_lines_that_still_crash_the_same_way_for_any_jobs() {
+    let (_tmp, dir) = scratch_copy(&shared_corpus("fe-gh59446"));
+    let case1 = capture_case(&dir, &cmd_txt(&dir));
+    let case2 = dir.join("case2");
+    copy_dir(&case1, &case2);
+
+    let r1 = reduce_json(&case1, &["--jobs", "1"]);
+    assert_eq!(r1["verified"], true, "{r1:#}");
+    assert_eq!(r1["status"], "done");
+    let before = r1["bytes_before"].as_u64().unwrap();
+    let after = r1["bytes_after"].as_u64().unwrap();
+    assert!(after * 2 < before, "{before} -> {after}");
+    let err = replay_reduced(&case1, &r1);
+    assert!(err.contains("clang::Sema::getDestructorName"), "{err}");
+    // The case records the reduction.
+    let case: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(case1.join("case.json")).unwrap()).unwrap();
+    assert_eq!(case["reduction"]["bytes_after"], after);
+    assert_eq!(case["reduction"]["output"], "reduced.ii");
+
+    let r2 = reduce_json(&case2, &["--jobs", "2"]);
+    assert_eq!(
+        std::fs::read(case1.join("reduced.ii")).unwrap(),
+        std::fs::read(case2.join("reduced.ii")).unwrap(),
+        "--jobs 1 and --jobs 2 must give the same output"
+    );
+    assert_eq!(r2["bytes_after"], after);
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_file() {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// Starts `icepick reduce` on `case`, waits until it has written a first improvement, and
+/// returns the child.
+fn start_reduce_and_wait_for_progress(case: &Path) -> std::process::Child {
+    let input_len = std::fs::metadata(case.join("input.ii")).unwrap().len();
+    let child = Command::new(BIN)
+        .args(["reduce", "--jobs", "2", case.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        let now = std::fs::metadata(case.join("reduced.ii"))
+            .map(|m| m.len())
+            .unwrap_or(input_len);
+        if now < input_len {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no improvement within 300 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+#[test]
+fn kill_9_mid_run_leaves_a_reproducing_best_and_resume_finishes() {
+    let (_tmp, dir) = scratch_copy(&corpus("destructor-lookup"));
+    let case = capture_case(&dir, &cmd_txt(&dir));
+    let mut child = start_reduce_and_wait_for_progress(&case);
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+
+    // Whatever was written is a complete file that still crashes the same way.
+    let case_json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(case.join("case.json")).unwrap()).unwrap();
+    assert_eq!(case_json["reduction"]["status"], "running");
+    let err = replay_reduced(&case, &case_json["reduction"]);
+    assert!(err.contains("clang::Sema::getDestructorName"), "{err}");
+    let tests_before = case_json["reduction"]["tests"].as_u64().unwrap();
+
+    let r = reduce_json(&case, &["--resume"]);
+    assert_eq!(r["verified"], true);
+    assert_eq!(r["status"], "done");
+    assert!(r["tests"].as_u64().unwrap() > tests_before);
+    assert!(r["bytes_after"].as_u64().unwrap() < 1000, "{r:#}");
+}
+
+#[test]
+fn ctrl_c_stops_cleanly_and_keeps_the_best() {
+    let (_tmp, dir) = scratch_copy(&corpus("destructor-lookup"));
+    let case = capture_case(&dir, &cmd_txt(&dir));
+    let child = start_reduce_and_wait_for_progress(&case);
+    // SAFETY: plain kill(2) on our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let case_json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(case.join("case.json")).unwrap()).unwrap();
+    let status = case_json["reduction"]["status"].as_str().unwrap();
+    // It may have reached the fixpoint before the signal landed.
+    assert!(status == "stopped" || status == "done", "{status}");
+    assert_eq!(case_json["reduction"]["verified"], true);
+}
+
+#[test]
+fn resume_without_an_earlier_run_is_a_usage_error() {
+    let (_tmp, dir) = scratch_copy(&corpus("rv-vector-pragma"));
+    let case = capture_case(&dir, &cmd_txt(&dir));
+    let o = icepick(&dir, &["reduce", "--resume", case.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no earlier reduction"));
+}
+
+#[test]
+fn creduce_style_interestingness_script() {
+    let (_tmp, dir) = scratch_copy(&shared_corpus("fe-gh59446"));
+    let script = dir.join("interesting.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\n/usr/lib/llvm-16/bin/clang -fno-crash-diagnostics -c -o /dev/null GH59446.cpp 2>&1 | grep -q 'Sema::getDestructorName'\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let file = dir.join("GH59446.cpp");
+    let original = std::fs::read(&file).unwrap();
+    let o = icepick(
+        &dir,
+        &[
+            "reduce",
+            "--json",
+            "--test",
+            script.to_str().unwrap(),
+            file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let reduced = std::fs::read(&file).unwrap();
+    assert_eq!(r["bytes_after"], reduced.len());
+    assert!(reduced.len() < original.len());
+    assert_eq!(
+        std::fs::read(dir.join("GH59446.cpp.orig")).unwrap(),
+        original
+    );
+    // The result still satisfies the script.
+    let st = Command::new(&script).current_dir(&dir).status().unwrap();
+    assert!(st.success());
+}
+
+#[test]
+fn a_script_that_rejects_the_original_is_reported() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("f.c"), "int x;\n").unwrap();
+    let script = d.path().join("no.sh");
+    std::fs::write(&script, "#!/bin/sh\nexit 1\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = icepick(
+        d.path(),
+        &["reduce", "--test", script.to_str().unwrap(), "f.c"],
+    );
+    assert_eq!(o.status.code(), Some(4));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("does not exit 0"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
