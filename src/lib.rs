@@ -12,5 +12,7 @@ pub mod crash;
 pub mod elf;
 pub mod error;
 pub mod exec;
+pub mod flags;
+pub mod host;
 pub mod reduce;
 pub mod report;

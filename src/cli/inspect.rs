@@ -232,7 +232,7 @@ fn table(r: &Report) -> String {
     let t = &r.totals;
     let _ = writeln!(
         s,
-        "\nverdict: {} ({} vector instructions in {} files: {} RVV-1.0-only, {} XTheadVector-only, \
+        "\nverdict: {} ({} vector instructions in {} file(s): {} RVV-1.0-only, {} XTheadVector-only, \
          {} vector CSR accesses)",
         r.verdict.as_str(),
         t.vector_instructions,

@@ -57,6 +57,7 @@ pub enum Dialect {
     /// Valid in ratified RVV 1.0, reserved in XTheadVector/0.7.1.
     Rvv1Only,
     /// Valid in XTheadVector/0.7.1, reserved in RVV 1.0.
+    #[serde(rename = "xthead_only")]
     XTheadOnly,
     /// Valid in both (or decisive in neither).
     Ambiguous,

@@ -61,6 +61,8 @@ pub struct Hit {
     pub address: u64,
     /// File offset.
     pub offset: u64,
+    /// The instruction word (`"0x12050087"` in JSON).
+    #[serde(serialize_with = "hex32")]
     pub word: u32,
     pub kind: VectorKind,
     pub dialect: Dialect,
@@ -69,6 +71,10 @@ pub struct Hit {
     pub function: Option<String>,
     /// Inside a `$d` (data) mapping-symbol run: a disassembler shows it as `.word`.
     pub in_data: bool,
+}
+
+fn hex32<S: serde::Serializer>(w: &u32, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&format!("{w:#010x}"))
 }
 
 /// Vector counts of one function.

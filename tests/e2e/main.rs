@@ -4,5 +4,7 @@
 
 mod bad_input;
 mod capture;
+mod flags;
+mod inspect;
 mod reduce;
 mod util;
