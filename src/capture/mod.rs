@@ -474,20 +474,12 @@ fn finish(req: &Request, dir: NewCaseDir, p: Parts<'_>) -> Result<Outcome, Captu
         classification: None,
         versions: None,
     };
-    let input = std::fs::read(dir.path().join(&case.input)).unwrap_or_default();
-    dir.write("repro.sh", report::repro_script(&case, &input).as_bytes())?;
-    set_executable(&dir.path().join("repro.sh"));
-    dir.write("report.md", report::markdown(&case).as_bytes())?;
+    report::write_files(dir.path(), &case)?;
     let dest = dir.finish(&case, req.out.as_deref())?;
     Ok(Outcome::Case {
         dir: dest,
         case: Box::new(case),
     })
-}
-
-fn set_executable(p: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755));
 }
 
 /// Finds the crashing job of an offload compile; plain compiles have one job.

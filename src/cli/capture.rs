@@ -48,6 +48,12 @@ pub struct CaptureArgs {
 
 /// Runs `icepick capture`.
 pub fn run(args: CaptureArgs) -> anyhow::Result<u8> {
+    let outcome = capture_from_args(&args)?;
+    print_outcome(&args, outcome).map(|(code, _)| code)
+}
+
+/// Runs the capture stage as the arguments say.
+pub(crate) fn capture_from_args(args: &CaptureArgs) -> anyhow::Result<Outcome> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let (argv, run_dir, given_input) = if let Some(script) = &args.from_reproducer {
         let f = capture::command_from_reproducer(script)?;
@@ -79,7 +85,14 @@ pub fn run(args: CaptureArgs) -> anyhow::Result<u8> {
             eprintln!("icepick: {msg}");
         }
     };
-    let outcome = capture::capture(&req, &mut progress)?;
+    Ok(capture::capture(&req, &mut progress)?)
+}
+
+/// Prints a capture outcome; returns the exit code and the case directory, if one was written.
+pub(crate) fn print_outcome(
+    args: &CaptureArgs,
+    outcome: Outcome,
+) -> anyhow::Result<(u8, Option<(PathBuf, Box<Case>)>)> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match outcome {
@@ -95,7 +108,7 @@ pub fn run(args: CaptureArgs) -> anyhow::Result<u8> {
             } else {
                 print_case_summary(&mut out, &dir, &case)?;
             }
-            Ok(code)
+            Ok((code, Some((dir, case))))
         }
         Outcome::NoCrash { reason, stderr } => {
             if args.json {
@@ -108,7 +121,7 @@ pub fn run(args: CaptureArgs) -> anyhow::Result<u8> {
                     eprintln!("{}", tail.join("\n"));
                 }
             }
-            Ok(error::NO_CRASH)
+            Ok((error::NO_CRASH, None))
         }
         Outcome::TimedOut { seconds } => {
             let reason = format!(
@@ -120,7 +133,7 @@ pub fn run(args: CaptureArgs) -> anyhow::Result<u8> {
             } else {
                 eprintln!("icepick: not a crash: {reason}");
             }
-            Ok(error::NO_CRASH)
+            Ok((error::NO_CRASH, None))
         }
     }
 }

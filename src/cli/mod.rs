@@ -14,6 +14,7 @@ mod flags;
 mod inspect;
 mod probe;
 mod reduce;
+mod triage;
 
 use crate::capture as capture_stage;
 
@@ -49,6 +50,9 @@ enum Command {
     /// (parallel, deterministic, resumable); or with --test, any file C-Reduce style.
     #[command(after_help = error::EXIT_CODES_HELP)]
     Reduce(reduce::ReduceArgs),
+    /// The whole pipeline on a crashing compile: capture, reduce, report.
+    #[command(after_help = error::EXIT_CODES_HELP)]
+    Triage(triage::TriageArgs),
     /// Render a case's report (Markdown or JSON) on stdout.
     #[command(after_help = error::EXIT_CODES_HELP)]
     Report(ReportArgs),
@@ -136,6 +140,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Report(args) => run_report(args),
         Command::Flags(args) => flags::run(args),
         Command::Reduce(args) => reduce::run(args),
+        Command::Triage(args) => triage::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Probe(args) => probe::run(args),
     }
@@ -146,7 +151,13 @@ fn run_report(args: ReportArgs) -> anyhow::Result<u8> {
     let text = if args.format == "json" {
         serde_json::to_string_pretty(&case)?
     } else {
-        crate::report::markdown(&case)
+        let reduced = case
+            .reduction
+            .as_ref()
+            .and_then(|r| r.get("output"))
+            .and_then(|o| o.as_str())
+            .and_then(|o| std::fs::read(args.case.join(o)).ok());
+        crate::report::markdown(&case, reduced.as_deref())
     };
     println!("{text}");
     Ok(error::OK)

@@ -43,7 +43,7 @@ extern "C" fn on_signal(_: libc::c_int) {
 
 /// Ctrl-C and SIGTERM stop the reduction cleanly: running tests are killed and the best so
 /// far is kept. A second Ctrl-C is not special: the first already stops promptly.
-fn stop_on_signals() -> Arc<AtomicBool> {
+pub(crate) fn stop_on_signals() -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));
     // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
     unsafe {
@@ -61,7 +61,7 @@ fn stop_on_signals() -> Arc<AtomicBool> {
     stop
 }
 
-fn human_bytes(n: usize) -> String {
+pub(crate) fn human_bytes(n: usize) -> String {
     if n >= 1 << 20 {
         format!("{:.1} MB", n as f64 / (1 << 20) as f64)
     } else if n >= 1 << 10 {
@@ -73,7 +73,7 @@ fn human_bytes(n: usize) -> String {
 
 /// Prints progress to stderr: a line rewritten in place on a terminal, a line every 10 s
 /// otherwise.
-struct Progress {
+pub(crate) struct Progress {
     quiet: bool,
     tty: bool,
     started: Instant,
@@ -83,7 +83,19 @@ struct Progress {
 }
 
 impl Progress {
-    fn note(&mut self, n: Note<'_>) {
+    /// A progress printer; `quiet` prints nothing.
+    pub(crate) fn new(quiet: bool) -> Self {
+        Progress {
+            quiet,
+            tty: std::io::stderr().is_terminal(),
+            started: Instant::now(),
+            last: Instant::now(),
+            before: 0,
+            now: 0,
+        }
+    }
+
+    pub(crate) fn note(&mut self, n: Note<'_>) {
         if self.quiet {
             return;
         }
@@ -141,14 +153,7 @@ pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
         timeout: args.timeout.map(Duration::from_secs),
         stop: stop_on_signals(),
     };
-    let mut progress = Progress {
-        quiet: args.json,
-        tty: std::io::stderr().is_terminal(),
-        started: Instant::now(),
-        last: Instant::now(),
-        before: 0,
-        now: 0,
-    };
+    let mut progress = Progress::new(args.json);
     let mut out = std::io::stdout().lock();
     if let Some(script) = &args.test {
         let r =

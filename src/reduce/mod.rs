@@ -321,6 +321,7 @@ pub fn reduce_case(
     let rec = record(status, result.output.len(), &result.stats, verified, extra);
     case.reduction = Some(serde_json::to_value(&rec).expect("serialisable"));
     case.save(dir)?;
+    crate::report::write_files(dir, &case)?;
     Ok(rec)
 }
 

@@ -1,5 +1,10 @@
 //! One case model, rendered for people: `report.md` (upstream-ready Markdown) and `repro.sh`
-//! (a self-contained reproducer). Pure: the caller reads and writes the files.
+//! (a self-contained reproducer). Rendering is pure; [`write_files`] is the one function here
+//! that reads the case's inputs and writes the two files.
+
+mod files;
+
+pub use files::write_files;
 
 use std::fmt::Write as _;
 
@@ -57,8 +62,27 @@ pub fn title(case: &Case) -> String {
     t
 }
 
-/// `report.md`.
-pub fn markdown(case: &Case) -> String {
+/// The verified reduction of a case, if it has one: (replay command, output file name).
+fn verified_reduction(case: &Case) -> Option<(Vec<String>, String)> {
+    let r = case.reduction.as_ref()?;
+    if r.get("verified")?.as_bool()? {
+        let replay = r
+            .get("replay_command")?
+            .as_array()?
+            .iter()
+            .filter_map(|a| a.as_str().map(String::from))
+            .collect();
+        Some((replay, r.get("output")?.as_str()?.to_string()))
+    } else {
+        None
+    }
+}
+
+/// Reduced sources up to this size are shown inline in the report.
+const INLINE_LIMIT: usize = 16 * 1024;
+
+/// `report.md`; `reduced` is the content of the case's verified reduction, if any.
+pub fn markdown(case: &Case, reduced: Option<&[u8]>) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# {}\n", title(case));
     let _ = writeln!(
@@ -83,11 +107,38 @@ pub fn markdown(case: &Case) -> String {
             );
         }
     }
+    let reduction = verified_reduction(case).zip(reduced);
+    if let Some(((replay, output), text)) = &reduction {
+        let lang = match output.rsplit('.').next() {
+            Some("i" | "c") => "c",
+            _ => "cpp",
+        };
+        let _ = writeln!(s, "## Reduced test case\n");
+        if text.len() <= INLINE_LIMIT {
+            let _ = writeln!(
+                s,
+                "```{lang}\n{}\n```\n",
+                String::from_utf8_lossy(text).trim_end()
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "`{output}` ({} bytes, too long to show here).\n",
+                text.len()
+            );
+        }
+        let _ = writeln!(s, "```sh\n{}\n```\n", shell_join(replay));
+    }
     let _ = writeln!(s, "## Reproducer\n");
     let _ = writeln!(
         s,
         "Run `sh repro.sh` from anywhere, or inside this directory:\n\n```sh\n{}\n```\n",
-        shell_join(&case.replay_command)
+        shell_join(
+            reduction
+                .as_ref()
+                .map(|((r, _), _)| r)
+                .unwrap_or(&case.replay_command)
+        )
     );
     let _ = writeln!(s, "Original command (in `{}`):\n", case.cwd);
     let _ = writeln!(s, "```sh\n{}\n```\n", shell_join(&case.command));
@@ -167,9 +218,14 @@ pub fn markdown(case: &Case) -> String {
     s
 }
 
-/// `repro.sh`: runs the replay command from any directory. Small inputs are embedded (the
-/// script alone is the reproducer); large ones are read from beside the script.
-pub fn repro_script(case: &Case, input: &[u8]) -> String {
+/// `repro.sh`: runs the replay command from any directory, on the verified reduction when
+/// there is one (`reduced`), else on the preprocessed input. Small inputs are embedded (the
+/// script alone is the reproducer); large ones are read from beside it.
+pub fn repro_script(case: &Case, input: &[u8], reduced: Option<&[u8]>) -> String {
+    let (replay, file, input) = match verified_reduction(case).zip(reduced) {
+        Some(((replay, output), text)) => (replay, output, text),
+        None => (case.replay_command.clone(), case.input.clone(), input),
+    };
     let mut s = String::new();
     let _ = writeln!(s, "#!/bin/sh");
     let _ = writeln!(
@@ -185,8 +241,7 @@ pub fn repro_script(case: &Case, input: &[u8]) -> String {
         "# Set ICEPICK_COMPILER to try another compiler. Exit status: the compiler's."
     );
     let _ = writeln!(s, "set -u");
-    let compiler = case
-        .replay_command
+    let compiler = replay
         .first()
         .cloned()
         .unwrap_or_else(|| case.compiler.path.clone());
@@ -200,7 +255,7 @@ pub fn repro_script(case: &Case, input: &[u8]) -> String {
         Some(delim) => {
             let _ = writeln!(s, "dir=$(mktemp -d) || exit 1");
             let _ = writeln!(s, "trap 'rm -rf \"$dir\"' EXIT");
-            let _ = writeln!(s, "cat > \"$dir\"/{} <<'{delim}'", shell_quote(&case.input));
+            let _ = writeln!(s, "cat > \"$dir\"/{} <<'{delim}'", shell_quote(&file));
             s.push_str(&String::from_utf8_lossy(input));
             if !input.ends_with(b"\n") {
                 s.push('\n');
@@ -212,7 +267,7 @@ pub fn repro_script(case: &Case, input: &[u8]) -> String {
             let _ = writeln!(s, "cd \"$(dirname \"$0\")\" || exit 1");
         }
     }
-    let args = shell_join(&case.replay_command[1.min(case.replay_command.len())..]);
+    let args = shell_join(&replay[1.min(replay.len())..]);
     let _ = writeln!(s, "\"$compiler\" {args}");
     s
 }
@@ -237,11 +292,11 @@ mod tests {
     #[test]
     fn repro_script_embeds_small_inputs_and_runs_anywhere() {
         let case = sample_case();
-        let s = repro_script(&case, b"int main(void) { return 0; }\n");
+        let s = repro_script(&case, b"int main(void) { return 0; }\n", None);
         assert!(s.contains("<<'ICEPICK_INPUT_END_0'\nint main(void)"));
         assert!(s.contains("\"$compiler\" input.i"));
         let big = vec![b'x'; EMBED_LIMIT + 1];
-        let s = repro_script(&case, &big);
+        let s = repro_script(&case, &big, None);
         assert!(s.contains("cd \"$(dirname \"$0\")\""));
         assert!(!s.contains("ICEPICK_INPUT_END"));
     }
@@ -260,5 +315,33 @@ mod tests {
         assert_eq!(title(&case), "clang crash: segmentation fault in f");
         case.crash.message = Some("Cannot select: 0x1: ch = store".into());
         assert_eq!(title(&case), "clang crash: Cannot select: 0x1: ch = store");
+    }
+}
+
+#[cfg(test)]
+mod reduced_tests {
+    use super::*;
+    use crate::case::tests::sample_case;
+
+    #[test]
+    fn a_verified_reduction_is_shown_and_replayed() {
+        let mut case = sample_case();
+        case.reduction = Some(serde_json::json!({
+            "verified": true,
+            "output": "reduced.i",
+            "replay_command": ["clang", "-c", "reduced.i"],
+        }));
+        let md = markdown(&case, Some(b"int f(){}\n"));
+        assert!(
+            md.contains("## Reduced test case\n\n```c\nint f(){}\n```"),
+            "{md}"
+        );
+        let sh = repro_script(&case, b"big input", Some(b"int f(){}\n"));
+        assert!(sh.contains("cat > \"$dir\"/reduced.i"), "{sh}");
+        assert!(sh.contains("\"$compiler\" -c reduced.i"), "{sh}");
+        // An unverified reduction is not used.
+        case.reduction.as_mut().unwrap()["verified"] = false.into();
+        assert!(!markdown(&case, Some(b"x")).contains("Reduced test case"));
+        assert!(repro_script(&case, b"orig", Some(b"x")).contains("input.i"));
     }
 }
