@@ -1,12 +1,58 @@
-//! `icepick flags` (being written).
+//! `icepick flags`: arguments and output of the flags stage.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Args;
 
+use crate::error;
+use crate::flags::{self, Options};
+
 /// Arguments of `icepick flags`.
 #[derive(Debug, Args)]
-pub struct FlagsArgs {}
+pub struct FlagsArgs {
+    /// The case directory (made by `icepick capture`).
+    pub case: PathBuf,
+    /// Print the flags section as one JSON object on stdout, and nothing else.
+    #[arg(long)]
+    pub json: bool,
+    /// Compiler runs at once (default: the number of cores).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Upper limit on one compiler run, in seconds (runs after the first are limited to
+    /// ten times the first run's time, at least 10 s).
+    #[arg(long, default_value_t = 300, value_name = "SECS")]
+    pub timeout: u64,
+}
 
 /// Runs `icepick flags`.
-pub fn run(_args: FlagsArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("`icepick flags` is not implemented yet")
+pub fn run(args: FlagsArgs) -> anyhow::Result<u8> {
+    let mut opts = Options::default();
+    if let Some(j) = args.jobs {
+        opts.jobs = j.max(1);
+    }
+    opts.timeout = Duration::from_secs(args.timeout.max(1));
+    let quiet = args.json;
+    let mut progress = |msg: &str| {
+        if !quiet {
+            eprintln!("icepick: {msg}");
+        }
+    };
+    // The case error itself goes up, so that `NotACase` maps to the usage exit code.
+    let f = flags::flags_for_case(&args.case, &opts, &mut progress).map_err(|e| match e {
+        flags::FlagsError::Case(c) => anyhow::Error::from(c),
+    })?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string(&f)?)?;
+    } else {
+        write!(out, "{}", flags::text_table(&f))?;
+    }
+    Ok(if f.reproduced {
+        error::OK
+    } else {
+        error::NOT_REPRODUCED
+    })
 }

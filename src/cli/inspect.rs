@@ -130,16 +130,27 @@ pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
             .map(|(path, error)| ErrorReport { path, error })
             .collect(),
     };
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+    let out = if args.json {
+        serde_json::to_string_pretty(&report)? + "\n"
     } else {
-        print!("{}", table(&report));
-    }
+        table(&report)
+    };
+    emit(&out)?;
     Ok(if report.errors.is_empty() {
         error::OK
     } else {
         error::FAILED
     })
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error.
+pub(super) fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
 }
 
 fn empty_scan(header: elf::Header) -> FileScan {

@@ -15,6 +15,10 @@ mod inspect;
 mod probe;
 mod reduce;
 mod triage;
+mod wrap;
+mod list;
+mod show;
+mod scan_log;
 
 use crate::capture as capture_stage;
 
@@ -53,6 +57,15 @@ enum Command {
     /// The whole pipeline on a crashing compile: capture, reduce, report.
     #[command(after_help = error::EXIT_CODES_HELP)]
     Triage(triage::TriageArgs),
+    /// Compiler launcher for builds (CMAKE_CXX_COMPILER_LAUNCHER, CC="icepick wrap clang"):
+    /// transparent, and a crash is captured into the crash store.
+    Wrap(wrap::WrapArgs),
+    /// The crash store's buckets (one per signature).
+    List(list::ListArgs),
+    /// One bucket of the crash store: its occurrences and case.
+    Show(show::ShowArgs),
+    /// Find crashed compiles in a ninja, make or CMake log and capture them into the store.
+    ScanLog(scan_log::ScanLogArgs),
     /// Render a case's report (Markdown or JSON) on stdout.
     #[command(after_help = error::EXIT_CODES_HELP)]
     Report(ReportArgs),
@@ -141,6 +154,10 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Flags(args) => flags::run(args),
         Command::Reduce(args) => reduce::run(args),
         Command::Triage(args) => triage::run(args),
+        Command::Wrap(args) => wrap::run(args),
+        Command::List(args) => list::run(args),
+        Command::Show(args) => show::run(args),
+        Command::ScanLog(args) => scan_log::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Probe(args) => probe::run(args),
     }

@@ -4,7 +4,7 @@
 use clap::Args;
 
 use crate::error;
-use crate::host::{self, HostFacts, VControl};
+use crate::host::{self, HostFacts, Hwprobe, VControl};
 
 /// Arguments of `icepick probe`.
 #[derive(Debug, Args)]
@@ -17,11 +17,12 @@ pub struct ProbeArgs {
 /// Runs `icepick probe`.
 pub fn run(args: ProbeArgs) -> anyhow::Result<u8> {
     let facts = host::probe();
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&facts)?);
+    let out = if args.json {
+        serde_json::to_string_pretty(&facts)? + "\n"
     } else {
-        print!("{}", text(&facts));
-    }
+        text(&facts)
+    };
+    super::inspect::emit(&out)?;
     Ok(error::OK)
 }
 
@@ -61,13 +62,13 @@ fn text(f: &HostFacts) -> String {
         }
     }
     match &f.hwprobe {
-        None => {
+        Hwprobe::NotRiscv => {
             let _ = writeln!(s, "hwprobe:    not a RISC-V host");
         }
-        Some(Err(e)) => {
-            let _ = writeln!(s, "hwprobe:    failed: {e}");
+        Hwprobe::Error { meaning, .. } => {
+            let _ = writeln!(s, "hwprobe:    failed: {meaning}");
         }
-        Some(Ok(pairs)) => {
+        Hwprobe::Ok { pairs } => {
             for p in pairs {
                 if p.known {
                     let _ = writeln!(
