@@ -1,0 +1,205 @@
+//! The flags section as text: a Markdown section for `report.md` and a plain table for the
+//! terminal.
+//!
+//! Why this exists: the answer must be readable in one glance by a maintainer ("needs -g,
+//! -O1 or higher and a vector extension"), in the report and on the terminal alike; both
+//! render the one model ([`Flags`]). Pure.
+
+use super::{Dimension, Flags};
+use crate::command::shell_join;
+
+fn needed_word(d: &Dimension) -> &'static str {
+    match d.needed {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "?",
+    }
+}
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+fn crashes_with(d: &Dimension) -> (String, String) {
+    let (same, other) = d.split();
+    let other: Vec<String> = other
+        .iter()
+        .map(|(v, o)| format!("{v} ({})", o.as_str()))
+        .collect();
+    (same.join(", "), other.join(", "))
+}
+
+/// The `## Flags` section of `report.md`, from the `flags` value of `case.json`. A value
+/// that is not a flags section gives a one-line note instead.
+pub fn markdown_section(flags: &serde_json::Value) -> String {
+    match serde_json::from_value::<Flags>(flags.clone()) {
+        Ok(f) => markdown(&f),
+        Err(e) => format!("## Flags\n\nThe flags section of this case cannot be read ({e}).\n"),
+    }
+}
+
+/// The `## Flags` section for a typed model.
+pub fn markdown(f: &Flags) -> String {
+    let mut out = String::from("## Flags\n\n");
+    if !f.reproduced {
+        out.push_str(&format!(
+            "Not analysed: {}.\n",
+            f.note
+                .as_deref()
+                .unwrap_or("the replay command did not crash")
+        ));
+        return out;
+    }
+    out.push_str("Minimal command (run in the case directory):\n\n```sh\n");
+    out.push_str(&shell_join(&f.minimal_command));
+    out.push_str("\n```\n\n");
+    if !f.removed.is_empty() {
+        let removed: Vec<String> = f.removed.iter().map(|r| format!("`{r}`")).collect();
+        out.push_str(&format!(
+            "Not needed for the crash: {}.\n\n",
+            removed.join(", ")
+        ));
+    }
+    if let Some(v) = f.vector_needed {
+        let march = f
+            .minimal_march
+            .as_deref()
+            .map(|m| format!(" Minimal `-march`: `{m}`."))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "**RISC-V vector extension needed: {}.**{march}\n\n",
+            if v { "yes" } else { "no" }
+        ));
+    }
+    out.push_str("| dimension | needed | crashes with | does not crash with | note |\n");
+    out.push_str("|---|---|---|---|---|\n");
+    for d in &f.dimensions {
+        let (same, other) = crashes_with(d);
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} |\n",
+            cell(&d.name),
+            needed_word(d),
+            cell(&same),
+            cell(&other),
+            cell(&d.note)
+        ));
+    }
+    out.push_str(&format!(
+        "\n{} compiler runs ({} at a time).\n",
+        f.compiler_runs, f.jobs
+    ));
+    out
+}
+
+/// The plain-text table `icepick flags` prints.
+pub fn text_table(f: &Flags) -> String {
+    let mut out = String::new();
+    if !f.reproduced {
+        out.push_str(&format!(
+            "not analysed: {}\n",
+            f.note
+                .as_deref()
+                .unwrap_or("the replay command did not crash")
+        ));
+        return out;
+    }
+    out.push_str(&format!(
+        "minimal command: {}\n",
+        shell_join(&f.minimal_command)
+    ));
+    if !f.removed.is_empty() {
+        out.push_str(&format!("removed:         {}\n", f.removed.join("  ")));
+    }
+    if let Some(m) = &f.minimal_march {
+        out.push_str(&format!("minimal -march:  {m}\n"));
+    }
+    if let Some(v) = f.vector_needed {
+        out.push_str(&format!(
+            "vector needed:   {}\n",
+            if v { "yes" } else { "no" }
+        ));
+    }
+    let w = f
+        .dimensions
+        .iter()
+        .map(|d| d.name.len())
+        .max()
+        .unwrap_or(0)
+        .max("dimension".len());
+    out.push_str(&format!("\n{:<w$}  needed  result\n", "dimension"));
+    for d in &f.dimensions {
+        out.push_str(&format!(
+            "{:<w$}  {:<6}  {}\n",
+            d.name,
+            needed_word(d),
+            d.note
+        ));
+    }
+    out.push_str(&format!(
+        "\n{} compiler runs, {} at a time, {:.1} s\n",
+        f.compiler_runs, f.jobs, f.seconds
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flags::{Outcome, Tried};
+
+    fn sample() -> Flags {
+        Flags {
+            minimal_command: vec!["clang".into(), "-O2".into(), "-c".into(), "input.i".into()],
+            removed: vec!["-w".into()],
+            minimal_march: Some("rv64iv".into()),
+            vector_needed: Some(true),
+            dimensions: vec![Dimension {
+                name: "-O".into(),
+                tried: vec![
+                    Tried {
+                        value: "-O0".into(),
+                        outcome: Outcome::NoCrash,
+                    },
+                    Tried {
+                        value: "-O2".into(),
+                        outcome: Outcome::SameCrash,
+                    },
+                ],
+                needed: Some(true),
+                note: "crashes with -O2; not with -O0 (no-crash)".into(),
+            }],
+            compiler_runs: 7,
+            reproduced: true,
+            note: None,
+            seconds: 1.5,
+            jobs: 2,
+        }
+    }
+
+    #[test]
+    fn markdown_has_the_command_and_a_row_per_dimension() {
+        let md = markdown_section(&serde_json::to_value(sample()).unwrap());
+        assert!(md.starts_with("## Flags\n"));
+        assert!(md.contains("clang -O2 -c input.i"));
+        assert!(md.contains("| `-O` | yes | -O2 | -O0 (no-crash) |"), "{md}");
+        assert!(md.contains("vector extension needed: yes"));
+        assert!(md.contains("7 compiler runs"));
+    }
+
+    #[test]
+    fn json_round_trips_with_kebab_outcomes() {
+        let v = serde_json::to_value(sample()).unwrap();
+        assert_eq!(v["dimensions"][0]["tried"][0]["outcome"], "no-crash");
+        assert_eq!(v["dimensions"][0]["needed"], true);
+        let back: Flags = serde_json::from_value(v).unwrap();
+        assert_eq!(back, sample());
+        assert!(markdown_section(&serde_json::json!({"x": 1})).contains("cannot be read"));
+    }
+
+    #[test]
+    fn text_table_lines_up() {
+        let t = text_table(&sample());
+        assert!(t.contains("minimal command: clang -O2 -c input.i"));
+        assert!(t.contains("-O         yes     crashes with -O2"), "{t}");
+    }
+}

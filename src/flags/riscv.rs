@@ -1,0 +1,442 @@
+//! The RISC-V probes: the minimal `-march` extension set, and whether a vector extension is
+//! needed.
+//!
+//! Why this exists: on RISC-V the question "is it the vector extension?" decides who looks
+//! at a crash. For a driver command this bisects the `-march` extensions (with `g`
+//! expanded); for a cc1 command (a clang reproducer) it bisects `-target-feature` groups
+//! (see [`super::isa::group_features`]) instead of single features, and maps the kept set
+//! back to a `-march`. Then it tries the minimal set without any vector extension, and with
+//! only `zve32x`, so the row can say plainly which vector support the crash needs. Pure.
+
+use std::cell::RefCell;
+
+use super::args::{self, Unit};
+use super::ddmin::{minimize, Outcome, Tester};
+use super::isa::{self, Ext};
+use super::{Dimension, Tried};
+
+/// What the RISC-V probes found.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RvResult {
+    /// A smaller command than the one given (fewer features), if any.
+    pub minimal_command: Option<Vec<String>>,
+    pub minimal_march: Option<String>,
+    pub vector_needed: Option<bool>,
+    pub dimensions: Vec<Dimension>,
+}
+
+fn is_march(u: &Unit) -> bool {
+    u.value_of("-march").is_some()
+}
+
+fn target_of(argv: &[String]) -> Option<String> {
+    let units = args::split(argv);
+    units.iter().rev().find_map(|u| {
+        u.value_of("--target")
+            .or_else(|| u.value_of("-target"))
+            .or_else(|| u.value_of("-triple"))
+            .map(String::from)
+    })
+}
+
+/// Driver commands: bisect the extensions of `-march`.
+pub(crate) fn driver_march(
+    original: &[String],
+    minimal: &[String],
+    t: &mut Tester<'_>,
+) -> Option<RvResult> {
+    let given = args::find(original, is_march)?;
+    let given_march = given.value_of("-march")?.to_string();
+    let target = target_of(original).unwrap_or_default();
+    if !given_march.starts_with("rv") && !target.starts_with("riscv") {
+        return None;
+    }
+    let Ok(isa) = isa::parse_march(&given_march) else {
+        return Some(RvResult {
+            dimensions: vec![Dimension {
+                name: "-march".into(),
+                tried: Vec::new(),
+                needed: None,
+                note: format!("could not parse -march={given_march}"),
+            }],
+            ..RvResult::default()
+        });
+    };
+    let mut res = RvResult::default();
+    let Some(_) = args::find(minimal, is_march) else {
+        // ddmin removed -march: the target's default ISA crashes too.
+        let had_vector = isa.exts.iter().any(|e| isa::is_vector(&e.name));
+        res.vector_needed = Some(false);
+        res.dimensions.push(Dimension {
+            name: "-march".into(),
+            tried: vec![Tried {
+                value: "default".into(),
+                outcome: t.one(minimal),
+            }],
+            needed: Some(false),
+            note: format!(
+                "not needed: crashes without -march={given_march} (the target's default)"
+            ),
+        });
+        res.dimensions.push(vector_row_without_march(had_vector));
+        return Some(res);
+    };
+    let with_march = |exts: &[Ext]| -> (String, Vec<String>) {
+        let m = isa::render_march(isa.xlen, isa.base, exts);
+        let argv = args::replace_where(minimal, is_march, &[format!("-march={m}")]);
+        (m, argv)
+    };
+    let seen: RefCell<Vec<(String, Vec<String>)>> = RefCell::new(Vec::new());
+    let build = |kept: &[usize]| -> Vec<String> {
+        let exts: Vec<Ext> = kept.iter().map(|&i| isa.exts[i].clone()).collect();
+        let (m, argv) = with_march(&exts);
+        let mut s = seen.borrow_mut();
+        if !s.iter().any(|(x, _)| *x == m) {
+            s.push((m, argv.clone()));
+        }
+        argv
+    };
+    let kept = minimize(isa.exts.len(), &build, t);
+    let kept_exts: Vec<Ext> = kept.iter().map(|&i| isa.exts[i].clone()).collect();
+    let (min_march, min_argv) = with_march(&kept_exts);
+    let mut tried = vec![Tried {
+        value: given_march.clone(),
+        outcome: Outcome::SameCrash,
+    }];
+    for (m, argv) in seen.into_inner() {
+        if m != given_march {
+            if let Some(o) = t.known(&argv) {
+                tried.push(Tried {
+                    value: m,
+                    outcome: o,
+                });
+            }
+        }
+    }
+    let without = args::remove_where(minimal, is_march);
+    let removal = t.one(&without);
+    tried.push(Tried {
+        value: "default".into(),
+        outcome: removal,
+    });
+    res.dimensions.push(Dimension {
+        name: "-march".into(),
+        tried,
+        needed: Some(!removal.is_same()),
+        note: format!("minimal extension set: {min_march} (from {given_march})"),
+    });
+    let vec_exts: Vec<&Ext> = kept_exts
+        .iter()
+        .filter(|e| isa::is_vector(&e.name))
+        .collect();
+    let no_vec: Vec<Ext> = kept_exts
+        .iter()
+        .filter(|e| !isa::is_vector(&e.name))
+        .cloned()
+        .collect();
+    let vector_row = if vec_exts.is_empty() {
+        let had = isa.exts.iter().any(|e| isa::is_vector(&e.name));
+        Dimension {
+            name: "vector extension".into(),
+            tried: vec![Tried {
+                value: min_march.clone(),
+                outcome: Outcome::SameCrash,
+            }],
+            needed: Some(false),
+            note: if had {
+                format!("no: crashes without any vector extension ({min_march})")
+            } else {
+                format!("no: -march={given_march} has no vector extension")
+            },
+        }
+    } else {
+        let (nv_march, nv_argv) = with_march(&no_vec);
+        let mut zve = no_vec.clone();
+        zve.push(Ext {
+            name: "zve32x".into(),
+            version: None,
+        });
+        let (z_march, z_argv) = with_march(&zve);
+        let mut probes = vec![(nv_march.clone(), nv_argv)];
+        if z_march != min_march {
+            probes.push((z_march.clone(), z_argv));
+        }
+        let outs = t.batch(&probes.iter().map(|(_, a)| a.clone()).collect::<Vec<_>>());
+        let mut tried = vec![Tried {
+            value: min_march.clone(),
+            outcome: Outcome::SameCrash,
+        }];
+        tried.extend(probes.iter().zip(&outs).map(|((m, _), o)| Tried {
+            value: m.clone(),
+            outcome: *o,
+        }));
+        vector_verdict(
+            &min_march,
+            &vec_exts,
+            &nv_march,
+            outs[0],
+            outs.get(1).map(|o| (z_march.as_str(), *o)),
+            tried,
+        )
+    };
+    res.vector_needed = vector_row.needed;
+    res.minimal_march = Some(min_march);
+    res.dimensions.push(vector_row);
+    if min_argv != minimal {
+        res.minimal_command = Some(min_argv);
+    }
+    Some(res)
+}
+
+fn vector_row_without_march(had_vector: bool) -> Dimension {
+    Dimension {
+        name: "vector extension".into(),
+        tried: Vec::new(),
+        needed: Some(false),
+        note: if had_vector {
+            "no: crashes with the target's default -march, without the vector extension given"
+                .into()
+        } else {
+            "no: the command names no vector extension".into()
+        },
+    }
+}
+
+fn vector_verdict(
+    min_march: &str,
+    vec_exts: &[&Ext],
+    nv_march: &str,
+    no_vector: Outcome,
+    zve: Option<(&str, Outcome)>,
+    tried: Vec<Tried>,
+) -> Dimension {
+    let names: Vec<&str> = vec_exts.iter().map(|e| e.name.as_str()).collect();
+    let (needed, mut note) = if no_vector.is_same() {
+        (
+            Some(false),
+            format!("no: {nv_march} (no vector extension) crashes too"),
+        )
+    } else {
+        (
+            Some(true),
+            format!(
+                "yes: the crash needs a vector extension ({} in {min_march}); without it ({nv_march}): {}",
+                names.join(", "),
+                no_vector.as_str()
+            ),
+        )
+    };
+    if let (Some(true), Some((z, o))) = (needed, zve) {
+        if o.is_same() {
+            note.push_str(&format!("; zve32x is enough ({z} crashes)"));
+        } else {
+            note.push_str(&format!(
+                "; zve32x alone is not enough ({z}: {})",
+                o.as_str()
+            ));
+        }
+    }
+    Dimension {
+        name: "vector extension".into(),
+        tried,
+        needed,
+        note,
+    }
+}
+
+fn is_feature(u: &Unit) -> bool {
+    u.head() == "-target-feature" && u.args.len() == 2
+}
+
+/// cc1 commands: bisect `-target-feature` groups; the result's command keeps only the
+/// features of the kept groups.
+pub(crate) fn cc1_features(minimal: &[String], t: &mut Tester<'_>) -> Option<RvResult> {
+    let triple = target_of(minimal)?;
+    if !triple.starts_with("riscv") {
+        return None;
+    }
+    let xlen = if triple.starts_with("riscv32") {
+        32
+    } else {
+        64
+    };
+    let units = args::split(minimal);
+    let features: Vec<String> = units
+        .iter()
+        .filter(|u| is_feature(u))
+        .map(|u| u.args[1].clone())
+        .collect();
+    if features.is_empty() {
+        return None;
+    }
+    let groups = isa::group_features(&features);
+    let with_features = |kept_feats: &[String]| -> Vec<String> {
+        let chosen: Vec<Unit> = units
+            .iter()
+            .filter(|u| !is_feature(u) || kept_feats.contains(&u.args[1]))
+            .cloned()
+            .collect();
+        args::join(&minimal[0], &chosen)
+    };
+    let feats_of = |kept: &[usize]| -> Vec<String> {
+        kept.iter()
+            .flat_map(|&i| groups[i].features.clone())
+            .collect()
+    };
+    let seen: RefCell<Vec<(String, Vec<String>)>> = RefCell::new(Vec::new());
+    let build = |kept: &[usize]| -> Vec<String> {
+        let f = feats_of(kept);
+        let argv = with_features(&f);
+        let m = isa::march_from_features(xlen, &f);
+        let label = if kept.iter().any(|&i| groups[i].label == "-*") {
+            format!("{m} (with the - features)")
+        } else {
+            m
+        };
+        let mut s = seen.borrow_mut();
+        if !s.iter().any(|(x, _)| *x == label) {
+            s.push((label, argv.clone()));
+        }
+        argv
+    };
+    let kept = minimize(groups.len(), &build, t);
+    let kept_feats = feats_of(&kept);
+    let min_argv = with_features(&kept_feats);
+    let min_march = isa::march_from_features(xlen, &kept_feats);
+    let given_march = isa::march_from_features(xlen, &features);
+    let mut tried = vec![Tried {
+        value: format!(
+            "{given_march} (as given, {} -target-feature)",
+            features.len()
+        ),
+        outcome: Outcome::SameCrash,
+    }];
+    for (m, argv) in seen.into_inner() {
+        if argv != minimal {
+            if let Some(o) = t.known(&argv) {
+                tried.push(Tried {
+                    value: m,
+                    outcome: o,
+                });
+            }
+        }
+    }
+    let kept_labels: Vec<&str> = kept.iter().map(|&i| groups[i].label.as_str()).collect();
+    let mut res = RvResult {
+        minimal_march: Some(min_march.clone()),
+        ..RvResult::default()
+    };
+    res.dimensions.push(Dimension {
+        name: "-march".into(),
+        tried,
+        needed: Some(
+            kept_labels
+                .iter()
+                .any(|l| *l != "-*" && isa::is_extension_name(l)),
+        ),
+        note: format!(
+            "minimal -march: {min_march} (bisected {} -target-feature in {} groups; kept: {})",
+            features.len(),
+            groups.len(),
+            if kept_labels.is_empty() {
+                "none".to_string()
+            } else {
+                kept_labels.join(", ")
+            }
+        ),
+    });
+    // Vector: the kept groups without the vector ones, and with only zve32x.
+    let is_vec_feat = |f: &str| f.strip_prefix('+').is_some_and(isa::is_vector);
+    let vec_feats: Vec<&String> = kept_feats.iter().filter(|f| is_vec_feat(f)).collect();
+    let vector_row = if vec_feats.is_empty() {
+        let had = features.iter().any(|f| is_vec_feat(f));
+        Dimension {
+            name: "vector extension".into(),
+            tried: vec![Tried {
+                value: min_march.clone(),
+                outcome: Outcome::SameCrash,
+            }],
+            needed: Some(false),
+            note: if had {
+                format!("no: crashes without any vector extension ({min_march})")
+            } else {
+                "no: the command has no vector extension".into()
+            },
+        }
+    } else {
+        let vec_groups: Vec<usize> = kept
+            .iter()
+            .copied()
+            .filter(|&i| groups[i].features.iter().any(|f| is_vec_feat(f)))
+            .collect();
+        let rest: Vec<usize> = kept
+            .iter()
+            .copied()
+            .filter(|i| !vec_groups.contains(i))
+            .collect();
+        let nv_feats = feats_of(&rest);
+        let nv_argv = with_features(&nv_feats);
+        let nv_march = isa::march_from_features(xlen, &nv_feats);
+        // zve32x with what it implies, added as new -target-feature arguments.
+        let mut z_feats = nv_feats.clone();
+        let mut z_argv = nv_argv.clone();
+        for f in ["+zve32x", "+zvl32b", "+zicsr"] {
+            if !z_feats.iter().any(|x| x == f) {
+                z_feats.push(f.to_string());
+                z_argv = args::replace_where(
+                    &z_argv,
+                    |_| false,
+                    &["-target-feature".to_string(), f.to_string()],
+                );
+            }
+        }
+        let z_march = isa::march_from_features(xlen, &z_feats);
+        let outs = t.batch(&[nv_argv, z_argv]);
+        let tried = vec![
+            Tried {
+                value: min_march.clone(),
+                outcome: Outcome::SameCrash,
+            },
+            Tried {
+                value: nv_march.clone(),
+                outcome: outs[0],
+            },
+            Tried {
+                value: z_march.clone(),
+                outcome: outs[1],
+            },
+        ];
+        let names: Vec<Ext> = vec_feats
+            .iter()
+            .filter_map(|f| f.strip_prefix('+'))
+            .filter(|n| isa::march_from_features(xlen, &[format!("+{n}")]).contains(*n))
+            .map(|n| Ext {
+                name: n.to_string(),
+                version: None,
+            })
+            .collect();
+        let refs: Vec<&Ext> = names
+            .iter()
+            .filter(|e| kept_labels.contains(&e.name.as_str()))
+            .collect();
+        let refs = if refs.is_empty() {
+            names.iter().collect()
+        } else {
+            refs
+        };
+        vector_verdict(
+            &min_march,
+            &refs,
+            &nv_march,
+            outs[0],
+            Some((&z_march, outs[1])),
+            tried,
+        )
+    };
+    res.vector_needed = vector_row.needed;
+    res.dimensions.push(vector_row);
+    if min_argv != minimal {
+        res.minimal_command = Some(min_argv);
+    }
+    Some(res)
+}
