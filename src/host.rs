@@ -29,8 +29,7 @@ pub struct HostFacts {
     pub riscv: bool,
     pub cpuinfo: CpuInfo,
     pub hwcap: Option<Hwcap>,
-    /// `None` off RISC-V; otherwise the keys or the errno.
-    pub hwprobe: Option<Result<Vec<HwprobePair>, String>>,
+    pub hwprobe: Hwprobe,
     pub v_control: VControl,
     /// `/proc/sys/abi/riscv_v_default_allow` (0/1), when present.
     pub riscv_v_default_allow: Option<String>,
@@ -251,6 +250,30 @@ pub fn hwprobe_pair(asked: i64, name: &'static str, key: i64, value: u64) -> Hwp
     }
 }
 
+/// The `riscv_hwprobe` answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum Hwprobe {
+    Ok {
+        pairs: Vec<HwprobePair>,
+    },
+    /// ENOSYS: kernel < 6.4 or an emulator without it (qemu-user 7.2).
+    Error {
+        errno: i32,
+        meaning: String,
+    },
+    NotRiscv,
+}
+
+impl Hwprobe {
+    fn pairs(&self) -> &[HwprobePair] {
+        match self {
+            Hwprobe::Ok { pairs } => pairs,
+            _ => &[],
+        }
+    }
+}
+
 /// The per-task vector control.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "state")]
@@ -310,15 +333,18 @@ pub fn assess(f: &HostFacts) -> Vec<String> {
         return notes;
     }
     let vendor = f.cpuinfo.number("mvendorid").or_else(|| {
-        let p = f.hwprobe.as_ref()?.as_ref().ok()?;
-        p.iter().find(|p| p.key == 0 && p.known).map(|p| p.value)
+        f.hwprobe
+            .pairs()
+            .iter()
+            .find(|p| p.key == 0 && p.known)
+            .map(|p| p.value)
     });
     let hwcap_v = f.hwcap.as_ref().and_then(|h| h.v).unwrap_or(false);
     let thead_ext = f
         .hwprobe
-        .as_ref()
-        .and_then(|r| r.as_ref().ok())
-        .is_some_and(|p| p.iter().any(|p| p.decoded.contains(&"xtheadvector")));
+        .pairs()
+        .iter()
+        .any(|p| p.decoded.contains(&"xtheadvector"));
     if vendor == Some(MVENDORID_THEAD) {
         let mimpid = f.cpuinfo.number("mimpid");
         if hwcap_v && mimpid == Some(0) {
@@ -384,6 +410,10 @@ pub fn probe() -> HostFacts {
     f
 }
 
+#[expect(
+    clippy::useless_conversion,
+    reason = "c_ulong is u64 here but u32 on 32-bit targets"
+)]
 fn getauxval_hwcap() -> u64 {
     // SAFETY: getauxval has no preconditions; it returns 0 for an absent entry.
     u64::from(unsafe { libc::getauxval(libc::AT_HWCAP) })
@@ -411,7 +441,8 @@ fn uname() -> Kernel {
     }
 }
 
-fn errno_text(errno: i32) -> String {
+/// What an errno from the vector prctl or `riscv_hwprobe` means.
+pub fn errno_text(errno: i32) -> String {
     let meaning = match errno {
         libc::EINVAL => "EINVAL: the kernel has no vector support (or runs under qemu-user)",
         libc::ENOSYS => "ENOSYS: the syscall is not implemented (kernel < 6.4, or qemu-user < 8)",
@@ -435,7 +466,7 @@ mod os {
         value: u64,
     }
 
-    pub(super) fn hwprobe() -> Option<Result<Vec<HwprobePair>, String>> {
+    pub(super) fn hwprobe() -> Hwprobe {
         let mut pairs: Vec<Pair> = HWPROBE_KEYS
             .iter()
             .map(|(k, _)| Pair { key: *k, value: 0 })
@@ -454,13 +485,18 @@ mod os {
         };
         if r != 0 {
             let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
-            return Some(Err(errno_text(errno)));
+            return Hwprobe::Error {
+                errno,
+                meaning: errno_text(errno),
+            };
         }
-        Some(Ok(HWPROBE_KEYS
-            .iter()
-            .zip(&pairs)
-            .map(|((k, n), p)| hwprobe_pair(*k, n, p.key, p.value))
-            .collect()))
+        Hwprobe::Ok {
+            pairs: HWPROBE_KEYS
+                .iter()
+                .zip(&pairs)
+                .map(|((k, n), p)| hwprobe_pair(*k, n, p.key, p.value))
+                .collect(),
+        }
     }
 
     pub(super) fn v_control() -> VControl {
@@ -481,14 +517,11 @@ mod os {
 mod os {
     use super::*;
 
-    pub(super) fn hwprobe() -> Option<Result<Vec<HwprobePair>, String>> {
-        None
+    pub(super) fn hwprobe() -> Hwprobe {
+        Hwprobe::NotRiscv
     }
 
     pub(super) fn v_control() -> VControl {
-        // Keep the helpers used on every target (they are exercised by tests everywhere).
-        let _ = errno_text;
-        let _ = hwprobe_pair;
         VControl::NotRiscv
     }
 }
@@ -517,7 +550,10 @@ mod tests {
             riscv: true,
             cpuinfo: parse_cpuinfo(cpuinfo),
             hwcap: Some(decode_hwcap(hwcap, true)),
-            hwprobe: Some(Err(errno_text(libc::ENOSYS))),
+            hwprobe: Hwprobe::Error {
+                errno: libc::ENOSYS,
+                meaning: errno_text(libc::ENOSYS),
+            },
             v_control: VControl::Error {
                 errno: libc::EINVAL,
                 meaning: errno_text(libc::EINVAL),
@@ -647,7 +683,7 @@ mod tests {
         assert!(!f.kernel.release.is_empty());
         if !f.riscv {
             assert_eq!(f.v_control, VControl::NotRiscv);
-            assert!(f.hwprobe.is_none());
+            assert_eq!(f.hwprobe, Hwprobe::NotRiscv);
         }
     }
 }

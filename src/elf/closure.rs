@@ -169,10 +169,8 @@ pub fn canonicalize(fs: &dyn Fs, sysroot: Option<&Path>, path: &Path) -> PathBuf
     while let Some(c) = queue.pop_front() {
         match Path::new(&c).components().next() {
             Some(Component::RootDir) => out = root.clone(),
-            Some(Component::ParentDir) => {
-                if out != root {
-                    out.pop();
-                }
+            Some(Component::ParentDir) if out != root => {
+                out.pop();
             }
             Some(Component::Normal(name)) => {
                 let candidate = out.join(name);
@@ -236,7 +234,8 @@ pub fn resolve(fs: &dyn Fs, roots: &[PathBuf], sysroot: Option<&Path>) -> Closur
                 search(fs, sysroot, &c, i, &name, &seen)
             };
             match found {
-                Some((Found::New(real, found_as, bytes, header, dynamic), via)) => {
+                Some((Found::New(loaded), via)) => {
+                    let (real, found_as, bytes, header, dynamic) = *loaded;
                     seen.insert(real.clone());
                     c.files.push(Resolved {
                         path: real,
@@ -260,8 +259,12 @@ pub fn resolve(fs: &dyn Fs, roots: &[PathBuf], sysroot: Option<&Path>) -> Closur
     c
 }
 
+/// A file read and accepted: (path with symlinks resolved, path as found, bytes, header,
+/// dynamic info).
+type Loaded = (PathBuf, PathBuf, Vec<u8>, Header, DynamicInfo);
+
 enum Found {
-    New(PathBuf, PathBuf, Vec<u8>, Header, DynamicInfo),
+    New(Box<Loaded>),
     /// Already in the closure (the loader would reuse the loaded object).
     Seen,
 }
@@ -297,7 +300,7 @@ fn candidate(
     if h.e_machine != want.e_machine || h.class != want.class {
         return None;
     }
-    Some(Found::New(real, p.to_path_buf(), bytes, h, d))
+    Some(Found::New(Box::new((real, p.to_path_buf(), bytes, h, d))))
 }
 
 /// Expands `$ORIGIN`/`${ORIGIN}` and `$LIB`/`${LIB}`; `None` for entries the loader would not

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use icepick::elf::{self, Dialect};
 use serde_json::Value;
 
 use crate::util::{at, corpus, icepick};
@@ -332,6 +333,17 @@ fn qemu(bin: &Path, v: bool) -> (Option<i32>, String, Option<u64>) {
     (o.status.signal(), stdout, si_addr)
 }
 
+/// Experiment E2 through the library: the faulting address mapped to a file offset and the
+/// instruction there decoded; `Some(dialect)` when it is a vector instruction.
+fn e2_decode(bin: &Path, addr: u64) -> Option<Dialect> {
+    let bytes = std::fs::read(bin).unwrap();
+    let off = elf::vaddr_to_offset(&bytes, addr).expect("address inside a loaded segment");
+    match elf::decode_at(&bytes, off as usize)?.what {
+        elf::Decoded::Vector(v) => Some(v.dialect),
+        _ => None,
+    }
+}
+
 /// Models of host faults under qemu-user: the RVV 1.0 program dies with SIGILL when the
 /// vector unit is off (as on a host without usable V) and runs when it is on; the
 /// XTheadVector program dies on its 0.7.1-only load even with V on (the dialect mismatch of
@@ -352,18 +364,22 @@ fn qemu_vector_on_and_off_model_host_faults() {
     assert_eq!(sig, Some(libc::SIGILL), "rvv1 with v=false: {out}");
     let r = inspect(&[rvv1.to_str().unwrap()]);
     let h = hits(&r["files"][0]);
-    let (_, dialect, _, func) = &h[&si_addr.expect("qemu -strace printed si_addr")];
+    let si_addr = si_addr.expect("qemu -strace printed si_addr");
+    let (_, dialect, _, func) = &h[&si_addr];
     assert_eq!(
         (dialect.as_str(), func.as_str()),
         ("rvv1_only", "rvv1_add_bytes")
     );
+    assert_eq!(e2_decode(&rvv1, si_addr), Some(Dialect::Rvv1Only));
 
     let (sig, out, si_addr) = qemu(&xthead, true);
     assert_eq!(sig, Some(libc::SIGILL), "xthead with v=true: {out}");
     let r = inspect(&[xthead.to_str().unwrap()]);
     let h = hits(&r["files"][0]);
-    let (word, dialect, _, _) = &h[&si_addr.expect("qemu -strace printed si_addr")];
+    let si_addr = si_addr.expect("qemu -strace printed si_addr");
+    let (word, dialect, _, _) = &h[&si_addr];
     assert_eq!((*word, dialect.as_str()), (0x1205_0087, "xthead_only"));
+    assert_eq!(e2_decode(&xthead, si_addr), Some(Dialect::XTheadOnly));
     let (sig, _, _) = qemu(&xthead, false);
     assert_eq!(sig, Some(libc::SIGILL));
 
