@@ -429,7 +429,7 @@ fn uname() -> Kernel {
         let bytes: Vec<u8> = f
             .iter()
             .take_while(|c| **c != 0)
-            .map(|c| *c as u8)
+            .map(|c| c.to_ne_bytes()[0])
             .collect();
         String::from_utf8_lossy(&bytes).into_owned()
     };
