@@ -16,3 +16,6 @@ pub mod flags;
 pub mod host;
 pub mod reduce;
 pub mod report;
+pub mod scanlog;
+pub mod store;
+pub mod versions;

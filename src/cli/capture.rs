@@ -88,11 +88,11 @@ pub(crate) fn capture_from_args(args: &CaptureArgs) -> anyhow::Result<Outcome> {
     Ok(capture::capture(&req, &mut progress)?)
 }
 
+/// A case that capture wrote: its directory and content.
+pub(crate) type Written = Option<(PathBuf, Box<Case>)>;
+
 /// Prints a capture outcome; returns the exit code and the case directory, if one was written.
-pub(crate) fn print_outcome(
-    args: &CaptureArgs,
-    outcome: Outcome,
-) -> anyhow::Result<(u8, Option<(PathBuf, Box<Case>)>)> {
+pub(crate) fn print_outcome(args: &CaptureArgs, outcome: Outcome) -> anyhow::Result<(u8, Written)> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match outcome {

@@ -12,13 +12,14 @@ use crate::error;
 mod capture;
 mod flags;
 mod inspect;
+mod list;
 mod probe;
 mod reduce;
-mod triage;
-mod wrap;
-mod list;
-mod show;
 mod scan_log;
+mod show;
+mod triage;
+mod versions;
+mod wrap;
 
 use crate::capture as capture_stage;
 
@@ -54,7 +55,7 @@ enum Command {
     /// (parallel, deterministic, resumable); or with --test, any file C-Reduce style.
     #[command(after_help = error::EXIT_CODES_HELP)]
     Reduce(reduce::ReduceArgs),
-    /// The whole pipeline on a crashing compile: capture, reduce, report.
+    /// The whole pipeline on a crashing compile: capture, flags, reduce, versions, report.
     #[command(after_help = error::EXIT_CODES_HELP)]
     Triage(triage::TriageArgs),
     /// Compiler launcher for builds (CMAKE_CXX_COMPILER_LAUNCHER, CC="icepick wrap clang"):
@@ -66,6 +67,9 @@ enum Command {
     Show(show::ShowArgs),
     /// Find crashed compiles in a ninja, make or CMake log and capture them into the store.
     ScanLog(scan_log::ScanLogArgs),
+    /// Run the case on every clang found (or --compiler …): which versions crash the same way.
+    #[command(after_help = error::EXIT_CODES_HELP)]
+    Versions(versions::VersionsArgs),
     /// Render a case's report (Markdown or JSON) on stdout.
     #[command(after_help = error::EXIT_CODES_HELP)]
     Report(ReportArgs),
@@ -127,6 +131,12 @@ fn is_usage_error(e: &anyhow::Error) -> bool {
             )
         ) || c.downcast_ref::<capture_stage::SourceError>().is_some()
             || matches!(
+                c.downcast_ref::<crate::versions::VersionsError>(),
+                Some(crate::versions::VersionsError::Case(
+                    crate::case::CaseError::NotACase { .. }
+                ))
+            )
+            || matches!(
                 c.downcast_ref::<crate::reduce::ReduceError>(),
                 Some(
                     crate::reduce::ReduceError::NothingToResume
@@ -154,6 +164,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Flags(args) => flags::run(args),
         Command::Reduce(args) => reduce::run(args),
         Command::Triage(args) => triage::run(args),
+        Command::Versions(args) => versions::run(args),
         Command::Wrap(args) => wrap::run(args),
         Command::List(args) => list::run(args),
         Command::Show(args) => show::run(args),

@@ -1,5 +1,6 @@
-//! `icepick triage -- <cmd>`: the pipeline in one command: capture, then reduce (more stages
-//! join as they land), then the report.
+//! `icepick triage -- <cmd>`: the pipeline in one command: capture, flags, reduce, versions,
+//! and the report (classification joins when it lands). `icepick triage --pending`: the same for one
+//! representative of every `new` bucket of the crash store.
 
 use std::io::Write;
 
@@ -22,10 +23,18 @@ pub struct TriageArgs {
     /// Stop after capture (no reduction).
     #[arg(long)]
     no_reduce: bool,
+    /// Triage the crash store instead of a command: for each `new` bucket, capture a case
+    /// from a recorded occurrence if it has none, reduce it (resuming an interrupted
+    /// reduction), and mark the bucket `triaged` or `failed`.
+    #[arg(long, conflicts_with_all = ["command", "from_reproducer", "compdb", "no_reduce", "out"])]
+    pending: bool,
 }
 
 /// Runs `icepick triage`.
 pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
+    if args.pending {
+        return pending::run(args.jobs, args.capture.json, args.capture.timeout);
+    }
     let json = args.capture.json;
     let outcome = capture_from_args(&args.capture)?;
     let (code, case) = print_outcome(&args.capture, outcome)?;
@@ -43,8 +52,33 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
         timeout: None,
         stop: stop_on_signals(),
     };
+    // Flags first: reduce uses the minimal command it finds.
+    let flag_opts = crate::flags::Options {
+        jobs: settings.jobs,
+        ..crate::flags::Options::default()
+    };
+    let f = crate::flags::flags_for_case(&dir, &flag_opts, &mut |msg: &str| {
+        if !json {
+            eprintln!("icepick: {msg}");
+        }
+    })
+    .map_err(|e| match e {
+        crate::flags::FlagsError::Case(c) => anyhow::Error::from(c),
+    })?;
+    if !json {
+        eprintln!(
+            "icepick: flags: {} of {} arguments needed ({} compiler runs)",
+            f.minimal_command.len().saturating_sub(1),
+            captured.replay_command.len().saturating_sub(1),
+            f.compiler_runs
+        );
+    }
     let mut progress = Progress::new(json);
     let r = reduce::reduce_case(&dir, &settings, &mut |n| progress.note(n))?;
+    let rows = crate::versions::run_versions(&dir, &[], settings.jobs)?;
+    if !json {
+        eprintln!("icepick: versions: {}", crate::versions::summary(&rows));
+    }
     let mut out = std::io::stdout().lock();
     if json {
         // --json: the final case, one object (capture printed the first state already, so a
@@ -74,4 +108,180 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
     } else {
         error::NOT_REPRODUCED
     })
+}
+
+mod pending {
+    //! `icepick triage --pending`.
+
+    use std::io::Write;
+    use std::path::{Path, PathBuf};
+    use std::sync::atomic::Ordering;
+    use std::time::Duration;
+
+    use super::super::reduce::{human_bytes, stop_on_signals, Progress};
+    use crate::case::{Case, CaseStatus};
+    use crate::error;
+    use crate::reduce::{self, Reduction, Settings};
+    use crate::store::{Bucket, Status, Store};
+
+    /// What became of one bucket.
+    enum Done {
+        Triaged(String),
+        Failed(String),
+        /// Ctrl-C during the reduction: the bucket stays `new`; the next run resumes.
+        Interrupted,
+    }
+
+    pub(super) fn run(jobs: Option<usize>, json: bool, timeout: u64) -> anyhow::Result<u8> {
+        let mut store = Store::open_default()?;
+        let pending = store.pending()?;
+        let mut out = std::io::stdout().lock();
+        if pending.is_empty() && !json {
+            writeln!(out, "nothing to triage in {}", store.root().display())?;
+        }
+        let jobs =
+            jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let stop = stop_on_signals();
+        let mut rows = Vec::new();
+        for (i, b) in pending.iter().enumerate() {
+            if stop.load(Ordering::SeqCst) {
+                break;
+            }
+            if !json {
+                eprintln!(
+                    "icepick: [{}/{}] bucket {}: {}",
+                    i + 1,
+                    pending.len(),
+                    b.id,
+                    b.title
+                );
+            }
+            let (done, dir) = triage_bucket(&mut store, b, jobs, json, timeout, &stop)?;
+            let (status, detail) = match &done {
+                Done::Triaged(d) => ("triaged", d.clone()),
+                Done::Failed(d) => ("failed", d.clone()),
+                Done::Interrupted => ("new", "interrupted; run again to resume".to_string()),
+            };
+            match &done {
+                Done::Triaged(d) => store.set_status(&b.id, Status::Triaged, Some(d))?,
+                Done::Failed(d) => store.set_status(&b.id, Status::Failed, Some(d))?,
+                Done::Interrupted => {}
+            }
+            if !json {
+                writeln!(out, "bucket {}: {status}: {detail}", b.id)?;
+            }
+            rows.push(serde_json::json!({
+                "id": b.id,
+                "status": status,
+                "detail": detail,
+                "case_dir": dir.map(|d| d.to_string_lossy().into_owned()),
+            }));
+            if matches!(done, Done::Interrupted) {
+                break;
+            }
+        }
+        if json {
+            let v = serde_json::json!({"store": store.root().to_string_lossy(), "buckets": rows});
+            writeln!(out, "{v}")?;
+        }
+        Ok(error::OK)
+    }
+
+    fn triage_bucket(
+        store: &mut Store,
+        b: &Bucket,
+        jobs: usize,
+        json: bool,
+        timeout: u64,
+        stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> anyhow::Result<(Done, Option<PathBuf>)> {
+        let dir = match &b.case_dir {
+            Some(d) => PathBuf::from(d),
+            None => {
+                // Recorded without a case (`ICEPICK_WRAP_CAPTURE=0`, or capture failed in
+                // the build): capture now from the first occurrence that still captures.
+                let occurrences = store.occurrences(&b.id)?;
+                let mut last_error = "the bucket has no recorded occurrence".to_string();
+                let mut captured = None;
+                for o in occurrences.iter().take(3) {
+                    if !json {
+                        eprintln!(
+                            "icepick: capturing from {} in {}",
+                            o.command.join(" "),
+                            o.cwd
+                        );
+                    }
+                    match store.capture_for(
+                        &b.id,
+                        Some(o.id),
+                        &o.command,
+                        Path::new(&o.cwd),
+                        2,
+                        Duration::from_secs(timeout.max(1)),
+                    ) {
+                        Ok(d) => {
+                            captured = Some(d);
+                            break;
+                        }
+                        Err(e) => last_error = e,
+                    }
+                }
+                match captured {
+                    Some(d) => d,
+                    None => {
+                        return Ok((Done::Failed(format!("capture failed: {last_error}")), None))
+                    }
+                }
+            }
+        };
+        let case = match Case::load(&dir) {
+            Ok(c) => c,
+            Err(e) => return Ok((Done::Failed(e.to_string()), Some(dir))),
+        };
+        if case.status != CaseStatus::Captured {
+            let why = case
+                .status_detail
+                .clone()
+                .unwrap_or_else(|| "not reproducible".into());
+            return Ok((Done::Failed(why), Some(dir)));
+        }
+        let earlier: Option<Reduction> = case
+            .reduction
+            .clone()
+            .and_then(|v| serde_json::from_value(v).ok());
+        if let Some(r) = earlier
+            .as_ref()
+            .filter(|r| r.status == "done" && r.verified)
+        {
+            return Ok((Done::Triaged(summary(r)), Some(dir)));
+        }
+        let settings = Settings {
+            jobs,
+            resume: earlier.is_some(),
+            timeout: None,
+            stop: stop.clone(),
+        };
+        let mut progress = Progress::new(json);
+        match reduce::reduce_case(&dir, &settings, &mut |n| progress.note(n)) {
+            Ok(r) if r.status == "stopped" => Ok((Done::Interrupted, Some(dir))),
+            Ok(r) if r.verified => Ok((Done::Triaged(summary(&r)), Some(dir))),
+            Ok(r) => Ok((
+                Done::Failed(format!(
+                    "the reduced input ({}) does not reproduce the crash",
+                    r.output
+                )),
+                Some(dir),
+            )),
+            Err(e) => Ok((Done::Failed(format!("reduction failed: {e}")), Some(dir))),
+        }
+    }
+
+    fn summary(r: &Reduction) -> String {
+        format!(
+            "reduced {} -> {} in {} tests",
+            human_bytes(r.bytes_before),
+            human_bytes(r.bytes_after),
+            r.tests
+        )
+    }
 }

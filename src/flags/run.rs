@@ -9,7 +9,7 @@
 //! costs little. The result goes into `case.json` (`flags`) atomically.
 
 use std::cell::{Cell, RefCell};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::ddmin::{Outcome, Tester};
@@ -44,18 +44,6 @@ pub enum FlagsError {
     Case(#[from] CaseError),
 }
 
-/// Library directories to find bare module names (`libLLVM.so.19.1`) in, as capture does.
-fn library_dirs(compiler: &Path) -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
-    if let Some(bin) = compiler.parent() {
-        dirs.push(bin.join("../lib"));
-        dirs.push(bin.to_path_buf());
-    }
-    dirs.push(PathBuf::from("/usr/lib/x86_64-linux-gnu"));
-    dirs.push(PathBuf::from("/lib/x86_64-linux-gnu"));
-    dirs
-}
-
 /// Judges one finished run against the case's signature id.
 fn judge(out: &Output, signature_id: &str, symbolizer: &Symbolizer) -> Outcome {
     match out.status {
@@ -85,7 +73,9 @@ pub fn flags_for_case(
 ) -> Result<Flags, FlagsError> {
     let started = Instant::now();
     let mut case = Case::load(dir)?;
-    let symbolizer = Symbolizer::new(library_dirs(Path::new(&case.compiler.resolved_path)));
+    let symbolizer = Symbolizer::new(crate::capture::library_dirs(Path::new(
+        &case.compiler.resolved_path,
+    )));
     let signature_id = case.signature.id.clone();
     let limit: Cell<Option<Duration>> = Cell::new(None);
     let progress = RefCell::new(progress);
@@ -137,5 +127,6 @@ pub fn flags_for_case(
     flags.jobs = opts.jobs;
     case.flags = Some(serde_json::to_value(&flags).expect("the flags section serialises"));
     case.save(dir)?;
+    crate::report::write_files(dir, &case)?;
     Ok(flags)
 }

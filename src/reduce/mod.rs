@@ -187,7 +187,19 @@ pub fn reduce_case(
         (text, 0, 0, n)
     };
 
-    let replay = case.replay_command.clone();
+    // The minimal command from `icepick flags`, when it ran, is what later stages use.
+    let replay = case
+        .flags
+        .as_ref()
+        .filter(|f| f.get("reproduced").and_then(|r| r.as_bool()) == Some(true))
+        .and_then(|f| f.get("minimal_command")?.as_array().cloned())
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(String::from))
+                .collect::<Vec<_>>()
+        })
+        .filter(|a| a.contains(&case.input))
+        .unwrap_or_else(|| case.replay_command.clone());
     let replay_cmd = CompilerCommand::from_argv(&replay).expect("a case has a replay command");
     let flags = test_flags(&replay_cmd);
     let oracle = Oracle {

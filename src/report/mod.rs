@@ -203,6 +203,22 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>) -> String {
         );
     }
     let _ = writeln!(s, "```\n");
+    if let Some(flags) = &case.flags {
+        let _ = writeln!(s, "{}", crate::flags::markdown_section(flags));
+    }
+    if let Some(rows) = case
+        .versions
+        .as_ref()
+        .and_then(|v| serde_json::from_value::<Vec<crate::versions::VersionRow>>(v.clone()).ok())
+    {
+        let _ = writeln!(s, "## Versions\n");
+        let _ = writeln!(s, "{}.\n", crate::versions::summary(&rows));
+        let _ = writeln!(s, "| version | outcome |\n|---|---|");
+        for r in &rows {
+            let _ = writeln!(s, "| {} | {} |", r.version, r.outcome);
+        }
+        let _ = writeln!(s);
+    }
     let _ = writeln!(s, "## Environment\n");
     let _ = writeln!(
         s,

@@ -1,0 +1,45 @@
+//! `icepick versions CASE`: the case on every clang found, and the regression range.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::error;
+use crate::versions;
+
+/// Arguments of `icepick versions`.
+#[derive(Debug, Args)]
+pub struct VersionsArgs {
+    /// The case directory.
+    case: PathBuf,
+    /// Compilers to run (default: every clang on PATH and in /usr/lib/llvm-*/bin).
+    #[arg(long = "compiler", value_name = "PATH")]
+    compilers: Vec<PathBuf>,
+    /// Compilers run at once (default: all cores).
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Print `{"versions": [...], "summary": "..."}` on stdout, and nothing else.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `icepick versions`.
+pub fn run(args: VersionsArgs) -> anyhow::Result<u8> {
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let rows = versions::run_versions(&args.case, &args.compilers, jobs)?;
+    let summary = versions::summary(&rows);
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let v = serde_json::json!({"versions": rows, "summary": summary});
+        writeln!(out, "{v}")?;
+    } else {
+        for r in &rows {
+            writeln!(out, "{:<12} {:<40} {}", r.outcome, r.version, r.compiler)?;
+        }
+        writeln!(out, "{summary}")?;
+    }
+    Ok(error::OK)
+}

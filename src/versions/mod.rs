@@ -1,0 +1,300 @@
+//! The versions stage: run a case on every clang that can be found and say which versions
+//! crash the same way ("crashes on 14–16, fixed by 19"), which crash differently, and which
+//! compile it. Maintainers ask for the regression range first.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::case::{Case, CaseError};
+use crate::crash::{self, Symbolizer};
+use crate::exec::{self, Cmd, Status};
+
+/// One row of `versions[]` in `case.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VersionRow {
+    /// The compiler that was run.
+    pub compiler: String,
+    /// First line of its `--version`.
+    pub version: String,
+    /// Major version, when it could be read.
+    pub major: Option<u32>,
+    /// `same-crash`, `other-crash`, `no-crash` or `timeout`.
+    pub outcome: String,
+    /// The signature id of another crash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+}
+
+/// Why the stage could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum VersionsError {
+    #[error(transparent)]
+    Case(#[from] CaseError),
+    #[error("no clang found (looked on PATH and in /usr/lib/llvm-*/bin); name compilers with --compiler")]
+    NoCompilers,
+}
+
+/// Clang drivers on this machine: `/usr/lib/llvm-*/bin/clang` and `clang`/`clang-N` on PATH,
+/// one per resolved binary, in version order of their directory names.
+pub fn find_clangs() -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = Vec::new();
+    if let Ok(entries) = std::fs::read_dir("/usr/lib") {
+        let mut dirs: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("llvm-"))
+            })
+            .collect();
+        dirs.sort();
+        found.extend(
+            dirs.into_iter()
+                .map(|d| d.join("bin/clang"))
+                .filter(|p| p.is_file()),
+        );
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path) {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.filter_map(Result::ok) {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let versioned = name
+                    .strip_prefix("clang-")
+                    .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit()));
+                if name == "clang" || versioned {
+                    found.push(e.path());
+                }
+            }
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    found
+        .into_iter()
+        .filter(|p| seen.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())))
+        .collect()
+}
+
+/// The major version in a `--version` line (`Debian clang version 16.0.6 …` → 16).
+pub fn major_of(version: &str) -> Option<u32> {
+    let rest = version.split("version ").nth(1)?;
+    rest.split('.').next()?.trim().parse().ok()
+}
+
+/// "crashes on 14–16, fixed by 19"-style summary of rows sorted by major version.
+pub fn summary(rows: &[VersionRow]) -> String {
+    let mut by_major: BTreeMap<u32, &str> = BTreeMap::new();
+    for r in rows {
+        if let Some(m) = r.major {
+            by_major.insert(m, r.outcome.as_str());
+        }
+    }
+    if by_major.is_empty() {
+        return "no versioned compiler was run".into();
+    }
+    let crashing: Vec<u32> = by_major
+        .iter()
+        .filter(|(_, o)| **o == "same-crash")
+        .map(|(m, _)| *m)
+        .collect();
+    let list = |v: &[u32]| -> String {
+        // Collapse runs of consecutive majors among those tried: 14, 15, 16 → 14–16.
+        let tried: Vec<u32> = by_major.keys().copied().collect();
+        let mut parts = Vec::new();
+        let mut i = 0;
+        while i < v.len() {
+            let mut j = i;
+            while j + 1 < v.len() {
+                let a = tried.iter().position(|t| *t == v[j]);
+                let b = tried.iter().position(|t| *t == v[j + 1]);
+                if matches!((a, b), (Some(a), Some(b)) if b == a + 1) {
+                    j += 1;
+                } else {
+                    break;
+                }
+            }
+            parts.push(if i == j {
+                v[i].to_string()
+            } else {
+                format!("{}–{}", v[i], v[j])
+            });
+            i = j + 1;
+        }
+        parts.join(", ")
+    };
+    if crashing.is_empty() {
+        return format!(
+            "no version tried crashes this way ({})",
+            list(&by_major.keys().copied().collect::<Vec<_>>())
+        );
+    }
+    let last = *crashing.last().expect("not empty");
+    let fixed: Vec<u32> = by_major
+        .iter()
+        .filter(|(m, o)| **m > last && **o == "no-crash")
+        .map(|(m, _)| *m)
+        .collect();
+    let mut s = format!("crashes on {}", list(&crashing));
+    if let Some(f) = fixed.first() {
+        s.push_str(&format!(", fixed by {f}"));
+    } else if by_major.keys().any(|m| *m > last) {
+        s.push_str(", later versions fail differently");
+    } else {
+        s.push_str(", including the newest tried");
+    }
+    s
+}
+
+/// Runs the case (its verified reduction when it has one) on each compiler, in parallel.
+pub fn run_versions(
+    dir: &Path,
+    compilers: &[PathBuf],
+    jobs: usize,
+) -> Result<Vec<VersionRow>, VersionsError> {
+    let mut case = Case::load(dir)?;
+    let compilers: Vec<PathBuf> = if compilers.is_empty() {
+        find_clangs()
+    } else {
+        compilers.to_vec()
+    };
+    if compilers.is_empty() {
+        return Err(VersionsError::NoCompilers);
+    }
+    let replay: Vec<String> = case
+        .reduction
+        .as_ref()
+        .filter(|r| r.get("verified").and_then(|v| v.as_bool()) == Some(true))
+        .and_then(|r| r.get("replay_command")?.as_array().cloned())
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_else(|| case.replay_command.clone());
+    let timeout = Duration::from_secs(300);
+    let mut cmds = Vec::new();
+    for c in &compilers {
+        cmds.push(
+            Cmd::new(c)
+                .args(["--version"])
+                .timeout(Duration::from_secs(30)),
+        );
+        cmds.push(
+            Cmd::new(c)
+                .args(&replay[1..])
+                .cwd(dir)
+                .timeout(timeout)
+                .output_cap(1 << 20),
+        );
+    }
+    let outs = exec::run_all(&cmds, jobs.max(1));
+    let mut rows = Vec::new();
+    for (i, c) in compilers.iter().enumerate() {
+        let version = outs[2 * i]
+            .as_ref()
+            .ok()
+            .map(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_string()
+            })
+            .unwrap_or_default();
+        let (outcome, signature) = match &outs[2 * i + 1] {
+            Err(_) => ("no-crash".to_string(), None),
+            Ok(o) if o.status == Status::TimedOut => ("timeout".into(), None),
+            Ok(o) => {
+                let lib = crate::capture::library_dirs(
+                    &std::fs::canonicalize(c).unwrap_or_else(|_| c.clone()),
+                );
+                match crash::parse(&o.stderr_text(), crate::capture::exit_info(o.status)) {
+                    Some(mut cr) => {
+                        Symbolizer::new(lib).symbolize(&mut cr);
+                        let sig = crash::signature(&cr);
+                        if sig.id == case.signature.id {
+                            ("same-crash".into(), None)
+                        } else {
+                            ("other-crash".into(), Some(sig.id))
+                        }
+                    }
+                    None => ("no-crash".into(), None),
+                }
+            }
+        };
+        rows.push(VersionRow {
+            compiler: c.to_string_lossy().into_owned(),
+            major: major_of(&version),
+            version,
+            outcome,
+            signature,
+        });
+    }
+    rows.sort_by_key(|r| (r.major, r.compiler.clone()));
+    case.versions = Some(serde_json::to_value(&rows).expect("serialisable"));
+    case.save(dir)?;
+    crate::report::write_files(dir, &case)?;
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(major: u32, outcome: &str) -> VersionRow {
+        VersionRow {
+            compiler: format!("clang-{major}"),
+            version: format!("Debian clang version {major}.0.1"),
+            major: Some(major),
+            outcome: outcome.into(),
+            signature: None,
+        }
+    }
+
+    #[test]
+    fn summaries_read_like_a_regression_range() {
+        let rows = [
+            row(14, "same-crash"),
+            row(15, "same-crash"),
+            row(16, "same-crash"),
+            row(19, "no-crash"),
+        ];
+        assert_eq!(summary(&rows), "crashes on 14–16, fixed by 19");
+        let rows = [
+            row(14, "no-crash"),
+            row(16, "no-crash"),
+            row(19, "same-crash"),
+        ];
+        assert_eq!(summary(&rows), "crashes on 19, including the newest tried");
+        let rows = [
+            row(14, "same-crash"),
+            row(16, "no-crash"),
+            row(19, "same-crash"),
+        ];
+        assert_eq!(
+            summary(&rows),
+            "crashes on 14, 19, including the newest tried"
+        );
+        let rows = [row(14, "same-crash"), row(19, "other-crash")];
+        assert_eq!(
+            summary(&rows),
+            "crashes on 14, later versions fail differently"
+        );
+    }
+
+    #[test]
+    fn major_version_from_version_lines() {
+        assert_eq!(
+            major_of("Debian clang version 16.0.6 (15~deb12u1)"),
+            Some(16)
+        );
+        assert_eq!(major_of("clang version 19.1.7"), Some(19));
+        assert_eq!(major_of("gcc (Debian 12.2.0-14) 12.2.0"), None);
+    }
+}
