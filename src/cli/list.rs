@@ -1,12 +1,68 @@
-//! `icepick list` (being written).
+//! `icepick list [--json]`: the crash store's buckets, most recently seen first.
+
+use std::io::Write;
 
 use clap::Args;
 
+use crate::error;
+use crate::store::Store;
+
 /// Arguments of `icepick list`.
 #[derive(Debug, Args)]
-pub struct ListArgs {}
+pub struct ListArgs {
+    /// Print `{"store": DIR, "buckets": [...]}` on stdout, and nothing else.
+    #[arg(long)]
+    json: bool,
+}
 
 /// Runs `icepick list`.
-pub fn run(_args: ListArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("`icepick list` is not implemented yet")
+pub fn run(args: ListArgs) -> anyhow::Result<u8> {
+    let store = Store::open_default()?;
+    let buckets = store.buckets()?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let v = serde_json::json!({
+            "store": store.root().to_string_lossy(),
+            "buckets": buckets,
+        });
+        writeln!(out, "{v}")?;
+        return Ok(error::OK);
+    }
+    if buckets.is_empty() {
+        writeln!(out, "no crashes in {}", store.root().display())?;
+        return Ok(error::OK);
+    }
+    writeln!(
+        out,
+        "{:<12}  {:>5}  {:<8}  {:<19}  {:<19}  TITLE",
+        "BUCKET", "COUNT", "STATUS", "FIRST SEEN", "LAST SEEN"
+    )?;
+    for b in &buckets {
+        let status = match &b.verdict {
+            Some(v) => format!(
+                "{} ({v})",
+                serde_json::to_value(b.status)?.as_str().unwrap_or("")
+            ),
+            None => serde_json::to_value(b.status)?
+                .as_str()
+                .unwrap_or("")
+                .to_string(),
+        };
+        writeln!(
+            out,
+            "{:<12}  {:>5}  {:<8}  {:<19}  {:<19}  {}",
+            b.id,
+            b.count,
+            status,
+            short_time(&b.first_seen),
+            short_time(&b.last_seen),
+            b.title
+        )?;
+    }
+    Ok(error::OK)
+}
+
+/// `2026-05-01T12:34:56.789Z` → `2026-05-01 12:34:56`.
+pub(crate) fn short_time(t: &str) -> String {
+    t.get(..19).unwrap_or(t).replacen('T', " ", 1)
 }

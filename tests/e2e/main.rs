@@ -7,4 +7,6 @@ mod capture;
 mod flags;
 mod inspect;
 mod reduce;
+mod store;
 mod util;
+mod versions;

@@ -1,0 +1,250 @@
+//! From a crashed compile seen in a build (by `icepick wrap`, or in a log by `scan-log`) to
+//! an occurrence in the store, and, for the first occurrence of a bucket, a captured case.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::{now_utc, BucketKey, NewOccurrence, Store, StoreError};
+use crate::capture::{self, Outcome, Request};
+use crate::command::CompilerCommand;
+use crate::crash::{self, Crash, ExitInfo, Family, Signature, Symbolizer};
+
+/// A crashed compile as the build saw it.
+#[derive(Debug, Clone)]
+pub struct Observed<'a> {
+    /// The compile command, program first.
+    pub argv: &'a [String],
+    /// Where it ran.
+    pub cwd: &'a Path,
+    /// The compiler's exit code as the build saw it, when known.
+    pub exit_code: Option<i32>,
+    /// `wrap` or `scan-log`.
+    pub origin: &'a str,
+}
+
+/// A crash parsed from compiler output, with its bucket.
+#[derive(Debug, Clone)]
+pub struct Analysed {
+    pub crash: Crash,
+    pub signature: Signature,
+    pub key: BucketKey,
+    /// The compiler's version line from the crash text (`Debian clang version 16.0.6 …`).
+    pub compiler_version: Option<String>,
+}
+
+/// Whether, and how, to capture a case for a bucket's first occurrence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CaptureMode {
+    /// Only record the occurrence (the crash text is enough to bucket it); `icepick triage
+    /// --pending` captures from the recorded command later.
+    Off,
+    /// Capture when this occurrence is the first of its bucket (or earlier captures failed).
+    FirstPerBucket { reruns: u32, timeout: Duration },
+}
+
+/// What recording did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recording {
+    pub bucket: String,
+    pub title: String,
+    /// Occurrences of the bucket, this one included.
+    pub count: i64,
+    pub occurrence: i64,
+    /// The bucket's representative case (captured now or earlier), if any.
+    pub case_dir: Option<PathBuf>,
+    /// This call captured the case.
+    pub captured: bool,
+    /// Why this call's capture failed, if it tried and failed.
+    pub capture_error: Option<String>,
+}
+
+/// Parses compiler output; `None` when it shows no crash. Frames printed without names are
+/// symbolized from the compiler's libraries (ELF reads only, no process).
+pub fn analyse(stderr: &str, exit: ExitInfo, compiler: &Path) -> Option<Analysed> {
+    let mut crash = crash::parse(stderr, exit)?;
+    if matches!(
+        crash.kind,
+        crash::CrashKind::Killed | crash::CrashKind::Timeout
+    ) {
+        // Infrastructure (the OOM killer, a build timeout), not a compiler bug.
+        return None;
+    }
+    let resolved = std::fs::canonicalize(compiler).unwrap_or_else(|_| compiler.to_owned());
+    Symbolizer::new(capture::library_dirs(&resolved)).symbolize(&mut crash);
+    let signature = crash::signature(&crash);
+    let key = BucketKey {
+        id: signature.id.clone(),
+        coarse_id: signature.coarse_id.clone(),
+        title: title(&crash, &signature),
+        kind: signature.kind.clone(),
+    };
+    Some(Analysed {
+        compiler_version: compiler_version_in(stderr),
+        crash,
+        signature,
+        key,
+    })
+}
+
+/// The bucket title: the verbatim error, else the crash kind and the top meaningful frame
+/// (the shape of LLVM issue titles; `report::title` says the same for a whole case).
+pub fn title(crash: &Crash, sig: &Signature) -> String {
+    let who = if crash.family == Family::Gcc {
+        "gcc"
+    } else {
+        "clang"
+    };
+    let kind = crate::report::kind_words(crash.kind);
+    let what = match &crash.message {
+        Some(m) => m.lines().next().unwrap_or(m).to_string(),
+        None => match sig.frames.first() {
+            Some(f) => format!("{kind} in {f}"),
+            None => kind.to_string(),
+        },
+    };
+    let mut t = format!("{who} crash: {what}");
+    if t.len() > 160 {
+        let mut cut = 157;
+        while !t.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        t.truncate(cut);
+        t.push_str("...");
+    }
+    t
+}
+
+/// The version line clang prints after a crash (`Debian clang version 16.0.6 (15~deb12u1)`),
+/// so that recording needs no `--version` run.
+pub fn compiler_version_in(stderr: &str) -> Option<String> {
+    stderr
+        .lines()
+        .map(str::trim)
+        .find(|l| {
+            (l.contains("clang version ") || l.starts_with("gcc version "))
+                && !l.starts_with('#')
+                && !l.contains(": ")
+        })
+        .map(str::to_string)
+}
+
+/// This host's name.
+fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most `len` bytes into the buffer we own.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return String::new();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+impl Store {
+    /// Records `obs` in the bucket of `a`; when `mode` says so and this occurrence claims the
+    /// bucket's capture, captures the case into the store's `cases/` (outside any
+    /// transaction: other processes keep recording meanwhile). A failed capture is recorded
+    /// in the bucket and reported in [`Recording::capture_error`], not as `Err`.
+    pub fn record_crash(
+        &mut self,
+        obs: &Observed<'_>,
+        a: &Analysed,
+        mode: &CaptureMode,
+    ) -> Result<Recording, StoreError> {
+        let command = CompilerCommand::from_argv(obs.argv);
+        let source = command
+            .as_ref()
+            .and_then(|c| c.inputs().first().map(|s| s.to_string()));
+        let compiler = obs
+            .argv
+            .first()
+            .map(|p| {
+                crate::exec::which(p, obs.cwd)
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| p.clone())
+            })
+            .unwrap_or_default();
+        let occ = NewOccurrence {
+            time: now_utc(),
+            host: hostname(),
+            cwd: obs.cwd.to_string_lossy().into_owned(),
+            command: obs.argv.to_vec(),
+            source,
+            compiler,
+            compiler_version: a.compiler_version.clone(),
+            exit_code: obs.exit_code,
+            origin: obs.origin.to_string(),
+        };
+        let want = matches!(mode, CaptureMode::FirstPerBucket { .. });
+        let rec = self.record(&a.key, &occ, want)?;
+        let mut out = Recording {
+            bucket: a.key.id.clone(),
+            title: a.key.title.clone(),
+            count: rec.count,
+            occurrence: rec.occurrence,
+            case_dir: rec.case_dir.map(PathBuf::from),
+            captured: false,
+            capture_error: None,
+        };
+        let CaptureMode::FirstPerBucket { reruns, timeout } = mode else {
+            return Ok(out);
+        };
+        if !rec.capture {
+            return Ok(out);
+        }
+        match self.capture_for(
+            &a.key.id,
+            Some(rec.occurrence),
+            obs.argv,
+            obs.cwd,
+            *reruns,
+            *timeout,
+        ) {
+            Ok(dir) => {
+                out.case_dir = Some(dir);
+                out.captured = true;
+            }
+            Err(reason) => out.capture_error = Some(reason),
+        }
+        Ok(out)
+    }
+
+    /// Captures a case for `bucket` from a recorded command and attaches it; on failure
+    /// records the reason in the bucket and returns it.
+    pub fn capture_for(
+        &mut self,
+        bucket: &str,
+        occurrence: Option<i64>,
+        argv: &[String],
+        cwd: &Path,
+        reruns: u32,
+        timeout: Duration,
+    ) -> Result<PathBuf, String> {
+        let req = Request {
+            argv: argv.to_vec(),
+            cwd: cwd.to_owned(),
+            out: None,
+            cases_parent: self.cases_dir(),
+            timeout,
+            reruns,
+            given_input: None,
+        };
+        let failure = match capture::capture(&req, &mut |_| {}) {
+            Ok(Outcome::Case { dir, .. }) => {
+                return match self.attach_case(bucket, occurrence, &dir) {
+                    Ok(()) => Ok(dir),
+                    Err(e) => Err(e.to_string()),
+                };
+            }
+            Ok(Outcome::NoCrash { reason, .. }) => {
+                format!("the compile did not crash again when rerun ({reason})")
+            }
+            Ok(Outcome::TimedOut { seconds }) => {
+                format!("the rerun did not finish within {seconds} s")
+            }
+            Err(e) => e.to_string(),
+        };
+        let _ = self.capture_failed(bucket, &failure);
+        Err(failure)
+    }
+}

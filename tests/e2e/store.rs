@@ -1,0 +1,484 @@
+//! The crash store through the binary: `icepick wrap` as a real CMake/Ninja launcher, 32
+//! crashing compiles at once, `scan-log` on real ninja and make logs, `list`/`show`, and
+//! `triage --pending`. Every test has its own store (`ICEPICK_STORE`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use crate::util::*;
+
+/// Crashes clang 14-16 in destructor-name lookup (llvm/llvm-project#59446's bug class),
+/// after three ordinary errors.
+const CRASH_CPP: &str = "\
+namespace app {
+namespace detail {
+template <typename T> struct Holder;
+}
+void release(Holder<int> *h) { h->detail::Holder<int>::~Holder(); }
+}
+";
+
+const OK1_CPP: &str = "int add(int a, int b) { return a + b; }\n";
+const OK2_CPP: &str = "\
+#include <vector>
+int sum(const std::vector<int> &v) {
+  int s = 0;
+  for (int x : v) s += x;
+  return s;
+}
+";
+
+/// `icepick ARGS` in `cwd` with the store in `store`.
+fn icepick_in(store: &Path, cwd: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(cwd)
+        .env("ICEPICK_STORE", store)
+        .output()
+        .unwrap()
+}
+
+fn json_of(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not one JSON object ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+fn list(store: &Path) -> serde_json::Value {
+    let o = icepick_in(store, store.parent().unwrap(), &["list", "--json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    json_of(&o)
+}
+
+fn show(store: &Path, bucket: &str) -> serde_json::Value {
+    let o = icepick_in(store, store.parent().unwrap(), &["show", bucket, "--json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    json_of(&o)
+}
+
+/// A CMake project: two ordinary sources and one that crashes clang++-16.
+fn project(root: &Path) -> PathBuf {
+    let src = root.join("proj");
+    std::fs::create_dir_all(src.join("src")).unwrap();
+    std::fs::write(
+        src.join("CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.16)\nproject(demo CXX)\n\
+         add_library(demo STATIC src/ok1.cpp src/crash.cpp src/ok2.cpp)\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("src/ok1.cpp"), OK1_CPP).unwrap();
+    std::fs::write(src.join("src/ok2.cpp"), OK2_CPP).unwrap();
+    std::fs::write(src.join("src/crash.cpp"), CRASH_CPP).unwrap();
+    src
+}
+
+fn run_ok(cmd: &mut Command) -> Output {
+    let o = cmd.output().unwrap();
+    assert!(
+        o.status.success(),
+        "{cmd:?}: {}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+fn configure(src: &Path, build: &Path, generator: &str, launcher: bool) {
+    let mut c = Command::new("cmake");
+    c.arg("-S")
+        .arg(src)
+        .arg("-B")
+        .arg(build)
+        .arg("-G")
+        .arg(generator)
+        .arg("-DCMAKE_CXX_COMPILER=clang++-16");
+    if launcher {
+        c.arg(format!("-DCMAKE_CXX_COMPILER_LAUNCHER={BIN};wrap"));
+    }
+    run_ok(&mut c);
+}
+
+#[test]
+fn wrap_in_a_cmake_ninja_build_changes_nothing_but_records_the_crash() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let src = project(tmp.path());
+    let plain = tmp.path().join("plain");
+    let wrapped = tmp.path().join("wrapped");
+    configure(&src, &plain, "Ninja", false);
+    configure(&src, &wrapped, "Ninja", true);
+    let ninja = |dir: &Path| {
+        Command::new("ninja")
+            .args(["-k", "0"])
+            .current_dir(dir)
+            .env("ICEPICK_STORE", &store)
+            .output()
+            .unwrap()
+    };
+    let p = ninja(&plain);
+    let w = ninja(&wrapped);
+    assert_eq!(p.status.code(), Some(1));
+    assert_eq!(w.status.code(), Some(1), "the build still sees the failure");
+    for obj in ["ok1.cpp.o", "ok2.cpp.o"] {
+        let rel = Path::new("CMakeFiles/demo.dir/src").join(obj);
+        let a = std::fs::read(plain.join(&rel)).unwrap();
+        let b = std::fs::read(wrapped.join(&rel)).unwrap();
+        assert!(a == b, "{obj} differs with the launcher");
+    }
+    assert!(!wrapped.join("CMakeFiles/demo.dir/src/crash.cpp.o").exists());
+
+    // Ninja puts a command's stdout and stderr together in its own stdout.
+    let log = String::from_utf8_lossy(&w.stdout);
+    assert!(log.contains("PLEASE submit a bug report"), "{log}");
+    assert!(log.contains("Stack dump:"), "{log}");
+    let ours: Vec<&str> = log.lines().filter(|l| l.starts_with("icepick:")).collect();
+    assert_eq!(ours.len(), 1, "{log}");
+    let buckets = list(&store);
+    let b = &buckets["buckets"];
+    assert_eq!(b.as_array().unwrap().len(), 1, "{buckets:#}");
+    assert_eq!(b[0]["count"], 1);
+    assert_eq!(b[0]["status"], "new");
+    assert!(b[0]["verdict"].is_null());
+    let id = b[0]["id"].as_str().unwrap();
+    assert_eq!(
+        ours[0],
+        format!(
+            "icepick: crash captured as bucket {id} ({}); see: icepick show {id}",
+            b[0]["title"].as_str().unwrap()
+        )
+    );
+    // The only difference in the build output is that line (and the launcher in front of
+    // the command ninja prints for the failed edge). Parallel edges finish in any order, so
+    // compare the lines as sorted lists, without ninja's `[N/M] ` counters.
+    let plain_log = String::from_utf8_lossy(&p.stdout);
+    let launcher = format!("{BIN} wrap ");
+    let normalise = |s: &str| -> Vec<String> {
+        let mut v: Vec<String> = s
+            .lines()
+            .filter(|l| !l.starts_with("icepick:") && !l.contains("diagnostic msg: /"))
+            .map(|l| l.replace(&launcher, ""))
+            .map(|l| l.replace(&*wrapped.to_string_lossy(), "BUILD"))
+            .map(|l| l.replace(&*plain.to_string_lossy(), "BUILD"))
+            .map(|l| match l.split_once("] ") {
+                Some((n, rest)) if n.starts_with('[') && n.contains('/') => rest.to_string(),
+                _ => l,
+            })
+            // Frame addresses change with ASLR: keep the frame number and what follows.
+            .map(|l| match l.trim_start().strip_prefix('#') {
+                Some(f) => {
+                    let mut w = f.splitn(3, ' ');
+                    let (n, _addr, rest) = (w.next(), w.next(), w.next());
+                    format!("#{} {}", n.unwrap_or(""), rest.unwrap_or(""))
+                }
+                None => l,
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(normalise(&plain_log), normalise(&log));
+
+    let shown = show(&store, id);
+    let occ = shown["occurrences"].as_array().unwrap();
+    assert_eq!(occ.len(), 1);
+    assert_eq!(occ[0]["origin"], "wrap");
+    assert!(occ[0]["source"]
+        .as_str()
+        .unwrap()
+        .ends_with("src/crash.cpp"));
+    assert_eq!(occ[0]["cwd"], wrapped.to_str().unwrap());
+    assert!(occ[0]["compiler_version"]
+        .as_str()
+        .unwrap()
+        .contains("clang version 16"));
+    let case_dir = PathBuf::from(shown["case_dir"].as_str().unwrap());
+    assert!(case_dir.starts_with(store.join("cases")), "{case_dir:?}");
+    let case: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(case_dir.join("case.json")).unwrap()).unwrap();
+    assert_eq!(case["status"], "captured", "{case:#}");
+    assert_eq!(case["signature"]["id"], id);
+    assert!(shown["report"].as_str().unwrap().ends_with("report.md"));
+}
+
+#[test]
+fn thirty_two_concurrent_crashes_make_one_bucket_and_one_capture() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    std::fs::write(tmp.path().join("crash.cpp"), CRASH_CPP).unwrap();
+    let children: Vec<_> = (0..32)
+        .map(|i| {
+            Command::new(BIN)
+                .args(["wrap", "clang++-16", "-c", "crash.cpp", "-o"])
+                .arg(format!("crash-{i}.o"))
+                .current_dir(tmp.path())
+                .env("ICEPICK_STORE", &store)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut captured_lines = 0;
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "clang-16's driver exits 1 on a crash"
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        let ours: Vec<&str> = err.lines().filter(|l| l.starts_with("icepick:")).collect();
+        assert_eq!(ours.len(), 1, "{err}");
+        assert!(!ours[0].contains("could not record"), "{}", ours[0]);
+        captured_lines += ours[0].contains("crash captured as bucket") as usize;
+    }
+    assert_eq!(captured_lines, 1, "only the first occurrence captures");
+    let buckets = list(&store);
+    let b = buckets["buckets"].as_array().unwrap();
+    assert_eq!(b.len(), 1, "{buckets:#}");
+    assert_eq!(b[0]["count"], 32);
+    let shown = show(&store, b[0]["id"].as_str().unwrap());
+    assert_eq!(shown["occurrences"].as_array().unwrap().len(), 32);
+    let cases: Vec<_> = std::fs::read_dir(store.join("cases"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(cases.len(), 1, "{cases:?}");
+}
+
+#[test]
+fn recorded_without_capture_then_triaged_pending() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    std::fs::write(tmp.path().join("crash.cpp"), CRASH_CPP).unwrap();
+    for i in 0..3 {
+        let o = Command::new(BIN)
+            .args(["wrap", "clang++-16", "-c", "crash.cpp", "-o"])
+            .arg(format!("c{i}.o"))
+            .current_dir(tmp.path())
+            .env("ICEPICK_STORE", &store)
+            .env("ICEPICK_WRAP_CAPTURE", "0")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with("icepick: crash recorded in bucket")),
+            "{err}"
+        );
+    }
+    let b = &list(&store)["buckets"][0];
+    let id = b["id"].as_str().unwrap().to_string();
+    assert_eq!(b["count"], 3);
+    assert!(show(&store, &id)["case_dir"].is_null());
+
+    let o = icepick_in(
+        &store,
+        tmp.path(),
+        &["triage", "--pending", "--jobs", "2", "--json"],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v = json_of(&o);
+    assert_eq!(v["buckets"][0]["id"], id.as_str());
+    assert_eq!(v["buckets"][0]["status"], "triaged", "{v:#}");
+    let shown = show(&store, &id);
+    assert_eq!(shown["bucket"]["status"], "triaged");
+    let case_dir = PathBuf::from(shown["case_dir"].as_str().unwrap());
+    let case: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(case_dir.join("case.json")).unwrap()).unwrap();
+    assert_eq!(case["reduction"]["verified"], true, "{case:#}");
+    assert!(
+        case["reduction"]["bytes_after"].as_u64().unwrap()
+            < case["reduction"]["bytes_before"].as_u64().unwrap()
+    );
+    // Nothing left to do.
+    let again = icepick_in(&store, tmp.path(), &["triage", "--pending", "--json"]);
+    assert_eq!(json_of(&again)["buckets"], serde_json::json!([]));
+}
+
+#[test]
+fn wrap_is_transparent_for_compiles_that_do_not_crash() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let sources = [
+        ("ok.c", "int f(int x) { return x * 2; }\n"),
+        ("warn.c", "int f(void) { int unused; return 0; }\n"),
+        ("err.c", "int f(void) { return undefined_name; }\n"),
+    ];
+    for side in ["bare", "wrapped"] {
+        let d = tmp.path().join(side);
+        std::fs::create_dir_all(&d).unwrap();
+        for (name, text) in sources {
+            std::fs::write(d.join(name), text).unwrap();
+        }
+    }
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["clang-19", "-Wall", "-c", "ok.c", "-o", "ok.o"],
+        vec!["clang-19", "-Wall", "-c", "warn.c", "-o", "warn.o"],
+        vec!["clang-19", "-Wall", "-c", "err.c", "-o", "err.o"],
+        // Output on stdout.
+        vec!["clang-19", "-E", "ok.c"],
+        vec!["clang-19", "--version"],
+    ];
+    for argv in &cases {
+        let bare = Command::new(argv[0])
+            .args(&argv[1..])
+            .current_dir(tmp.path().join("bare"))
+            .output()
+            .unwrap();
+        let wrapped = Command::new(BIN)
+            .arg("wrap")
+            .args(argv)
+            .current_dir(tmp.path().join("wrapped"))
+            .env("ICEPICK_STORE", &store)
+            .output()
+            .unwrap();
+        assert_eq!(bare.status.code(), wrapped.status.code(), "{argv:?}");
+        assert_eq!(bare.stdout, wrapped.stdout, "{argv:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&bare.stderr),
+            String::from_utf8_lossy(&wrapped.stderr),
+            "{argv:?}"
+        );
+    }
+    for obj in ["ok.o", "warn.o"] {
+        assert_eq!(
+            std::fs::read(tmp.path().join("bare").join(obj)).unwrap(),
+            std::fs::read(tmp.path().join("wrapped").join(obj)).unwrap(),
+            "{obj}"
+        );
+    }
+    assert!(!tmp.path().join("wrapped/err.o").exists());
+    assert!(!store.exists(), "no crash: the store is never opened");
+
+    // A compiler that is not there: the shell's answer.
+    let o = icepick_in(
+        &store,
+        tmp.path(),
+        &["wrap", "no-such-compiler-icepick", "-c", "x.c"],
+    );
+    assert_eq!(o.status.code(), Some(127));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr).lines().count(),
+        1,
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Builds the crashing project with `generator`, the whole output into one log file.
+fn build_log(root: &Path, generator: &str) -> PathBuf {
+    let src = project(root);
+    let build = root.join("build");
+    configure(&src, &build, generator, false);
+    let (tool, args): (&str, Vec<&str>) = if generator == "Ninja" {
+        ("ninja", vec!["-C", "build", "-k", "0"])
+    } else {
+        ("make", vec!["-C", "build", "-k", "VERBOSE=1"])
+    };
+    let log = root.join("build.log");
+    let file = std::fs::File::create(&log).unwrap();
+    let status = Command::new(tool)
+        .args(&args)
+        .current_dir(root)
+        .stdout(file.try_clone().unwrap())
+        .stderr(file)
+        .status()
+        .unwrap();
+    assert!(!status.success(), "the build fails on the crash");
+    log
+}
+
+#[test]
+fn scan_log_finds_the_crash_in_real_ninja_and_make_logs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let mut ids = Vec::new();
+    for (i, generator) in ["Ninja", "Unix Makefiles"].iter().enumerate() {
+        let root = tmp.path().join(format!("p{i}"));
+        let log = build_log(&root, generator);
+        let o = icepick_in(
+            &store,
+            tmp.path(),
+            &["scan-log", "--json", log.to_str().unwrap()],
+        );
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let v = json_of(&o);
+        let crashes = v["crashes"].as_array().unwrap();
+        assert_eq!(crashes.len(), 1, "{generator}: {v:#}");
+        let c = &crashes[0];
+        assert_eq!(
+            c["cwd"],
+            root.join("build").to_str().unwrap(),
+            "{generator}"
+        );
+        assert!(
+            c["command"][0].as_str().unwrap().ends_with("clang++-16"),
+            "{c}"
+        );
+        let expected_capture = if i == 0 {
+            "captured"
+        } else {
+            "already-captured"
+        };
+        assert_eq!(c["capture"], expected_capture, "{generator}: {c:#}");
+        assert!(Path::new(c["case_dir"].as_str().unwrap())
+            .join("case.json")
+            .is_file());
+        ids.push(c["bucket"].as_str().unwrap().to_string());
+    }
+    assert_eq!(ids[0], ids[1], "the same crash lands in the same bucket");
+    let b = &list(&store)["buckets"];
+    assert_eq!(b.as_array().unwrap().len(), 1);
+    assert_eq!(b[0]["count"], 2);
+    let occ = show(&store, &ids[0])["occurrences"].clone();
+    assert!(occ
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|o| o["origin"] == "scan-log"));
+
+    // A log without crashes.
+    let clean = tmp.path().join("clean.log");
+    std::fs::write(&clean, "[1/1] Building CXX object a.o\n").unwrap();
+    let o = icepick_in(&store, tmp.path(), &["scan-log", clean.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(3));
+}
+
+#[test]
+fn show_an_unknown_bucket_is_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let o = icepick_in(&store, tmp.path(), &["show", "0123456789ab"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no bucket `0123456789ab`"), "{err}");
+    let o = icepick_in(&store, tmp.path(), &["list"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("no crashes in"));
+}
