@@ -249,31 +249,59 @@ mod pending {
             .reduction
             .clone()
             .and_then(|v| serde_json::from_value(v).ok());
-        if let Some(r) = earlier
-            .as_ref()
-            .filter(|r| r.status == "done" && r.verified)
-        {
-            return Ok((Done::Triaged(summary(r)), Some(dir)));
+        // Flags first, as `triage -- <cmd>` does: reduce uses the minimal command. A case
+        // that already has them (an earlier, interrupted run) keeps them.
+        if case.flags.is_none() && earlier.is_none() {
+            let opts = crate::flags::Options {
+                jobs,
+                ..crate::flags::Options::default()
+            };
+            let flagged = crate::flags::flags_for_case(&dir, &opts, &mut |msg: &str| {
+                if !json {
+                    eprintln!("icepick: {msg}");
+                }
+            });
+            if let Err(e) = flagged {
+                return Ok((Done::Failed(format!("flags failed: {e}")), Some(dir)));
+            }
         }
-        let settings = Settings {
-            jobs,
-            resume: earlier.is_some(),
-            timeout: None,
-            stop: stop.clone(),
+        let done = earlier.filter(|r| r.status == "done" && r.verified);
+        let r = match done {
+            Some(r) => r,
+            None => {
+                let settings = Settings {
+                    jobs,
+                    resume: Case::load(&dir).is_ok_and(|c| c.reduction.is_some()),
+                    timeout: None,
+                    stop: stop.clone(),
+                };
+                let mut progress = Progress::new(json);
+                match reduce::reduce_case(&dir, &settings, &mut |n| progress.note(n)) {
+                    Ok(r) if r.status == "stopped" => return Ok((Done::Interrupted, Some(dir))),
+                    Ok(r) if r.verified => r,
+                    Ok(r) => {
+                        let why = format!(
+                            "the reduced input ({}) does not reproduce the crash",
+                            r.output
+                        );
+                        return Ok((Done::Failed(why), Some(dir)));
+                    }
+                    Err(e) => {
+                        let why = format!("reduction failed: {e}");
+                        return Ok((Done::Failed(why), Some(dir)));
+                    }
+                }
+            }
         };
-        let mut progress = Progress::new(json);
-        match reduce::reduce_case(&dir, &settings, &mut |n| progress.note(n)) {
-            Ok(r) if r.status == "stopped" => Ok((Done::Interrupted, Some(dir))),
-            Ok(r) if r.verified => Ok((Done::Triaged(summary(&r)), Some(dir))),
-            Ok(r) => Ok((
-                Done::Failed(format!(
-                    "the reduced input ({}) does not reproduce the crash",
-                    r.output
-                )),
-                Some(dir),
-            )),
-            Err(e) => Ok((Done::Failed(format!("reduction failed: {e}")), Some(dir))),
-        }
+        // The version table; a host without other clangs is no triage failure.
+        let versions = match crate::versions::run_versions(&dir, &[], jobs) {
+            Ok(rows) => format!("; versions: {}", crate::versions::summary(&rows)),
+            Err(e) => format!("; versions not run: {e}"),
+        };
+        Ok((
+            Done::Triaged(format!("{}{versions}", summary(&r))),
+            Some(dir),
+        ))
     }
 
     fn summary(r: &Reduction) -> String {

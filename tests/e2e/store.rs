@@ -307,6 +307,15 @@ fn recorded_without_capture_then_triaged_pending() {
     let case: serde_json::Value =
         serde_json::from_slice(&std::fs::read(case_dir.join("case.json")).unwrap()).unwrap();
     assert_eq!(case["reduction"]["verified"], true, "{case:#}");
+    // The same stages as `triage -- <cmd>`: flags before the reduction, versions after.
+    assert!(case["flags"].is_object(), "{case:#}");
+    assert!(
+        v["buckets"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("versions"),
+        "{v:#}"
+    );
     assert!(
         case["reduction"]["bytes_after"].as_u64().unwrap()
             < case["reduction"]["bytes_before"].as_u64().unwrap()
