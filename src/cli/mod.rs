@@ -86,6 +86,10 @@ struct ReportArgs {
 
 /// Entry point used by `main`.
 pub fn main() -> ExitCode {
+    // `icepick wrap <compiler> …` runs once per compile of a build: skip clap.
+    if let Some(code) = wrap::fast_path() {
+        return ExitCode::from(code);
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

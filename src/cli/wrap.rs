@@ -52,7 +52,30 @@ pub struct WrapArgs {
 
 /// Runs `icepick wrap`. Never fails: the exit code is the compiler's.
 pub fn run(args: WrapArgs) -> anyhow::Result<u8> {
-    let (program, rest) = args.command.split_first().expect("clap requires a command");
+    Ok(wrap(args))
+}
+
+/// `icepick wrap <compiler> …` without clap: a build runs it once per compile, and building
+/// the whole command-line parser costs a noticeable part of the overhead budget. `None`
+/// when argv is anything else (options after `wrap`, no compiler): clap handles those.
+pub fn fast_path() -> Option<u8> {
+    let mut argv = std::env::args_os().skip(1);
+    if argv.next()? != "wrap" {
+        return None;
+    }
+    let command: Vec<OsString> = argv.collect();
+    let first = command.first()?;
+    if first.is_empty() || first.as_encoded_bytes().starts_with(b"-") {
+        return None;
+    }
+    Some(wrap(WrapArgs {
+        no_capture: false,
+        command,
+    }))
+}
+
+fn wrap(args: WrapArgs) -> u8 {
+    let (program, rest) = args.command.split_first().expect("a command is required");
     let nested = std::env::var_os(NESTED).is_some();
     if !nested {
         // Single-threaded here, before any child exists.
@@ -60,10 +83,10 @@ pub fn run(args: WrapArgs) -> anyhow::Result<u8> {
     }
     let (status, stderr) = match exec::passthrough(program, rest, STDERR_TAIL) {
         Ok(r) => r,
-        Err(e) => return Ok(not_started(program, &e)),
+        Err(e) => return not_started(program, &e),
     };
     if status.success() || nested {
-        return Ok(exit_like(status));
+        return exit_like(status);
     }
     let exit = exit_info(status);
     // Handling the crash must not change the build's result, whatever happens, panics
@@ -75,7 +98,7 @@ pub fn run(args: WrapArgs) -> anyhow::Result<u8> {
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "{line}");
     }
-    Ok(exit_like(status))
+    exit_like(status)
 }
 
 /// After a failed compile: `None` when it was no crash, else the one line to print.
