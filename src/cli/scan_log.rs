@@ -74,6 +74,22 @@ pub fn run(args: ScanLogArgs) -> anyhow::Result<u8> {
     };
     let mut rows = Vec::new();
     for f in &found {
+        if let Some(bucket) = &f.recorded_by_wrap {
+            // The build ran under `icepick wrap`, which recorded it already.
+            if !args.json {
+                eprintln!(
+                    "icepick: line {}: already recorded by icepick wrap in bucket {bucket}",
+                    f.line
+                );
+            }
+            rows.push(serde_json::json!({
+                "line": f.line,
+                "command": f.command,
+                "bucket": bucket,
+                "capture": "recorded-by-wrap",
+            }));
+            continue;
+        }
         let cwd = f
             .cwd
             .as_deref()

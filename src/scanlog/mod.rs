@@ -34,6 +34,9 @@ pub struct FoundCrash {
     pub cwd: Option<String>,
     /// The compiler output that followed the command: the crash text.
     pub output: String,
+    /// The bucket `icepick wrap` already recorded this crash in, when the build ran under
+    /// it (its line follows the crash text): scanning such a log must not count it twice.
+    pub recorded_by_wrap: Option<String>,
 }
 
 /// A compiler command echoed in the log.
@@ -69,6 +72,15 @@ fn entering() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
         Regex::new(r"^(?:(ninja)|g?make(?:\[\d+\])?): (Entering|Leaving) directory [`'](.*)'$")
+            .expect("valid regex")
+    })
+}
+
+/// The line `icepick wrap` adds after a crash it recorded.
+fn wrap_line() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?m)^icepick: crash (?:captured as|recorded in) bucket ([0-9a-f]+)\b")
             .expect("valid regex")
     })
 }
@@ -213,11 +225,13 @@ pub fn crashed_compiles(log: &str) -> Vec<FoundCrash> {
                 None => continue,
             },
         };
+        let recorded_by_wrap = wrap_line().captures(&text).map(|c| c[1].to_string());
         found.push(FoundCrash {
             line,
             command,
             cwd,
             output: text,
+            recorded_by_wrap,
         });
     }
     found

@@ -107,3 +107,17 @@ fn commands_behind_launchers_and_cd() {
         assert!(parse_command(not).is_none(), "{not}");
     }
 }
+
+#[test]
+fn crashes_that_icepick_wrap_recorded_are_marked() {
+    assert_eq!(crashed_compiles(NINJA)[0].recorded_by_wrap, None);
+    let end = NINJA.find("[3/4]").unwrap();
+    let log = format!(
+        "{}icepick: crash captured as bucket 49724a2ef4a4 (clang crash: x); see: icepick show 49724a2ef4a4\n{}",
+        &NINJA[..end],
+        &NINJA[end..]
+    );
+    let found = crashed_compiles(&log);
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].recorded_by_wrap.as_deref(), Some("49724a2ef4a4"));
+}

@@ -192,6 +192,27 @@ fn wrap_in_a_cmake_ninja_build_changes_nothing_but_records_the_crash() {
     };
     assert_eq!(normalise(&plain_log), normalise(&log));
 
+    // Scanning this build's log later does not count the crash twice.
+    let log_file = tmp.path().join("wrapped.log");
+    std::fs::write(&log_file, &w.stdout).unwrap();
+    let o = icepick_in(
+        &store,
+        &wrapped,
+        &["scan-log", "--json", log_file.to_str().unwrap()],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let scanned = json_of(&o);
+    assert_eq!(
+        scanned["crashes"][0]["capture"], "recorded-by-wrap",
+        "{scanned:#}"
+    );
+    assert_eq!(scanned["crashes"][0]["bucket"], id);
+
     let shown = show(&store, id);
     let occ = shown["occurrences"].as_array().unwrap();
     assert_eq!(occ.len(), 1);
