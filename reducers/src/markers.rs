@@ -127,11 +127,50 @@ pub(crate) fn lines(text: &[u8]) -> impl Iterator<Item = Line<'_>> + '_ {
     })
 }
 
-/// The main file: the one named by the first marker.
+/// The main file: the last top-level file started (a `# 1 "name"` marker with no flags)
+/// before the first real include. Usually that is the first marker; but `-E` of a file that
+/// was itself preprocessed starts with the carrier (`# 1 "x.hipi"`) and only then, after the
+/// built-in preamble, the original main file (`# 1 "x.hip"`), whose text is what matters.
 pub(crate) fn main_file(text: &[u8]) -> Option<&[u8]> {
-    lines(text)
-        .take(64)
-        .find_map(|l| l.marker.and_then(|m| m.file))
+    let mut main = None;
+    for l in lines(text).take(4096) {
+        let Some(m) = l.marker else { continue };
+        let Some(name) = m.file else { continue };
+        let builtin = name.starts_with(b"<");
+        if m.enter && !builtin {
+            break;
+        }
+        let body = &text[l.start..l.end];
+        let after_name = body
+            .iter()
+            .rposition(|b| *b == b'"')
+            .map_or(&b""[..], |q| &body[q + 1..]);
+        let flagless = after_name.iter().all(|b| b.is_ascii_whitespace());
+        if flagless && m.line == 1 && !builtin {
+            main = Some(name);
+        }
+        if main.is_none() && !builtin {
+            main = Some(name);
+        }
+    }
+    main.or_else(|| {
+        lines(text)
+            .take(64)
+            .find_map(|l| l.marker.and_then(|m| m.file))
+    })
+}
+
+#[cfg(test)]
+mod main_file_tests {
+    use super::main_file;
+
+    #[test]
+    fn the_main_file_of_plain_and_re_preprocessed_output() {
+        let plain = b"# 1 \"x.cpp\"\n# 1 \"<built-in>\" 1\n# 1 \"<built-in>\" 3\n# 1 \"x.cpp\" 2\n# 1 \"/usr/include/vector\" 1 3\nint v;\n# 3 \"x.cpp\" 2\nint x;\n";
+        assert_eq!(main_file(plain), Some(&b"x.cpp"[..]));
+        let again = b"# 1 \"x.hipi\"\n# 1 \"<built-in>\" 1\n# 1 \"x.hipi\" 2\n# 1 \"x.hip\"\n# 1 \"<built-in>\" 1\n# 1 \"x.hip\" 2\n# 1 \"/usr/include/vector\" 1 3\nint v;\n# 3 \"x.hip\" 2\nint x;\n";
+        assert_eq!(main_file(again), Some(&b"x.hip"[..]));
+    }
 }
 
 /// Same file as printed in a diagnostic? Exact, or one is a `/`-suffix of the other.

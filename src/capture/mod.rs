@@ -206,7 +206,10 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
     let version = compiler_version(&mut runner, &command)?;
 
     // Reruns: later stages rely on "same signature" meaning "same crash".
-    let replay_base = if is_clang && !command.is_cc1() {
+    let replay_base = if is_clang
+        && !command.is_cc1()
+        && !command.args.iter().any(|a| a == "-fno-crash-diagnostics")
+    {
         command.with_extra_args(&["-fno-crash-diagnostics"])
     } else {
         command.clone()

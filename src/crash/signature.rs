@@ -139,7 +139,18 @@ fn raw_message(crash: &Crash) -> String {
 }
 
 /// `norm_msg` of the reference: addresses, DAG node ids, IR values and source lines go.
+/// `Cannot select: <node>: <types> = <opcode><…> <operands>`: the node's id, memory operand,
+/// metadata and operands change with every edit of the source, so a reduction would lose the
+/// crash at once (measured: 301 tests, 35% removed in 10 minutes on big-amdgpu-si-flat, where
+/// keeping only the opcode reaches 181 bytes). The opcode is the identity of an ISel failure.
+static CANNOT_SELECT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^Cannot select: (?:\S+: )?(?:[^=]*= )?([A-Za-z_][\w:]*)").expect("valid regex")
+});
+
 fn normalize_message(msg: &str) -> String {
+    if let Some(c) = CANNOT_SELECT.captures(msg) {
+        return format!("Cannot select: {}", &c[1]);
+    }
     let msg = MSG_ADDR.replace_all(msg, "ADDR");
     let msg = MSG_DAG_NODE.replace_all(&msg, "tN");
     let msg = MSG_IR_VALUE.replace_all(&msg, "VAL");
@@ -356,11 +367,12 @@ mod tests {
     #[test]
     fn messages() {
         let rows = [
+            // Deviation from signature_ref.py: ISel failures keep only the opcode.
             (
                 "Cannot select: 0x55cec7b3db00: ch = store<(store (s32) into %ir.2, align 8)> # D:1 0x55ce",
-                "Cannot select: ADDR: ch = store<(store (s32) into VAL, align 8)> # D:1 ADDR",
+                "Cannot select: store",
             ),
-            ("Cannot select: t32: i32 = RISCVISD::CZERO_EQZ t25, t4", "Cannot select: tN: i32 = RISCVISD::CZERO_EQZ tN, tN"),
+            ("LLVM ERROR: t32 at 0x55cec7b3db00", "LLVM ERROR: tN at ADDR"),
             ("in f, at /src/gcc/cfgexpand.cc:1134", "in f, at cfgexpand.cc"),
             ("  a \n\t b  ", "a b"),
         ];
@@ -537,5 +549,26 @@ Stack dump:\n\
         assert_eq!(s.coarse_id, sha12("v1|SIGSEGV|||a"));
         assert_ne!(s.id, s.coarse_id);
         assert_eq!(s.id.len(), 12);
+    }
+}
+
+#[cfg(test)]
+mod cannot_select_tests {
+    use super::normalize_message;
+
+    #[test]
+    fn isel_failures_are_identified_by_their_opcode() {
+        let rows = [
+            (
+                "Cannot select: 0x555b1b83e7c0: ch = store<(store (s32) into %ir.2, align 8, !tbaa !5)> # D:1 0x555b1b710c48, Constant:i32<0>, 0x555b1b81e3e0, undef:i64",
+                "Cannot select: store",
+            ),
+            ("Cannot select: t32: i32 = RISCVISD::CZERO_EQZ t25, t4", "Cannot select: RISCVISD::CZERO_EQZ"),
+            ("Cannot select: 0x1: i64,ch = load<(load (s64))> 0x2", "Cannot select: load"),
+            ("Cannot select: intrinsic %llvm.x86.foo", "Cannot select: intrinsic"),
+        ];
+        for (raw, want) in rows {
+            assert_eq!(normalize_message(raw), want, "{raw}");
+        }
     }
 }
