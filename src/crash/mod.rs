@@ -15,5 +15,5 @@ mod tests;
 
 pub use model::{Crash, CrashKind, ExitInfo, Family, Frame, PrettyEntry, Signature};
 pub use parse::parse;
-pub use signature::signature;
+pub use signature::{normalize_function, signature};
 pub use symbolize::Symbolizer;

@@ -161,7 +161,7 @@ fn normalize_message(msg: &str) -> String {
 
 /// `norm_func` of the reference: one function name without arguments, clone suffixes,
 /// anonymous namespaces and numbers.
-pub(crate) fn normalize_function(name: &str) -> String {
+pub fn normalize_function(name: &str) -> String {
     let name = name
         .replace("(anonymous namespace)::", "")
         .replace("non-virtual thunk to ", "");

@@ -188,21 +188,35 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>) -> String {
     for e in &case.crash.pretty_stack {
         let _ = writeln!(s, "{}.\t{}", e.index, e.text);
     }
-    for f in case
-        .crash
-        .frames
-        .iter()
-        .filter(|f| f.symbol.is_some())
-        .take(15)
-    {
-        let _ = writeln!(
-            s,
-            "#{:<3} {}",
-            f.index,
-            f.symbol.as_deref().unwrap_or_default()
-        );
+    // The backtrace from the first frame that counts (crash handler and libc frames above it
+    // are noise), then the whole of it folded away.
+    let first = case.signature.frames.first().and_then(|top| {
+        case.crash.frames.iter().position(|f| {
+            f.symbol
+                .as_deref()
+                .is_some_and(|s| crate::crash::normalize_function(s) == *top)
+        })
+    });
+    let frame_line = |f: &crate::crash::Frame| match (&f.symbol, &f.module, f.offset) {
+        (Some(sym), _, _) => format!("#{:<3} {sym}", f.index),
+        (None, Some(m), Some(o)) => format!("#{:<3} ({m}+{o:#x})", f.index),
+        _ => format!("#{:<3} ??", f.index),
+    };
+    for f in case.crash.frames.iter().skip(first.unwrap_or(0)).take(15) {
+        let _ = writeln!(s, "{}", frame_line(f));
     }
     let _ = writeln!(s, "```\n");
+    if case.crash.frames.len() > 15 {
+        let _ = writeln!(
+            s,
+            "<details><summary>Full backtrace ({} frames)</summary>\n\n```",
+            case.crash.frames.len()
+        );
+        for f in &case.crash.frames {
+            let _ = writeln!(s, "{}", frame_line(f));
+        }
+        let _ = writeln!(s, "```\n</details>\n");
+    }
     if let Some(flags) = &case.flags {
         let _ = writeln!(s, "{}", crate::flags::markdown_section(flags));
     }
