@@ -6,6 +6,7 @@
 
 pub mod capture;
 pub mod case;
+pub mod classify;
 pub mod cli;
 pub mod command;
 pub mod crash;

@@ -10,6 +10,7 @@ use crate::case::Case;
 use crate::error;
 
 mod capture;
+mod classify;
 mod flags;
 mod inspect;
 mod list;
@@ -41,6 +42,9 @@ enum Command {
     /// a case directory (case.json, input, original.stderr, repro.sh, report.md).
     #[command(after_help = error::EXIT_CODES_HELP)]
     Capture(capture::CaptureArgs),
+    /// Is it the compiler or the RISC-V host (vector unit, kernel)? Experiments and a verdict.
+    #[command(after_help = error::EXIT_CODES_HELP)]
+    Classify(classify::ClassifyArgs),
     /// Find the minimal command line and which flags matter (-march extensions, offload
     /// arches, -O, -g) by parallel ddmin over the case's crashing job.
     #[command(after_help = error::EXIT_CODES_HELP)]
@@ -164,6 +168,7 @@ fn is_usage_error(e: &anyhow::Error) -> bool {
 fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::Capture(args) => capture::run(args),
+        Command::Classify(args) => classify::run(args),
         Command::Report(args) => run_report(args),
         Command::Flags(args) => flags::run(args),
         Command::Reduce(args) => reduce::run(args),

@@ -32,6 +32,13 @@ pub struct Cmd {
     pub output_cap: usize,
     /// Grace period between SIGTERM and SIGKILL.
     pub grace: Duration,
+    /// `RLIMIT_STACK` (soft and hard) set in the child before exec; `u64::MAX` is unlimited
+    /// (`ulimit -s unlimited`). `None` leaves the inherited limit alone.
+    pub stack_limit: Option<u64>,
+    /// Turn the RISC-V vector extension off for the child and everything it starts
+    /// (`prctl(PR_RISCV_V_SET_CONTROL, next=OFF|INHERIT)` before exec). Applied only on riscv64
+    /// hosts; when the kernel refuses (EINVAL: no such control) the spawn fails with that error.
+    pub riscv_vector_off: bool,
 }
 
 impl Cmd {
@@ -45,6 +52,8 @@ impl Cmd {
             timeout: Duration::from_secs(300),
             output_cap: DEFAULT_OUTPUT_CAP,
             grace: Duration::from_millis(300),
+            stack_limit: None,
+            riscv_vector_off: false,
         }
     }
 
@@ -192,6 +201,7 @@ async fn run_async(cmd: &Cmd, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<O
     if let Some(dir) = &cmd.cwd {
         command.current_dir(dir);
     }
+    apply_pre_exec(&mut command, cmd);
     for (k, v) in &cmd.env {
         match v {
             Some(v) => command.env(k, v),
@@ -246,6 +256,53 @@ async fn run_async(cmd: &Cmd, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<O
         stderr_dropped,
         elapsed,
     })
+}
+
+/// Installs the child-side setup [`Cmd::stack_limit`] and [`Cmd::riscv_vector_off`] ask for;
+/// nothing at all when neither is set.
+fn apply_pre_exec(command: &mut tokio::process::Command, cmd: &Cmd) {
+    let stack = cmd.stack_limit;
+    let vector_off = cfg!(target_arch = "riscv64") && cmd.riscv_vector_off;
+    if stack.is_none() && !vector_off {
+        return;
+    }
+    // SAFETY: the closure runs between fork and exec and only calls setrlimit(2) and
+    // prctl(2), which are async-signal-safe; it allocates nothing and takes no locks.
+    unsafe {
+        command.pre_exec(move || {
+            if let Some(limit) = stack {
+                let lim = if limit == u64::MAX {
+                    libc::RLIM_INFINITY
+                } else {
+                    limit as libc::rlim_t
+                };
+                let r = libc::rlimit {
+                    rlim_cur: lim,
+                    rlim_max: lim,
+                };
+                if libc::setrlimit(libc::RLIMIT_STACK, &r) != 0 {
+                    // Raising the hard limit needs privilege: try the soft limit alone.
+                    let mut cur = libc::rlimit {
+                        rlim_cur: 0,
+                        rlim_max: 0,
+                    };
+                    libc::getrlimit(libc::RLIMIT_STACK, &mut cur);
+                    cur.rlim_cur = lim.min(cur.rlim_max);
+                    if libc::setrlimit(libc::RLIMIT_STACK, &cur) != 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
+            }
+            #[cfg(target_arch = "riscv64")]
+            if vector_off {
+                // PR_RISCV_V_SET_CONTROL; next-exec OFF (1 << 2) | INHERIT (1 << 4).
+                if libc::prctl(69, 0x14 as libc::c_ulong, 0, 0, 0) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
 }
 
 fn status_of(st: std::process::ExitStatus) -> Status {

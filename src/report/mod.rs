@@ -233,6 +233,9 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>) -> String {
         }
         let _ = writeln!(s);
     }
+    if let Some(c) = &case.classification {
+        s.push_str(&crate::classify::markdown_section(c));
+    }
     let _ = writeln!(s, "## Environment\n");
     let _ = writeln!(
         s,

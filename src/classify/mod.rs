@@ -1,0 +1,220 @@
+//! The classify stage (issue 5): is a crash the compiler's fault, or the RISC-V host's
+//! (its vector unit, its kernel), or the machine's (memory, time)? Decided by experiment,
+//! with every experiment recorded as [`Evidence`] in `case.json`'s `classification` section.
+//!
+//! Experiments ([`experiments`]), named as in `../shared/research/rvv.md` §4.2:
+//! E1 determinism (parallel reruns), E5 emulation (a riscv64 clang under `qemu-riscv64` with V
+//! off and on), E6 cross-host replay (the case on this host's compiler when the case came from
+//! another host; otherwise that replay is the `baseline`), E2 the faulting instruction of a
+//! RISC-V crash, E4 V off through `prctl` on a RISC-V host, E7 resources. The verdict
+//! ([`verdict::decide`]) is a pure function over the evidence implementing the decision table
+//! of rvv.md §4.3, first matching row wins.
+
+pub mod experiments;
+pub mod verdict;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::case::{Case, CaseError};
+
+pub use verdict::{decide, Decision};
+
+/// Environment variable naming the riscv64 clang sysroot when `--sysroot` is not given.
+pub const SYSROOT_ENV: &str = "ICEPICK_RISCV64_SYSROOT";
+
+/// The compiler inside a sysroot that E5 runs by default.
+pub const SYSROOT_CLANG: &str = "usr/lib/llvm-19/bin/clang";
+
+/// One experiment's result: an item of `classification.evidence[]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Evidence {
+    /// `E1`, `E2`, `E4`, `E5-v-off`, `E5-v128`, `E5-v256`, `E6` or `baseline`, `E7`.
+    pub id: String,
+    /// What ran, in words (command lines are in `detail`).
+    pub experiment: String,
+    /// False when the experiment could not run here (the reason is in `detail`).
+    pub ran: bool,
+    /// `host x86_64`, `qemu-riscv64 -cpu rv64,v=false` …
+    pub host_or_emulator: String,
+    /// One of the `outcome` constants in [`outcome`].
+    pub outcome: String,
+    /// Signature id of the crash this experiment saw, when it saw one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+    /// Coarse signature id (top frame only) of that crash, for comparing across builds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coarse_signature: Option<String>,
+    /// What happened, in a sentence or two.
+    pub detail: String,
+}
+
+/// The outcome words evidence uses.
+pub mod outcome {
+    /// The same signature as the case.
+    pub const SAME_CRASH: &str = "same-crash";
+    /// Another signature id, but the same coarse id or the same message and phase (frame
+    /// names may differ between builds of the same version).
+    pub const SAME_CRASH_COARSE: &str = "same-crash-coarse";
+    pub const OTHER_CRASH: &str = "other-crash";
+    pub const NO_CRASH: &str = "no-crash";
+    pub const TIMEOUT: &str = "timeout";
+    pub const NOT_RUN: &str = "not-run";
+    /// E1: every rerun crashed with the case's signature.
+    pub const DETERMINISTIC: &str = "deterministic";
+    /// E1: some reruns crashed with the case's signature, the others did not crash.
+    pub const INTERMITTENT: &str = "intermittent";
+    /// E1: reruns crashed with different signatures.
+    pub const VARYING: &str = "varying";
+    /// E2: the faulting instruction.
+    pub const VECTOR: &str = "vector";
+    pub const TRAP: &str = "trap";
+    pub const OTHER: &str = "other";
+    /// E2: the crash is not a signal at an instruction (a fatal error exits normally).
+    pub const NOT_APPLICABLE: &str = "not-applicable";
+    /// E7: killed (OOM) or timed out.
+    pub const RESOURCE_KILLED: &str = "killed";
+    /// E7: the stack overflow is gone with an unlimited stack.
+    pub const FIXED_BY_STACK: &str = "fixed-by-bigger-stack";
+    /// E7: still crashes with an unlimited stack.
+    pub const NOT_FIXED_BY_STACK: &str = "not-fixed-by-bigger-stack";
+    /// E7: the crash kind says nothing about resources.
+    pub const NO_RESOURCE_SIGN: &str = "no-resource-sign";
+}
+
+/// `case.json`'s `classification`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Classification {
+    /// `compiler-bug`, `compiler-bug-riscv-build`, `host-rvv`, `host-kernel`,
+    /// `nondeterministic`, `resource` or `insufficient-evidence`.
+    pub verdict: String,
+    /// A refinement of the verdict (`dialect-mismatch`, `kernel-vector-context`, `stack` …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subcase: Option<String>,
+    /// `high`, `medium` or `low`.
+    pub confidence: String,
+    /// Row of the decision table (rvv.md §4.3) that matched.
+    pub rule: u32,
+    /// Why, in one sentence.
+    pub reason: String,
+    /// Ids of the evidence items the verdict rests on.
+    pub decided_by: Vec<String>,
+    /// The experiment that would settle it, when the evidence is incomplete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_step: Option<String>,
+    pub evidence: Vec<Evidence>,
+}
+
+/// What `icepick classify` was asked to do.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// E1 reruns.
+    pub runs: u32,
+    /// The user-mode emulator for E5.
+    pub emulator: PathBuf,
+    /// Root of a riscv64 system with a clang in it (E5); `None`: E5 is not run.
+    pub sysroot: Option<PathBuf>,
+    /// The riscv64 compiler for E5 (default `SYSROOT/usr/lib/llvm-19/bin/clang`).
+    pub compiler: Option<PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            runs: 5,
+            emulator: PathBuf::from("qemu-riscv64"),
+            sysroot: std::env::var_os(SYSROOT_ENV).map(PathBuf::from),
+            compiler: None,
+        }
+    }
+}
+
+/// Why classification could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ClassifyError {
+    #[error(transparent)]
+    Case(#[from] CaseError),
+    #[error("sysroot {0} has no {SYSROOT_CLANG}; fetch it with scripts/fetch-riscv64-clang or name the compiler with --compiler")]
+    NoSysrootCompiler(PathBuf),
+}
+
+/// Runs the experiments on the case in `dir`, decides, and saves the section into
+/// `case.json` (and `report.md`).
+pub fn classify(dir: &Path, opts: &Options) -> Result<Classification, ClassifyError> {
+    let mut case = Case::load(dir)?;
+    if let Some(root) = &opts.sysroot {
+        if opts.compiler.is_none() && !root.join(SYSROOT_CLANG).is_file() {
+            return Err(ClassifyError::NoSysrootCompiler(root.clone()));
+        }
+    }
+    let evidence = experiments::run_all(dir, &case, opts);
+    let d = decide(&evidence);
+    let c = Classification {
+        verdict: d.verdict.to_string(),
+        subcase: d.subcase.map(String::from),
+        confidence: d.confidence.to_string(),
+        rule: d.rule,
+        reason: d.reason,
+        decided_by: d.decided_by,
+        next_step: d.next_step,
+        evidence,
+    };
+    case.classification = Some(serde_json::to_value(&c).expect("serialisable"));
+    case.save(dir)?;
+    crate::report::write_files(dir, &case)?;
+    Ok(c)
+}
+
+/// Reads a `classification` section back (`None` when it is not one this build understands).
+pub fn parse_section(v: &serde_json::Value) -> Option<Classification> {
+    serde_json::from_value(v.clone()).ok()
+}
+
+/// The report's `## Classification` section for a `classification` value (empty when the
+/// value is not a classification).
+pub fn markdown_section(v: &serde_json::Value) -> String {
+    let Some(c) = parse_section(v) else {
+        return String::new();
+    };
+    let mut s = String::new();
+    let _ = writeln!(s, "## Classification\n");
+    let sub = c
+        .subcase
+        .as_deref()
+        .map(|x| format!(" ({x})"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        s,
+        "**{}**{sub}, confidence {}: {} (decided by {}; rvv.md §4.3 row {})\n",
+        c.verdict,
+        c.confidence,
+        c.reason,
+        if c.decided_by.is_empty() {
+            "nothing".to_string()
+        } else {
+            c.decided_by.join(", ")
+        },
+        c.rule
+    );
+    if let Some(n) = &c.next_step {
+        let _ = writeln!(s, "Next step: {n}\n");
+    }
+    let _ = writeln!(s, "| id | experiment | on | outcome | signature | detail |");
+    let _ = writeln!(s, "|---|---|---|---|---|---|");
+    for e in &c.evidence {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} |",
+            e.id,
+            e.experiment.replace('|', "\\|"),
+            e.host_or_emulator,
+            if e.ran { e.outcome.as_str() } else { "not run" },
+            e.signature.as_deref().unwrap_or(""),
+            e.detail.replace('|', "\\|").replace('\n', " ")
+        );
+    }
+    let _ = writeln!(s);
+    s
+}

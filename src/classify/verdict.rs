@@ -1,0 +1,508 @@
+//! The verdict: a pure function over the evidence implementing the decision table of
+//! `../shared/research/rvv.md` §4.3 (first matching row wins).
+//!
+//! Row numbers follow the table. Two rows are added (`3b`, `4b`, numbered 31 and 41 in
+//! [`Decision::rule`]) for a case captured on a host that is not RISC-V, where the baseline
+//! replay on the capturing host already says the host's vector unit is not involved.
+
+use super::outcome as o;
+use super::Evidence;
+
+/// What [`decide`] concluded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    pub verdict: &'static str,
+    pub subcase: Option<&'static str>,
+    pub confidence: &'static str,
+    /// Row of the table (31 = row 3b, 41 = row 4b).
+    pub rule: u32,
+    pub reason: String,
+    pub decided_by: Vec<String>,
+    pub next_step: Option<String>,
+}
+
+const HIGH: &str = "high";
+const MEDIUM: &str = "medium";
+const LOW: &str = "low";
+
+/// The next step when E5 has not run.
+pub const RUN_E5: &str = "E5: run a riscv64 clang of the same version under qemu-riscv64 with V off and on (--sysroot DIR, or ICEPICK_RISCV64_SYSROOT; scripts/fetch-riscv64-clang gets Debian's clang-19)";
+
+fn get<'a>(ev: &'a [Evidence], id: &str) -> Option<&'a Evidence> {
+    ev.iter().find(|e| e.id == id && e.ran)
+}
+
+fn crashed(e: Option<&Evidence>) -> bool {
+    e.is_some_and(|e| e.outcome == o::SAME_CRASH || e.outcome == o::SAME_CRASH_COARSE)
+}
+
+fn exact(e: Option<&Evidence>) -> bool {
+    e.is_some_and(|e| e.outcome == o::SAME_CRASH)
+}
+
+fn is(e: Option<&Evidence>, outcome: &str) -> bool {
+    e.is_some_and(|e| e.outcome == outcome)
+}
+
+fn ids(es: &[Option<&Evidence>]) -> Vec<String> {
+    es.iter().flatten().map(|e| e.id.clone()).collect()
+}
+
+fn decision(
+    verdict: &'static str,
+    subcase: Option<&'static str>,
+    confidence: &'static str,
+    rule: u32,
+    reason: impl Into<String>,
+    decided_by: Vec<String>,
+    next_step: Option<&str>,
+) -> Decision {
+    Decision {
+        verdict,
+        subcase,
+        confidence,
+        rule,
+        reason: reason.into(),
+        decided_by,
+        next_step: next_step.map(String::from),
+    }
+}
+
+/// Decides from the evidence (rvv.md §4.3, first match wins).
+pub fn decide(ev: &[Evidence]) -> Decision {
+    let e1 = get(ev, "E1");
+    let e2 = get(ev, "E2");
+    let e4 = get(ev, "E4");
+    let e7 = get(ev, "E7");
+    let v_off = get(ev, "E5-v-off");
+    let v128 = get(ev, "E5-v128");
+    let v256 = get(ev, "E5-v256");
+    let v_on = if crashed(v128) { v128 } else { v256.or(v128) };
+    let e5_ran = v_off.is_some() || v128.is_some() || v256.is_some();
+    let e5_clean = e5_ran
+        && [v_off, v128, v256]
+            .iter()
+            .flatten()
+            .all(|e| e.outcome == o::NO_CRASH);
+    let e6 = get(ev, "E6");
+    let baseline = get(ev, "baseline");
+    let replay = e6.or(baseline);
+
+    // Row 1: killed (OOM) or timed out.
+    if is(e7, o::RESOURCE_KILLED) || is(e1, o::TIMEOUT) {
+        return decision(
+            "resource",
+            Some("oom-or-timeout"),
+            MEDIUM,
+            1,
+            "the compiler was killed or timed out, which is the machine's limit, not a crash",
+            ids(&[e7, e1.filter(|e| e.outcome == o::TIMEOUT)]),
+            Some("rerun at -j1 while watching RSS and dmesg for the OOM killer (E7 on the host)"),
+        );
+    }
+    // Row 2: a stack overflow that a bigger stack fixes.
+    if is(e7, o::FIXED_BY_STACK) {
+        return decision(
+            "resource",
+            Some("stack"),
+            HIGH,
+            2,
+            "the stack overflow is gone with an unlimited stack; the build may need a bigger stack (the RISC-V build may need more than x86)",
+            ids(&[e7]),
+            None,
+        );
+    }
+    // Rows 3 and 4: the riscv64 build crashes under emulation with V off and on.
+    if crashed(v_off) && crashed(v_on) {
+        if crashed(replay) {
+            let all_exact = exact(v_off) && exact(v_on) && exact(replay);
+            return decision(
+                "compiler-bug",
+                None,
+                if all_exact { HIGH } else { MEDIUM },
+                3,
+                format!(
+                    "the riscv64 build crashes the same way under emulation with V off and on{}, and the {} replay crashes too: the host's vector unit is not involved",
+                    if all_exact { "" } else { " (same message and phase; frame names differ between builds)" },
+                    replay.map_or("", |e| e.id.as_str())
+                ),
+                ids(&[v_off, v_on, replay, e1]),
+                None,
+            );
+        }
+        if is(replay, o::NO_CRASH) {
+            return decision(
+                "compiler-bug-riscv-build",
+                None,
+                MEDIUM,
+                4,
+                "the riscv64 build crashes under emulation with V off and on, the other build does not: a miscompiled LLVM or RISC-V-only undefined behaviour, not the kernel's V support",
+                ids(&[v_off, v_on, replay]),
+                None,
+            );
+        }
+    }
+    // Row 3b: captured on a host that is not RISC-V and crashes there every time.
+    if baseline.is_some() && e6.is_none() && crashed(baseline) && !e5_ran {
+        if is(e1, o::DETERMINISTIC) {
+            return decision(
+                "compiler-bug",
+                None,
+                MEDIUM,
+                31,
+                "the case was captured on a host that is not RISC-V and crashes there on every rerun; no RISC-V vector unit is involved",
+                ids(&[baseline, e1]),
+                Some(RUN_E5),
+            );
+        }
+    }
+    // Row 4b: the capturing (non-RISC-V) host's build crashes, the riscv64 build does not.
+    if baseline.is_some() && e6.is_none() && crashed(baseline) && e5_clean {
+        return decision(
+            "compiler-bug",
+            Some("this-host-build-only"),
+            LOW,
+            41,
+            "the build on the capturing host (not RISC-V) crashes, the riscv64 build under emulation does not: a compiler bug of that build; no RISC-V vector unit is involved",
+            ids(&[baseline, v_off, v128, v256]),
+            Some("compare with another build of the same version on the capturing host"),
+        );
+    }
+    // Row 5: the faulting instruction is a trap.
+    if is(e2, o::TRAP) {
+        return decision(
+            "compiler-bug",
+            Some("assertion-trap"),
+            MEDIUM,
+            5,
+            "the faulting instruction is a trap (an assertion or __builtin_trap in the compiler)",
+            ids(&[e2]),
+            Some("confirm with E5 (V off and on) and E6 (rows 3 and 4)"),
+        );
+    }
+    // Row 6: a vector instruction faulted, or V off removes the crash; emulation is clean.
+    let vector_evidence = is(e2, o::VECTOR) || is(e4, o::NO_CRASH);
+    if vector_evidence && (e5_clean || !e5_ran) {
+        let decisive = e2.is_some_and(|e| e.outcome == o::VECTOR && e.detail.contains("-only"));
+        return decision(
+            "host-rvv",
+            Some(if decisive {
+                "dialect-mismatch"
+            } else {
+                "kernel-vector-context"
+            }),
+            if e5_clean { HIGH } else { LOW },
+            6,
+            if decisive {
+                "a vector instruction of one dialect faulted (RVV 1.0 vs XTheadVector): the host advertises V for a unit that does not run this code"
+            } else {
+                "the crash depends on the host's vector support (a vector instruction faulted or turning V off removes it) and not on the compiler"
+            },
+            ids(&[
+                e2.filter(|e| e.outcome == o::VECTOR),
+                e4.filter(|e| e.outcome == o::NO_CRASH),
+                v_off,
+                v128,
+                v256,
+            ]),
+            if e5_ran { None } else { Some(RUN_E5) },
+        );
+    }
+    // Row 7: deterministic on the host, clean under emulation, V off does not help.
+    if is(e1, o::DETERMINISTIC) && e5_clean && crashed(e4) {
+        return decision(
+            "host-kernel",
+            None,
+            LOW,
+            7,
+            "deterministic on the host, clean under emulation, and still crashing with user-space V off: the kernel (in-kernel vector use, vendor patches) is suspect",
+            ids(&[e1, v_off, v128, v256, e4]),
+            Some("rerun on a kernel without V (or with riscv_v_default_allow=0), and scan the closure for vector code (E3)"),
+        );
+    }
+    // Row 8: varying or intermittent, not reproduced elsewhere.
+    let elsewhere = crashed(v_off) || crashed(v_on) || crashed(e6);
+    if (is(e1, o::VARYING) || is(e1, o::INTERMITTENT)) && !elsewhere {
+        return decision(
+            "nondeterministic",
+            None,
+            if e5_ran || e6.is_some() { MEDIUM } else { LOW },
+            8,
+            "the crash does not come back the same way every time and does not reproduce elsewhere: suspect hardware or the kernel",
+            ids(&[e1, v_off, v128, v256, e6]),
+            Some("memtest, EDAC counters, thermals, and a vector-context stress test (E8) on the host"),
+        );
+    }
+    // Row 9: crashes under emulation only with V on.
+    if is(v_off, o::NO_CRASH) && crashed(v_on) {
+        return decision(
+            "host-rvv",
+            Some("rvv-path-or-qemu"),
+            LOW,
+            9,
+            "under emulation it crashes only with V on: a vector code path in the binary, or a QEMU bug",
+            ids(&[v_off, v_on]),
+            Some("rerun E5 under a second QEMU version and scan the closure for vector code (E3)"),
+        );
+    }
+    // Row 10.
+    let next = if !e5_ran {
+        RUN_E5
+    } else if e4.is_none() {
+        "E4 and E1 on the failing RISC-V host (icepick classify there)"
+    } else {
+        "rerun on the failing host with more runs (E1 --runs 20)"
+    };
+    decision(
+        "insufficient-evidence",
+        None,
+        LOW,
+        10,
+        "no experiment reproduced the crash in a way that decides it",
+        Vec::new(),
+        Some(next),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(id: &str, outcome: &str) -> Evidence {
+        Evidence {
+            id: id.into(),
+            experiment: String::new(),
+            ran: true,
+            host_or_emulator: String::new(),
+            outcome: outcome.into(),
+            signature: None,
+            coarse_signature: None,
+            detail: String::new(),
+        }
+    }
+
+    fn ev_d(id: &str, outcome: &str, detail: &str) -> Evidence {
+        Evidence {
+            detail: detail.into(),
+            ..ev(id, outcome)
+        }
+    }
+
+    #[test]
+    fn every_row_of_the_decision_table() {
+        use o::*;
+        // (name, evidence, verdict, subcase, rule)
+        let rows: Vec<(&str, Vec<Evidence>, &str, Option<&str>, u32)> = vec![
+            (
+                "1 oom",
+                vec![ev("E1", DETERMINISTIC), ev("E7", RESOURCE_KILLED)],
+                "resource",
+                Some("oom-or-timeout"),
+                1,
+            ),
+            (
+                "1 timeout",
+                vec![ev("E1", TIMEOUT)],
+                "resource",
+                Some("oom-or-timeout"),
+                1,
+            ),
+            (
+                "2 stack",
+                vec![ev("E1", DETERMINISTIC), ev("E7", FIXED_BY_STACK)],
+                "resource",
+                Some("stack"),
+                2,
+            ),
+            (
+                "3 host-independent",
+                vec![
+                    ev("E1", DETERMINISTIC),
+                    ev("E5-v-off", SAME_CRASH),
+                    ev("E5-v128", SAME_CRASH_COARSE),
+                    ev("E5-v256", SAME_CRASH),
+                    ev("E6", SAME_CRASH),
+                ],
+                "compiler-bug",
+                None,
+                3,
+            ),
+            (
+                "3 with baseline",
+                vec![
+                    ev("E1", DETERMINISTIC),
+                    ev("E5-v-off", SAME_CRASH_COARSE),
+                    ev("E5-v128", SAME_CRASH_COARSE),
+                    ev("baseline", SAME_CRASH),
+                ],
+                "compiler-bug",
+                None,
+                3,
+            ),
+            (
+                "4 riscv build",
+                vec![
+                    ev("E1", DETERMINISTIC),
+                    ev("E5-v-off", SAME_CRASH),
+                    ev("E5-v256", SAME_CRASH),
+                    ev("E6", NO_CRASH),
+                ],
+                "compiler-bug-riscv-build",
+                None,
+                4,
+            ),
+            (
+                "3b x86 capture, no emulation",
+                vec![ev("E1", DETERMINISTIC), ev("baseline", SAME_CRASH)],
+                "compiler-bug",
+                None,
+                31,
+            ),
+            (
+                "4b x86 build only",
+                vec![
+                    ev("E1", DETERMINISTIC),
+                    ev("baseline", SAME_CRASH),
+                    ev("E5-v-off", NO_CRASH),
+                    ev("E5-v128", NO_CRASH),
+                ],
+                "compiler-bug",
+                Some("this-host-build-only"),
+                41,
+            ),
+            (
+                "5 trap",
+                vec![ev("E1", DETERMINISTIC), ev("E2", TRAP)],
+                "compiler-bug",
+                Some("assertion-trap"),
+                5,
+            ),
+            (
+                "6a dialect",
+                vec![
+                    ev("E1", DETERMINISTIC),
+                    ev_d(
+                        "E2",
+                        VECTOR,
+                        "0x12050087 vector instruction (XTheadVector-only)",
+                    ),
+                    ev("E5-v-off", NO_CRASH),
+                    ev("E5-v128", NO_CRASH),
+                    ev("E6", NO_CRASH),
+                ],
+                "host-rvv",
+                Some("dialect-mismatch"),
+                6,
+            ),
+            (
+                "6b V off removes it",
+                vec![ev("E1", DETERMINISTIC), ev("E4", NO_CRASH)],
+                "host-rvv",
+                Some("kernel-vector-context"),
+                6,
+            ),
+            (
+                "7 kernel",
+                vec![
+                    ev("E1", DETERMINISTIC),
+                    ev("E4", SAME_CRASH),
+                    ev("E5-v-off", NO_CRASH),
+                    ev("E5-v128", NO_CRASH),
+                    ev("E6", NO_CRASH),
+                ],
+                "host-kernel",
+                None,
+                7,
+            ),
+            (
+                "8 varying",
+                vec![
+                    ev("E1", VARYING),
+                    ev("E5-v-off", NO_CRASH),
+                    ev("E5-v128", NO_CRASH),
+                    ev("E6", NO_CRASH),
+                ],
+                "nondeterministic",
+                None,
+                8,
+            ),
+            (
+                "8 intermittent",
+                vec![ev("E1", INTERMITTENT)],
+                "nondeterministic",
+                None,
+                8,
+            ),
+            (
+                "9 only with V on",
+                vec![
+                    ev("E1", NO_CRASH),
+                    ev("E5-v-off", NO_CRASH),
+                    ev("E5-v128", OTHER_CRASH),
+                    ev("E5-v256", SAME_CRASH),
+                    ev("E6", NO_CRASH),
+                ],
+                "host-rvv",
+                Some("rvv-path-or-qemu"),
+                9,
+            ),
+            (
+                "10 nothing",
+                vec![ev("E1", NO_CRASH), ev("E6", NO_CRASH)],
+                "insufficient-evidence",
+                None,
+                10,
+            ),
+        ];
+        for (name, evidence, verdict, subcase, rule) in rows {
+            let d = decide(&evidence);
+            assert_eq!(
+                (d.verdict, d.subcase, d.rule),
+                (verdict, subcase, rule),
+                "row {name}: {d:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn exact_matches_give_high_confidence_and_coarse_ones_medium() {
+        use o::*;
+        let exact = [
+            ev("E5-v-off", SAME_CRASH),
+            ev("E5-v128", SAME_CRASH),
+            ev("E6", SAME_CRASH),
+        ];
+        assert_eq!(decide(&exact).confidence, "high");
+        let coarse = [
+            ev("E5-v-off", SAME_CRASH_COARSE),
+            ev("E5-v128", SAME_CRASH),
+            ev("E6", SAME_CRASH),
+        ];
+        assert_eq!(decide(&coarse).confidence, "medium");
+        assert_eq!(
+            decide(&coarse).decided_by,
+            vec!["E5-v-off", "E5-v128", "E6"]
+        );
+    }
+
+    #[test]
+    fn evidence_that_did_not_run_is_ignored_and_missing_e5_is_the_next_step() {
+        let mut e = ev("E5-v-off", o::SAME_CRASH);
+        e.ran = false;
+        let d = decide(&[e, ev("E1", o::NO_CRASH)]);
+        assert_eq!(d.verdict, "insufficient-evidence");
+        assert_eq!(d.next_step.as_deref(), Some(RUN_E5));
+    }
+
+    #[test]
+    fn evidence_round_trips_through_json() {
+        let text = r#"{"id":"E5-v128","experiment":"emulation","ran":true,
+            "host_or_emulator":"qemu-riscv64 -cpu rv64,v=true,vlen=128","outcome":"same-crash",
+            "signature":"3c6c661882c2","detail":"x"}"#;
+        let e: Evidence = serde_json::from_str(text).unwrap();
+        assert_eq!(e.outcome, o::SAME_CRASH);
+        assert_eq!(e.coarse_signature, None);
+        let back: Evidence = serde_json::from_value(serde_json::to_value(&e).unwrap()).unwrap();
+        assert_eq!(back, e);
+    }
+}

@@ -1,0 +1,76 @@
+//! `icepick classify CASE`: is the crash the compiler's fault or the RISC-V host's?
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+
+use crate::classify::{self, Options};
+use crate::error;
+
+/// Arguments of `icepick classify`.
+#[derive(Debug, Args)]
+pub struct ClassifyArgs {
+    /// The case directory.
+    case: PathBuf,
+    /// Reruns for the determinism experiment (E1), all at once.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    runs: u32,
+    /// User-mode emulator for the emulation experiment (E5).
+    #[arg(long, value_name = "PATH", default_value = "qemu-riscv64")]
+    emulator: PathBuf,
+    /// Root of a riscv64 system holding a clang (default: $ICEPICK_RISCV64_SYSROOT; without
+    /// either, E5 is not run).
+    #[arg(long, value_name = "DIR")]
+    sysroot: Option<PathBuf>,
+    /// The riscv64 compiler E5 runs (default: SYSROOT/usr/lib/llvm-19/bin/clang).
+    #[arg(long, value_name = "PATH")]
+    compiler: Option<PathBuf>,
+    /// Print the classification section as JSON on stdout, and nothing else.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `icepick classify`.
+pub fn run(args: ClassifyArgs) -> anyhow::Result<u8> {
+    let mut opts = Options {
+        runs: args.runs,
+        emulator: args.emulator,
+        compiler: args.compiler,
+        ..Options::default()
+    };
+    if args.sysroot.is_some() {
+        opts.sysroot = args.sysroot;
+    }
+    let c = classify::classify(&args.case, &opts)
+        .with_context(|| format!("classifying {}", args.case.display()))?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string(&c)?)?;
+    } else {
+        for e in &c.evidence {
+            writeln!(
+                out,
+                "{:<9} {:<26} {}",
+                e.id,
+                if e.ran { e.outcome.as_str() } else { "not run" },
+                e.detail
+            )?;
+        }
+        let sub = c
+            .subcase
+            .as_deref()
+            .map(|s| format!(" ({s})"))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "verdict: {}{sub}, confidence {}: {}",
+            c.verdict, c.confidence, c.reason
+        )?;
+        if let Some(n) = &c.next_step {
+            writeln!(out, "next step: {n}")?;
+        }
+    }
+    Ok(error::OK)
+}
