@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod capture;
+mod classify;
 mod flags;
 mod inspect;
 mod reduce;

@@ -1,0 +1,112 @@
+//! `icepick classify`: real x86 clang-19 cases, and Debian's riscv64 clang-19 under
+//! qemu-user (`ICEPICK_RISCV64_SYSROOT`, exported by scripts/test from
+//! scripts/fetch-riscv64-clang).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::util::*;
+
+fn riscv64_sysroot() -> PathBuf {
+    let root = std::env::var_os("ICEPICK_RISCV64_SYSROOT").unwrap_or_else(|| {
+        panic!(
+            "ICEPICK_RISCV64_SYSROOT is not set: run scripts/fetch-riscv64-clang and export \
+             the path it prints (scripts/test does this)"
+        )
+    });
+    let root = PathBuf::from(root);
+    assert!(
+        root.join("usr/lib/llvm-19/bin/clang").is_file(),
+        "ICEPICK_RISCV64_SYSROOT={} has no usr/lib/llvm-19/bin/clang",
+        root.display()
+    );
+    root
+}
+
+fn capture(src: &Path) -> (tempfile::TempDir, PathBuf) {
+    let (tmp, dir) = scratch_copy(src);
+    let out = dir.join("case");
+    let (code, case, stderr) = capture_json(&dir, &out, &cmd_txt(&dir));
+    assert_eq!(code, 0, "{stderr}\n{case:#}");
+    (tmp, out)
+}
+
+fn classify(case: &Path, sysroot: Option<&Path>) -> serde_json::Value {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["classify", case.to_str().unwrap(), "--json"]);
+    match sysroot {
+        Some(root) => cmd.env("ICEPICK_RISCV64_SYSROOT", root),
+        None => cmd.env_remove("ICEPICK_RISCV64_SYSROOT"),
+    };
+    let o = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{stderr}", String::from_utf8_lossy(&o.stdout)))
+}
+
+fn evidence<'a>(c: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    c["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == id)
+        .unwrap_or_else(|| panic!("no evidence {id}: {c:#}"))
+}
+
+/// GH75010 on x86 clang-19, then Debian's riscv64 clang-19 under qemu with V off and on.
+/// Observed: the emulated crash has the same fatal error and pass (`declare-to-assign`) but
+/// another signature id, because the riscv64 build's frames differ (an extra
+/// `TypeSize::operator unsigned long` frame, which x86 inlines): `same-crash-coarse`.
+#[test]
+fn gh75010_crashes_under_qemu_with_v_off_and_on_so_it_is_a_compiler_bug() {
+    let sysroot = riscv64_sysroot();
+    let (_tmp, case) = capture(&shared_corpus("rv-gh75010"));
+    let c = classify(&case, Some(&sysroot));
+    assert_eq!(c["verdict"], "compiler-bug", "{c:#}");
+    assert_eq!(c["rule"], 3, "{c:#}");
+    assert_eq!(evidence(&c, "E1")["outcome"], "deterministic");
+    assert_eq!(evidence(&c, "baseline")["outcome"], "same-crash");
+    let same = ["same-crash", "same-crash-coarse"];
+    for id in ["E5-v-off", "E5-v128", "E5-v256"] {
+        let e = evidence(&c, id);
+        assert_eq!(e["ran"], true, "{e:#}");
+        assert!(same.contains(&e["outcome"].as_str().unwrap()), "{e:#}");
+        let detail = e["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("Invalid size request on a scalable vector"),
+            "{detail}"
+        );
+        assert!(detail.contains("declare-to-assign"), "{detail}");
+    }
+    assert_eq!(evidence(&c, "E4")["ran"], false);
+    assert_eq!(evidence(&c, "E4")["detail"], "not a RISC-V host");
+    // Saved into the case and the report.
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(case.join("case.json")).unwrap()).unwrap();
+    assert_eq!(saved["classification"], c);
+    let report = std::fs::read_to_string(case.join("report.md")).unwrap();
+    let at_class = report.find("## Classification").expect("report section");
+    assert!(at_class < report.find("## Environment").unwrap());
+    assert!(report.contains("**compiler-bug**"));
+}
+
+/// The repository's SIGILL case on x86 clang-19, classified with no sysroot at all: E5 is
+/// recorded as not run, and the deterministic crash on a host that is not RISC-V is a
+/// compiler bug with medium confidence; E5 is the next step.
+#[test]
+fn vector_pragma_without_a_sysroot_is_a_compiler_bug_with_e5_as_next_step() {
+    let (_tmp, case) = capture(&corpus("rv-vector-pragma"));
+    let c = classify(&case, None);
+    assert_eq!(c["verdict"], "compiler-bug", "{c:#}");
+    assert_eq!(c["confidence"], "medium");
+    assert_eq!(evidence(&c, "E1")["outcome"], "deterministic");
+    let e5 = evidence(&c, "E5-v-off");
+    assert_eq!(e5["ran"], false);
+    assert!(e5["detail"]
+        .as_str()
+        .unwrap()
+        .contains("ICEPICK_RISCV64_SYSROOT"));
+    assert!(c["next_step"].as_str().unwrap().starts_with("E5"));
+    assert_eq!(evidence(&c, "E7")["outcome"], "no-resource-sign");
+}
