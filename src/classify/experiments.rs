@@ -614,6 +614,27 @@ mod tests {
     }
 
     #[test]
+    fn the_e7_rerun_gets_an_unlimited_stack_and_other_runs_keep_theirs() {
+        let sh = |limit| {
+            let mut c = Cmd::new("sh").args(["-c", "ulimit -s"]);
+            c.stack_limit = limit;
+            String::from_utf8(exec::run(&c).unwrap().stdout).unwrap()
+        };
+        let mut hard = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes only into `hard`.
+        unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut hard) };
+        if hard.rlim_max == libc::RLIM_INFINITY {
+            assert_eq!(sh(Some(u64::MAX)).trim(), "unlimited");
+        }
+        assert_eq!(sh(Some(16 << 20)).trim(), "16384");
+        let inherited = sh(None);
+        assert!(!inherited.trim().is_empty());
+    }
+
+    #[test]
     fn a_target_is_added_only_when_none_is_named() {
         let a = vec!["-c".to_string(), "--target=riscv64-linux-gnu".into()];
         assert_eq!(with_target(&a, "x86_64-linux-gnu"), a);

@@ -143,18 +143,21 @@ pub fn decide(ev: &[Evidence]) -> Decision {
         }
     }
     // Row 3b: captured on a host that is not RISC-V and crashes there every time.
-    if baseline.is_some() && e6.is_none() && crashed(baseline) && !e5_ran {
-        if is(e1, o::DETERMINISTIC) {
-            return decision(
-                "compiler-bug",
-                None,
-                MEDIUM,
-                31,
-                "the case was captured on a host that is not RISC-V and crashes there on every rerun; no RISC-V vector unit is involved",
-                ids(&[baseline, e1]),
-                Some(RUN_E5),
-            );
-        }
+    if baseline.is_some()
+        && e6.is_none()
+        && crashed(baseline)
+        && !e5_ran
+        && is(e1, o::DETERMINISTIC)
+    {
+        return decision(
+            "compiler-bug",
+            None,
+            MEDIUM,
+            31,
+            "the case was captured on a host that is not RISC-V and crashes there on every rerun; no RISC-V vector unit is involved",
+            ids(&[baseline, e1]),
+            Some(RUN_E5),
+        );
     }
     // Row 4b: the capturing (non-RISC-V) host's build crashes, the riscv64 build does not.
     if baseline.is_some() && e6.is_none() && crashed(baseline) && e5_clean {
@@ -292,7 +295,14 @@ mod tests {
     fn every_row_of_the_decision_table() {
         use o::*;
         // (name, evidence, verdict, subcase, rule)
-        let rows: Vec<(&str, Vec<Evidence>, &str, Option<&str>, u32)> = vec![
+        type Row = (
+            &'static str,
+            Vec<Evidence>,
+            &'static str,
+            Option<&'static str>,
+            u32,
+        );
+        let rows: Vec<Row> = vec![
             (
                 "1 oom",
                 vec![ev("E1", DETERMINISTIC), ev("E7", RESOURCE_KILLED)],
