@@ -54,7 +54,13 @@ struct Table {
 
 impl Table {
     fn load(path: &Path) -> Option<Table> {
-        let data = std::fs::read(path).ok()?;
+        // Mapped, not read: libLLVM is 100+ MB and only its symbol tables are touched, so
+        // reading it whole made a reduction's peak memory 70x its input.
+        let f = std::fs::File::open(path).ok()?;
+        // SAFETY: the mapping is read-only and dropped before `load` returns; a compiler
+        // library replaced underneath us would at worst give wrong names, which the size
+        // check and the signature comparison tolerate.
+        let data = unsafe { memmap2::Mmap::map(&f) }.ok()?;
         let file = object::File::parse(&*data).ok()?;
         let mut symbols: Vec<Sym> = file
             .symbols()
