@@ -59,7 +59,8 @@ enum Command {
     /// (parallel, deterministic, resumable); or with --test, any file C-Reduce style.
     #[command(after_help = error::EXIT_CODES_HELP)]
     Reduce(reduce::ReduceArgs),
-    /// The whole pipeline on a crashing compile: capture, flags, reduce, versions, report.
+    /// The whole pipeline on a crashing compile: capture, flags, reduce, versions, classify,
+    /// report.
     #[command(after_help = error::EXIT_CODES_HELP)]
     Triage(triage::TriageArgs),
     /// Compiler launcher for builds (CMAKE_CXX_COMPILER_LAUNCHER, CC="icepick wrap clang"):

@@ -1,5 +1,5 @@
 //! `icepick triage -- <cmd>`: the pipeline in one command: capture, flags, reduce, versions,
-//! and the report (classification joins when it lands). `icepick triage --pending`: the same for one
+//! classify, and the report. `icepick triage --pending`: the same for one
 //! representative of every `new` bucket of the crash store.
 
 use std::io::Write;
@@ -78,6 +78,10 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
     let rows = crate::versions::run_versions(&dir, &[], settings.jobs)?;
     if !json {
         eprintln!("icepick: versions: {}", crate::versions::summary(&rows));
+    }
+    let c = crate::classify::classify(&dir, &crate::classify::Options::default())?;
+    if !json {
+        eprintln!("icepick: classification: {} ({})", c.verdict, c.reason);
     }
     let mut out = std::io::stdout().lock();
     if json {
@@ -298,8 +302,16 @@ mod pending {
             Ok(rows) => format!("; versions: {}", crate::versions::summary(&rows)),
             Err(e) => format!("; versions not run: {e}"),
         };
+        // Classification: the verdict goes on the bucket too.
+        let verdict = match crate::classify::classify(&dir, &crate::classify::Options::default()) {
+            Ok(c) => {
+                store.set_verdict(&b.id, &c.verdict)?;
+                format!("; classified: {}", c.verdict)
+            }
+            Err(e) => format!("; not classified: {e}"),
+        };
         Ok((
-            Done::Triaged(format!("{}{versions}", summary(&r))),
+            Done::Triaged(format!("{}{versions}{verdict}", summary(&r))),
             Some(dir),
         ))
     }

@@ -470,6 +470,17 @@ impl Store {
         })
     }
 
+    /// Records the classification verdict of a bucket.
+    pub fn set_verdict(&mut self, bucket: &str, verdict: &str) -> Result<(), StoreError> {
+        self.write(|tx| {
+            tx.execute(
+                "UPDATE buckets SET verdict = ?2 WHERE id = ?1",
+                params![bucket, verdict],
+            )
+            .map(|_| ())
+        })
+    }
+
     fn write(
         &mut self,
         f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<()>,
