@@ -29,6 +29,7 @@ pub(crate) fn sample_case() -> Case {
             frames: vec![],
             gcc_pass: None,
             reproducer_files: vec![],
+            source_errors: 0,
         },
         signature: Signature {
             id: "0123456789ab".into(),

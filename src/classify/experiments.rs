@@ -609,6 +609,7 @@ mod tests {
             ],
             gcc_pass: None,
             reproducer_files: vec![],
+            source_errors: 0,
         };
         assert_eq!(faulting_frame(&cr).map(|f| f.index), Some(3));
     }

@@ -87,6 +87,9 @@ struct ReportArgs {
     /// Output format.
     #[arg(long, default_value = "md", value_parser = ["md", "json"])]
     format: String,
+    /// Remove the home directory, user and host names and temporary directories.
+    #[arg(long)]
+    redact: bool,
 }
 
 /// Entry point used by `main`.
@@ -196,6 +199,11 @@ fn run_report(args: ReportArgs) -> anyhow::Result<u8> {
             .and_then(|o| o.as_str())
             .and_then(|o| std::fs::read(args.case.join(o)).ok());
         crate::report::markdown(&case, reduced.as_deref())
+    };
+    let text = if args.redact {
+        crate::report::redact(&text, &crate::report::Redactions::of_this_machine())
+    } else {
+        text
     };
     println!("{text}");
     Ok(error::OK)

@@ -110,6 +110,10 @@ pub struct Crash {
     pub gcc_pass: Option<String>,
     /// Paths of clang's own reproducer files (`diagnostic msg: /…`).
     pub reproducer_files: Vec<String>,
+    /// Source diagnostics with severity `error` printed before the crash: more than zero
+    /// makes it a crash on invalid code.
+    #[serde(default)]
+    pub source_errors: u32,
 }
 
 /// A stable identity for a crash (SIGNATURE v1, `crash-formats.md` §8).

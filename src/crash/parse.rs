@@ -386,8 +386,14 @@ pub fn parse(stderr: &str, exit: ExitInfo) -> Option<Crash> {
         frames,
         gcc_pass: ev.gcc_pass.take(),
         reproducer_files: std::mem::take(&mut ev.reproducers),
+        source_errors: lines.iter().filter(|l| SOURCE_ERROR.is_match(l)).count() as u32,
     })
 }
+
+/// `file:line:col: error: …`: a diagnostic about the source, not the driver's own errors.
+static SOURCE_ERROR: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"^\S.*?:\d+:\d+: (?:fatal )?error: ").expect("valid regex")
+});
 
 #[cfg(test)]
 mod tests {

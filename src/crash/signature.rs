@@ -396,6 +396,7 @@ mod tests {
             frames: vec![],
             gcc_pass: None,
             reproducer_files: vec![],
+            source_errors: 0,
         }
     }
 

@@ -362,6 +362,7 @@ mod tests {
             frames,
             gcc_pass: None,
             reproducer_files: vec![],
+            source_errors: 0,
         }
     }
 

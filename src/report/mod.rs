@@ -3,8 +3,10 @@
 //! that reads the case's inputs and writes the two files.
 
 mod files;
+mod upstream;
 
 pub use files::write_files;
+pub use upstream::{labels, redact, target_tag, Redactions};
 
 use std::fmt::Write as _;
 
@@ -50,7 +52,10 @@ pub fn title(case: &Case) -> String {
             None => kind_words(case.crash.kind).to_string(),
         },
     };
-    let mut t = format!("{who} crash: {what}");
+    let tag = upstream::title_tag(case)
+        .map(|t| format!("[{t}] "))
+        .unwrap_or_default();
+    let mut t = format!("{tag}{who} crash: {what}");
     if t.len() > 160 {
         let mut cut = 157;
         while !t.is_char_boundary(cut) {
@@ -151,6 +156,15 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>) -> String {
             .unwrap_or_default();
         let _ = writeln!(s, "The crash is in the **{}** job{arch}.\n", case.job.kind);
     }
+    let _ = writeln!(
+        s,
+        "Suggested labels: {}\n",
+        upstream::labels(case, case.crash.source_errors > 0)
+            .iter()
+            .map(|l| format!("`{l}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     let _ = writeln!(s, "## Crash\n");
     let _ = writeln!(s, "| | |\n|---|---|");
     let _ = writeln!(s, "| kind | {} |", kind_words(case.crash.kind));

@@ -1,0 +1,221 @@
+//! What an upstream LLVM issue needs beyond the crash itself: the target tag for the title,
+//! suggested labels (crash-formats.md §6), and redaction of local paths and names before a
+//! report leaves the machine.
+
+use crate::case::Case;
+use crate::command::CompilerCommand;
+use crate::crash::CrashKind;
+
+/// The backend a case exercises, from its command: `RISC-V`, `AMDGPU`, `X86` or `None`.
+pub fn target_tag(case: &Case) -> Option<&'static str> {
+    let cmd = CompilerCommand::from_argv(&case.command)?;
+    let triple = cmd
+        .option_value("--target")
+        .or_else(|| cmd.option_value("-target"))
+        .or_else(|| cmd.option_value("-triple"))
+        .unwrap_or_default();
+    if case
+        .job
+        .offload_arch
+        .as_deref()
+        .is_some_and(|a| a.starts_with("gfx"))
+        || triple.starts_with("amdgcn")
+    {
+        Some("AMDGPU")
+    } else if triple.starts_with("riscv")
+        || cmd
+            .option_value("-march")
+            .is_some_and(|m| m.starts_with("rv"))
+    {
+        Some("RISC-V")
+    } else if triple.is_empty() || triple.starts_with("x86_64") || triple.starts_with("i686") {
+        Some("X86")
+    } else {
+        None
+    }
+}
+
+/// The `[Target]` tag LLVM issue titles carry for backend crashes.
+pub(crate) fn title_tag(case: &Case) -> Option<&'static str> {
+    (stage(case) == "backend")
+        .then(|| target_tag(case))
+        .flatten()
+}
+
+/// Where in the compiler the crash is, from the signature's phase and frames.
+fn stage(case: &Case) -> &'static str {
+    let phase = &case.signature.phase;
+    let top = case
+        .signature
+        .frames
+        .first()
+        .map(String::as_str)
+        .unwrap_or("");
+    let stack = case
+        .crash
+        .pretty_stack
+        .iter()
+        .map(|e| e.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    if top.starts_with("clang::Parser")
+        || top.starts_with("clang::Sema")
+        || top.starts_with("clang::Preprocessor")
+        || top.starts_with("clang::Lexer")
+        || (phase.contains("pars") && !stack.contains("Code generation"))
+    {
+        "frontend"
+    } else if stack.contains("Code generation") || phase.contains("Instruction Selection") {
+        "backend"
+    } else if stack.contains("Optimizer") {
+        "optimizer"
+    } else if top.starts_with("clang::CodeGen") {
+        "codegen"
+    } else {
+        "unknown"
+    }
+}
+
+/// Labels to suggest for the LLVM issue tracker.
+pub fn labels(case: &Case, invalid_code: bool) -> Vec<String> {
+    let mut l = vec!["crash".to_string()];
+    if !matches!(case.crash.kind, CrashKind::Killed | CrashKind::Timeout) {
+        l.push(
+            if invalid_code {
+                "crash-on-invalid"
+            } else {
+                "crash-on-valid"
+            }
+            .into(),
+        );
+    }
+    match stage(case) {
+        "frontend" => l.push("clang:frontend".into()),
+        "codegen" => l.push("clang:codegen".into()),
+        "backend" => {
+            if let Some(t) = target_tag(case) {
+                l.push(format!("backend:{t}"));
+            }
+            if case.signature.phase.contains("DAG->DAG")
+                || case
+                    .signature
+                    .frames
+                    .iter()
+                    .any(|f| f.starts_with("llvm::SelectionDAG"))
+            {
+                l.push("llvm:SelectionDAG".into());
+            }
+        }
+        _ => {}
+    }
+    let frames = case.signature.frames.join(" ");
+    if case.signature.phase.contains("declare-to-assign")
+        || frames.contains("DebugInfo")
+        || frames.contains("llvm::at::")
+    {
+        l.push("debuginfo".into());
+    }
+    if case.signature.phase.contains("instcombine") {
+        l.push("llvm:instcombine".into());
+    }
+    l
+}
+
+/// Local facts to remove from a report.
+#[derive(Debug, Clone, Default)]
+pub struct Redactions {
+    pub home: Option<String>,
+    pub user: Option<String>,
+    pub host: Option<String>,
+}
+
+impl Redactions {
+    /// This machine's home directory, user and host name.
+    pub fn of_this_machine() -> Self {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .map(|h| h.trim().to_string());
+        Redactions {
+            home: std::env::var("HOME").ok().filter(|h| h.len() > 1),
+            user: std::env::var("USER")
+                .or_else(|_| std::env::var("LOGNAME"))
+                .ok(),
+            host,
+        }
+    }
+}
+
+/// Replaces the home directory by `~`, the user and host names by `USER` and `HOST`, and
+/// temporary directories (`/tmp/…/`) by `/tmp/…/`.
+pub fn redact(text: &str, r: &Redactions) -> String {
+    let mut out = text.to_string();
+    if let Some(h) = r.home.as_deref().filter(|h| *h != "/") {
+        out = out.replace(h, "~");
+    }
+    let word = |out: &str, w: &str, with: &str| -> String {
+        if w.len() < 3 {
+            return out.to_string();
+        }
+        let re = regex::Regex::new(&format!(r"\b{}\b", regex::escape(w))).expect("escaped");
+        re.replace_all(out, with).into_owned()
+    };
+    if let Some(u) = &r.user {
+        out = word(&out, u, "USER");
+    }
+    if let Some(h) = &r.host {
+        out = word(&out, h, "HOST");
+    }
+    let tmp = regex::Regex::new(r"/tmp/[^/\s'`]+/").expect("valid");
+    tmp.replace_all(&out, "/tmp/…/").into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::case::tests::sample_case;
+
+    #[test]
+    fn labels_follow_the_stage_and_target() {
+        let mut case = sample_case();
+        case.signature.frames = vec!["clang::Sema::getDestructorName".into()];
+        assert_eq!(
+            labels(&case, true),
+            ["crash", "crash-on-invalid", "clang:frontend"]
+        );
+        case.command = [
+            "clang",
+            "--target=riscv64-linux-gnu",
+            "-march=rv64gcv",
+            "-c",
+            "f.c",
+        ]
+        .map(String::from)
+        .to_vec();
+        case.signature.frames = vec!["llvm::SelectionDAGISel::SelectCodeCommon".into()];
+        case.signature.phase = "RISC-V DAG->DAG Pattern Instruction Selection".into();
+        assert_eq!(
+            labels(&case, false),
+            [
+                "crash",
+                "crash-on-valid",
+                "backend:RISC-V",
+                "llvm:SelectionDAG"
+            ]
+        );
+        assert_eq!(target_tag(&case), Some("RISC-V"));
+    }
+
+    #[test]
+    fn redaction_removes_home_user_host_and_temp_dirs() {
+        let r = Redactions {
+            home: Some("/home/alice".into()),
+            user: Some("alice".into()),
+            host: Some("pioneer".into()),
+        };
+        let text = "cd /home/alice/src on pioneer by alice; /tmp/icepick-demo.x1/project/a.c";
+        assert_eq!(
+            redact(text, &r),
+            "cd ~/src on HOST by USER; /tmp/…/project/a.c"
+        );
+    }
+}
