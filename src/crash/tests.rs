@@ -551,5 +551,8 @@ fn every_file_parses() {
 fn source_errors_before_the_crash_are_counted() {
     assert!(crash_of("corpus/fe-gh59446/stderr.txt").source_errors >= 1);
     assert_eq!(crash_of("corpus/rv-gh75010/stderr.txt").source_errors, 0);
-    assert_eq!(crash_of("corpus/amdgpu-si-flat/stderr.txt").source_errors, 0);
+    assert_eq!(
+        crash_of("corpus/amdgpu-si-flat/stderr.txt").source_errors,
+        0
+    );
 }
