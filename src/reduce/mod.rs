@@ -269,10 +269,24 @@ pub fn reduce_case(
             replay_command: replay_out,
         }
     };
-    // Write the starting point too, so a kill before the first improvement leaves a best file.
+    // Write the starting point and a `running` record before any test, so that a kill at any
+    // later moment leaves a best file that reproduces and a case that `--resume` accepts
+    // (each improvement writes the file first, then the record).
     write_atomic(&output_path, &start)?;
-    let mut write_error = None;
     let mut last_stats = Stats::default();
+    {
+        let mut c = case.clone();
+        c.reduction = serde_json::to_value(record(
+            "running",
+            start.len(),
+            &last_stats,
+            false,
+            Vec::new(),
+        ))
+        .ok();
+        c.save(dir)?;
+    }
+    let mut write_error = None;
     let test = |text: &[u8], cancel: &CancelToken| {
         if run_candidate(text, timeout, &|| cancel.is_cancelled()) {
             Outcome::Interesting
