@@ -361,26 +361,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
             detail,
         });
         if status == "reproduced" {
-            return finish(
-                req,
-                case_dir,
-                Parts {
-                    command: command.argv(),
-                    found: &found,
-                    resolved: &resolved,
-                    version,
-                    crash,
-                    signature,
-                    job,
-                    input_name,
-                    replay: replay.argv(),
-                    preprocessing: preprocessing.expect("set above"),
-                    reproducibility,
-                    runs: runner.runs,
-                    started,
-                    added_flags,
-                },
-            );
+            break;
         }
     }
     let replay = last_replay.unwrap_or_else(|| {
