@@ -192,12 +192,7 @@ fn run_report(args: ReportArgs) -> anyhow::Result<u8> {
     let text = if args.format == "json" {
         serde_json::to_string_pretty(&case)?
     } else {
-        let reduced = case
-            .reduction
-            .as_ref()
-            .and_then(|r| r.get("output"))
-            .and_then(|o| o.as_str())
-            .and_then(|o| std::fs::read(args.case.join(o)).ok());
+        let reduced = crate::report::reduced_input(&args.case, &case);
         crate::report::markdown(&case, reduced.as_deref())
     };
     let text = if args.redact {

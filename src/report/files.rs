@@ -4,15 +4,16 @@ use std::path::Path;
 
 use crate::case::{write_atomic, Case, CaseError};
 
+/// The content of the case's reduction output, if it has one.
+pub fn reduced_input(dir: &Path, case: &Case) -> Option<Vec<u8>> {
+    let name = case.reduction.as_ref()?.get("output")?.as_str()?;
+    std::fs::read(dir.join(name)).ok()
+}
+
 /// Renders and writes `DIR/report.md` and `DIR/repro.sh` (executable) for `case`.
 pub fn write_files(dir: &Path, case: &Case) -> Result<(), CaseError> {
     let input = std::fs::read(dir.join(&case.input)).unwrap_or_default();
-    let reduced = case
-        .reduction
-        .as_ref()
-        .and_then(|r| r.get("output"))
-        .and_then(|o| o.as_str())
-        .and_then(|o| std::fs::read(dir.join(o)).ok());
+    let reduced = reduced_input(dir, case);
     let repro = dir.join("repro.sh");
     write_atomic(
         &repro,

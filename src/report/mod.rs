@@ -5,7 +5,7 @@
 mod files;
 mod upstream;
 
-pub use files::write_files;
+pub use files::{reduced_input, write_files};
 pub use upstream::{labels, redact, target_tag, Redactions};
 
 use std::fmt::Write as _;

@@ -161,8 +161,7 @@ fn a_crash_that_comes_back_only_sometimes_is_reported_as_flaky() {
         ],
     );
     assert_eq!(o.status.code(), Some(4), "{}", stderr_of(&o));
-    let case: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("case.json")).unwrap()).unwrap();
+    let case = read_case(&out);
     assert_eq!(case["status"], "flaky");
     let same = case["reproducibility"]["same_signature"].as_u64().unwrap();
     assert!((1..4).contains(&same), "{case:#}");
@@ -202,8 +201,7 @@ fn a_crash_lost_in_preprocessing_keeps_the_case_and_says_so() {
         ],
     );
     assert_eq!(o.status.code(), Some(4), "{}", stderr_of(&o));
-    let case: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("case.json")).unwrap()).unwrap();
+    let case = read_case(&out);
     assert_eq!(case["status"], "lost-in-preprocessing");
     assert!(
         case["status_detail"]

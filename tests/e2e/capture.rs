@@ -163,39 +163,9 @@ fn gh68553_stack_overflow_without_a_stack_dump_is_rerun_out_of_process() {
 #[test]
 fn from_clang_reproducer_script_gives_the_same_signature() {
     let (_tmp, dir) = scratch_copy(&corpus("rv-vector-pragma"));
-    let crashdir = dir.join("crashdir");
     let argv = cmd_txt(&dir);
-    let status = std::process::Command::new(&argv[0])
-        .args(&argv[1..])
-        .arg(format!("-fcrash-diagnostics-dir={}", crashdir.display()))
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    assert_ne!(status.status.code(), Some(0));
-    let script = std::fs::read_dir(&crashdir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "sh"))
-        .expect("clang wrote a reproducer script");
-    let out = dir.join("case");
-    let o = icepick(
-        &dir,
-        &[
-            "capture",
-            "--json",
-            "--out",
-            out.to_str().unwrap(),
-            "--from-reproducer",
-            script.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let from_script: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let out = capture_reproducer(&dir, &argv);
+    let from_script = read_case(&out);
     assert_eq!(from_script["preprocessing"]["mode"], "given");
     assert_eq!(from_script["job"]["kind"], "single");
 

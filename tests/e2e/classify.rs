@@ -82,8 +82,7 @@ fn gh75010_crashes_under_qemu_with_v_off_and_on_so_it_is_a_compiler_bug() {
     assert_eq!(evidence(&c, "E4")["ran"], false);
     assert_eq!(evidence(&c, "E4")["detail"], "not a RISC-V host");
     // Saved into the case and the report.
-    let saved: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(case.join("case.json")).unwrap()).unwrap();
+    let saved = read_case(&case);
     assert_eq!(saved["classification"], c);
     let report = std::fs::read_to_string(case.join("report.md")).unwrap();
     let at_class = report.find("## Classification").expect("report section");

@@ -1,17 +1,9 @@
 //! `icepick flags` on real crashes through the real compiler: each test captures a case in a
 //! scratch copy, runs `icepick flags CASE --json`, and checks the rows a maintainer reads.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::util::*;
-
-/// Captures `argv` in `dir` into `dir/case`; returns the case directory.
-fn capture(dir: &Path, argv: &[String]) -> PathBuf {
-    let out = dir.join("case");
-    let (code, case, stderr) = capture_json(dir, &out, argv);
-    assert_eq!(code, 0, "{stderr}\n{case:#}");
-    out
-}
 
 /// `icepick flags CASE --json`; checks that stdout is one JSON object and that case.json
 /// got the same section.
@@ -28,8 +20,7 @@ fn flags_json(case: &Path) -> serde_json::Value {
             String::from_utf8_lossy(&o.stdout)
         )
     });
-    let saved: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(case.join("case.json")).unwrap()).unwrap();
+    let saved = read_case(case);
     assert_eq!(saved["flags"]["minimal_command"], flags["minimal_command"]);
     assert_eq!(saved["flags"]["dimensions"], flags["dimensions"]);
     flags
@@ -63,7 +54,7 @@ fn single_letters(march: &str) -> String {
 #[test]
 fn gh75010_needs_debug_info_optimisation_and_a_vector_extension() {
     let (_tmp, dir) = scratch_copy(&shared_corpus("rv-gh75010"));
-    let case = capture(&dir, &cmd_txt(&dir));
+    let case = capture_case(&dir, &cmd_txt(&dir));
     let f = flags_json(&case);
     assert_eq!(row(&f, "-g")["needed"], true, "{f:#}");
     let o = row(&f, "-O");
@@ -94,7 +85,7 @@ fn gh75010_needs_debug_info_optimisation_and_a_vector_extension() {
 #[test]
 fn amdgpu_si_flat_crashes_on_gfx600_and_gfx601_only() {
     let (_tmp, dir) = scratch_copy(&shared_corpus("amdgpu-si-flat"));
-    let case = capture(&dir, &cmd_txt(&dir));
+    let case = capture_case(&dir, &cmd_txt(&dir));
     let f = flags_json(&case);
     let a = row(&f, "offload arch");
     assert_eq!(a["needed"], true);
@@ -115,7 +106,7 @@ fn gh68553_crashes_at_o2_o3_os_but_not_o0_o1() {
         .into_iter()
         .filter(|a| a != "-fno-integrated-cc1")
         .collect();
-    let case = capture(&dir, &argv);
+    let case = capture_case(&dir, &argv);
     let f = flags_json(&case);
     let o = row(&f, "-O");
     assert_eq!(o["needed"], true, "{o:#}");
@@ -134,42 +125,6 @@ fn gh68553_crashes_at_o2_o3_os_but_not_o0_o1() {
     // Without -fno-integrated-cc1 the stack overflow leaves no stack dump: it stays.
     let cmd = f["minimal_command"].to_string();
     assert!(cmd.contains("-fno-integrated-cc1"), "{cmd}");
-}
-
-/// Makes a clang-19 crash reproducer for `argv` (run in `dir`) and captures it.
-fn capture_reproducer(dir: &Path, argv: &[String]) -> PathBuf {
-    let crashdir = dir.join("crashdir");
-    let o = std::process::Command::new(&argv[0])
-        .args(argv[1..].iter().filter(|a| *a != "-fno-crash-diagnostics"))
-        .arg(format!("-fcrash-diagnostics-dir={}", crashdir.display()))
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert_ne!(o.status.code(), Some(0));
-    let script = std::fs::read_dir(&crashdir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "sh"))
-        .expect("clang wrote a reproducer script");
-    let out = dir.join("case");
-    let o = icepick(
-        dir,
-        &[
-            "capture",
-            "--json",
-            "--out",
-            out.to_str().unwrap(),
-            "--from-reproducer",
-            script.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    out
 }
 
 #[test]

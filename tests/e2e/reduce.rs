@@ -7,14 +7,6 @@ use std::time::{Duration, Instant};
 
 use crate::util::*;
 
-/// Captures `argv` (run in `dir`) into `dir/case` and returns the case directory.
-fn capture_case(dir: &Path, argv: &[String]) -> std::path::PathBuf {
-    let out = dir.join("case");
-    let (code, _, stderr) = capture_json(dir, &out, argv);
-    assert_eq!(code, 0, "{stderr}");
-    out
-}
-
 fn reduce_json(case: &Path, extra: &[&str]) -> serde_json::Value {
     let mut args = vec!["reduce", "--json", case.to_str().unwrap()];
     args.extend(extra);
@@ -60,8 +52,7 @@ fn gh59446_reduces_to_a_few_lines_that_still_crash_the_same_way_for_any_jobs() {
     let err = replay_reduced(&case1, &r1);
     assert!(err.contains("clang::Sema::getDestructorName"), "{err}");
     // The case records the reduction.
-    let case: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(case1.join("case.json")).unwrap()).unwrap();
+    let case = read_case(&case1);
     assert_eq!(case["reduction"]["bytes_after"], after);
     assert_eq!(case["reduction"]["output"], "reduced.ii");
 
@@ -117,8 +108,7 @@ fn kill_9_mid_run_leaves_a_reproducing_best_and_resume_finishes() {
     child.wait().unwrap();
 
     // Whatever was written is a complete file that still crashes the same way.
-    let case_json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(case.join("case.json")).unwrap()).unwrap();
+    let case_json = read_case(&case);
     assert_eq!(case_json["reduction"]["status"], "running");
     let err = replay_reduced(&case, &case_json["reduction"]);
     assert!(err.contains("clang::Sema::getDestructorName"), "{err}");
@@ -142,8 +132,7 @@ fn ctrl_c_stops_cleanly_and_keeps_the_best() {
     }
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0));
-    let case_json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(case.join("case.json")).unwrap()).unwrap();
+    let case_json = read_case(&case);
     let status = case_json["reduction"]["status"].as_str().unwrap();
     // It may have reached the fixpoint before the signal landed.
     assert!(status == "stopped" || status == "done", "{status}");

@@ -228,8 +228,7 @@ fn wrap_in_a_cmake_ninja_build_changes_nothing_but_records_the_crash() {
         .contains("clang version 16"));
     let case_dir = PathBuf::from(shown["case_dir"].as_str().unwrap());
     assert!(case_dir.starts_with(store.join("cases")), "{case_dir:?}");
-    let case: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(case_dir.join("case.json")).unwrap()).unwrap();
+    let case = read_case(&case_dir);
     assert_eq!(case["status"], "captured", "{case:#}");
     assert_eq!(case["signature"]["id"], id);
     assert!(shown["report"].as_str().unwrap().ends_with("report.md"));
@@ -325,8 +324,7 @@ fn recorded_without_capture_then_triaged_pending() {
     let shown = show(&store, &id);
     assert_eq!(shown["bucket"]["status"], "triaged");
     let case_dir = PathBuf::from(shown["case_dir"].as_str().unwrap());
-    let case: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(case_dir.join("case.json")).unwrap()).unwrap();
+    let case = read_case(&case_dir);
     assert_eq!(case["reduction"]["verified"], true, "{case:#}");
     // The same stages as `triage -- <cmd>`: flags before the reduction, versions after.
     assert!(case["flags"].is_object(), "{case:#}");

@@ -114,3 +114,53 @@ pub fn run_repro(case_dir: &Path) -> Output {
         .output()
         .unwrap()
 }
+
+/// Captures `argv` (run in `dir`) into `dir/case`, asserting success; returns the case dir.
+pub fn capture_case(dir: &Path, argv: &[String]) -> PathBuf {
+    let out = dir.join("case");
+    let (code, case, stderr) = capture_json(dir, &out, argv);
+    assert_eq!(code, 0, "{stderr}\n{case:#}");
+    out
+}
+
+/// Reads a case directory's `case.json`.
+pub fn read_case(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("case.json")).unwrap()).unwrap()
+}
+
+/// Makes clang write its own crash reproducer for `argv` (run in `dir`), captures it with
+/// `icepick capture --from-reproducer` into `dir/case`, and returns the case directory.
+pub fn capture_reproducer(dir: &Path, argv: &[String]) -> PathBuf {
+    let crashdir = dir.join("crashdir");
+    let o = Command::new(&argv[0])
+        .args(argv[1..].iter().filter(|a| *a != "-fno-crash-diagnostics"))
+        .arg(format!("-fcrash-diagnostics-dir={}", crashdir.display()))
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(0));
+    let script = std::fs::read_dir(&crashdir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "sh"))
+        .expect("clang wrote a reproducer script");
+    let out = dir.join("case");
+    let o = icepick(
+        dir,
+        &[
+            "capture",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+            "--from-reproducer",
+            script.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    out
+}

@@ -68,8 +68,7 @@ fn triage_runs_the_whole_pipeline_on_the_demo_project() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let case: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("case.json")).unwrap()).unwrap();
+    let case = read_case(&out);
     // flags: the include path and the define were consumed by preprocessing; -O1 and -std are
     // not needed for this frontend crash.
     let minimal = case["flags"]["minimal_command"].to_string();
