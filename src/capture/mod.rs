@@ -42,6 +42,9 @@ pub struct Request {
     pub reruns: u32,
     /// The input is already preprocessed (a clang reproducer): copy it, do not run `-E`.
     pub given_input: Option<PathBuf>,
+    /// A user-mode emulator to run the compiler under, program first (`qemu-riscv64 -cpu
+    /// rv64,v=true`): for a compiler built for another machine. Empty: run it directly.
+    pub emulator: Vec<String>,
 }
 
 /// How capture ended, when icepick itself did not fail.
@@ -60,6 +63,12 @@ pub enum Outcome {
 pub enum CaptureError {
     #[error("compiler `{0}` not found (not on PATH and not a path to an executable); install it or give its full path")]
     CompilerNotFound(String),
+    #[error(
+        "emulator `{0}` not found; install it (qemu-user for qemu-riscv64) or give its full path"
+    )]
+    EmulatorNotFound(String),
+    #[error("--emulator {0:?} is not a command (empty, or unbalanced quotes)")]
+    BadEmulator(String),
     #[error("no input file in the command; give the compile command that crashed, e.g. `clang -c file.c`")]
     NoInput,
     #[error("input file {0} cannot be read: {1}")]
@@ -80,6 +89,7 @@ struct Run {
 /// Runs compiler commands for one capture and counts them.
 struct Runner {
     cwd: PathBuf,
+    emulator: Vec<String>,
     timeout: Duration,
     runs: u32,
     symbolizer: Symbolizer,
@@ -88,8 +98,9 @@ struct Runner {
 impl Runner {
     fn run(&mut self, cmd: &CompilerCommand, cwd: Option<&Path>) -> Result<Run, ExecError> {
         self.runs += 1;
-        let c = Cmd::new(&cmd.program)
-            .args(&cmd.args)
+        let argv = crate::case::emulated(&self.emulator, &cmd.argv());
+        let c = Cmd::new(&argv[0])
+            .args(&argv[1..])
             .cwd(cwd.unwrap_or(&self.cwd))
             .timeout(self.timeout);
         let output = exec::run(&c)?;
@@ -144,8 +155,14 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
         }
     }
     let resolved = std::fs::canonicalize(&found).unwrap_or_else(|_| found.clone());
+    if let Some(emu) = req.emulator.first() {
+        if exec::which(emu, &req.cwd).is_none() {
+            return Err(CaptureError::EmulatorNotFound(emu.clone()));
+        }
+    }
     let mut runner = Runner {
         cwd: req.cwd.clone(),
+        emulator: req.emulator.clone(),
         timeout: req.timeout,
         runs: 0,
         symbolizer: Symbolizer::new(library_dirs(&resolved)),
@@ -436,6 +453,7 @@ fn finish(req: &Request, dir: NewCaseDir, p: Parts<'_>) -> Result<Outcome, Captu
         status_detail,
         command: p.command,
         cwd: req.cwd.to_string_lossy().into_owned(),
+        emulator: req.emulator.clone(),
         compiler: Compiler {
             path: p.found.to_string_lossy().into_owned(),
             resolved_path: p.resolved.to_string_lossy().into_owned(),

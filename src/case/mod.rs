@@ -100,6 +100,11 @@ pub struct Case {
     pub command: Vec<String>,
     /// The directory it ran in.
     pub cwd: String,
+    /// The user-mode emulator the compiler ran under when it was captured, program first
+    /// (`qemu-riscv64 -cpu rv64,v=true`): the case's "host" is the emulated machine, and every
+    /// stage runs the compiler behind it ([`Case::host_argv`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub emulator: Vec<String>,
     pub compiler: Compiler,
     pub crash: Crash,
     pub signature: Signature,
@@ -180,12 +185,22 @@ impl Case {
         serde_json::from_value(value).map_err(|source| CaseError::Invalid { path, source })
     }
 
+    /// `argv` as it runs on the case's host: behind the case's emulator, if it has one.
+    pub fn host_argv(&self, argv: &[String]) -> Vec<String> {
+        emulated(&self.emulator, argv)
+    }
+
     /// Writes `DIR/case.json` atomically.
     pub fn save(&self, dir: &Path) -> Result<(), CaseError> {
         let mut text = serde_json::to_vec_pretty(self).expect("the case serialises");
         text.push(b'\n');
         write_atomic(&dir.join(CASE_FILE), &text)
     }
+}
+
+/// `argv` behind `emulator` (an empty emulator leaves it as it is).
+pub fn emulated(emulator: &[String], argv: &[String]) -> Vec<String> {
+    emulator.iter().chain(argv).cloned().collect()
 }
 
 /// Writes `bytes` to `path` so that a reader (or a crash at any moment) sees either the old

@@ -11,6 +11,7 @@ pub(crate) fn sample_case() -> Case {
         status_detail: None,
         command: vec!["clang".into(), "-c".into(), "f.c".into()],
         cwd: "/src".into(),
+        emulator: Vec::new(),
         compiler: Compiler {
             path: "/usr/bin/clang".into(),
             resolved_path: "/usr/lib/llvm-19/bin/clang".into(),

@@ -5,13 +5,16 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::emulation::{
+    emulation, evidence_crashes, faulting_instruction, static_scan, with_target,
+};
 use super::outcome as o;
-use super::{Evidence, Options, SYSROOT_CLANG};
+use super::{Evidence, Options};
 use crate::case::Case;
 use crate::crash::{self, Crash, CrashKind, Signature, Symbolizer};
 use crate::exec::{self, Cmd, ExecError, Output, Status};
 
-const TIMEOUT: Duration = Duration::from_secs(300);
+pub(super) const TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The command to replay: the verified reduction's when there is one, else the case's.
 pub fn replay_command(case: &Case) -> Vec<String> {
@@ -107,7 +110,13 @@ pub struct Seen {
 }
 
 impl Seen {
-    fn evidence(&self, id: &str, experiment: &str, on: &str, detail: String) -> Evidence {
+    pub(super) fn evidence(
+        &self,
+        id: &str,
+        experiment: &str,
+        on: &str,
+        detail: String,
+    ) -> Evidence {
         Evidence {
             id: id.into(),
             experiment: experiment.into(),
@@ -121,7 +130,7 @@ impl Seen {
     }
 }
 
-fn not_run(id: &str, experiment: &str, on: &str, why: impl Into<String>) -> Evidence {
+pub(super) fn not_run(id: &str, experiment: &str, on: &str, why: impl Into<String>) -> Evidence {
     Evidence {
         id: id.into(),
         experiment: experiment.into(),
@@ -134,82 +143,63 @@ fn not_run(id: &str, experiment: &str, on: &str, why: impl Into<String>) -> Evid
     }
 }
 
-fn this_host() -> String {
+pub(super) fn this_host() -> String {
     format!("host {}", std::env::consts::ARCH)
 }
 
 /// Runs every experiment that can run here.
 pub fn run_all(dir: &Path, case: &Case, opts: &Options) -> Vec<Evidence> {
     let replay = replay_command(case);
-    let host = this_host();
+    let host_argv = case.host_argv(&replay);
+    let host = if case.emulator.is_empty() {
+        this_host()
+    } else {
+        case.emulator.join(" ")
+    };
     let mut evidence = Vec::new();
-    let program = exec::which(&replay[0], dir).unwrap_or_else(|| PathBuf::from(&replay[0]));
-    let resolved = std::fs::canonicalize(&program).unwrap_or_else(|_| program.clone());
-    let sym = Symbolizer::new(crate::capture::library_dirs(&resolved));
+    let program = exec::which(&host_argv[0], dir).unwrap_or_else(|| PathBuf::from(&host_argv[0]));
+    let compiler = if case.emulator.is_empty() {
+        std::fs::canonicalize(&program).unwrap_or_else(|_| program.clone())
+    } else {
+        PathBuf::from(&case.compiler.resolved_path)
+    };
+    let sym = Symbolizer::new(crate::capture::library_dirs(&compiler));
     let replay_cmd = Cmd::new(&program)
-        .args(&replay[1..])
+        .args(&host_argv[1..])
         .cwd(dir)
         .timeout(TIMEOUT)
         .output_cap(1 << 20);
 
-    // E1: determinism, N reruns at once (parallel load).
-    let n = opts.runs.max(1);
-    let outs = exec::run_all(&vec![replay_cmd.clone(); n as usize], n as usize);
-    let seen: Vec<Seen> = outs
-        .iter()
-        .map(|r| compare(&case.signature, r, &sym))
-        .collect();
-    let same = seen.iter().filter(|s| s.outcome == o::SAME_CRASH).count();
-    let timeouts = seen.iter().filter(|s| s.outcome == o::TIMEOUT).count();
-    let mut sigs: Vec<&str> = seen
-        .iter()
-        .filter_map(|s| s.crash.as_ref().map(|(_, g)| g.id.as_str()))
-        .collect();
-    sigs.sort();
-    sigs.dedup();
-    let e1_outcome = if timeouts > 0 {
-        o::TIMEOUT
-    } else if same == n as usize {
-        o::DETERMINISTIC
-    } else if sigs.len() > 1 || (sigs.len() == 1 && same == 0) {
-        o::VARYING
-    } else if same > 0 {
-        o::INTERMITTENT
+    // The capturing host is this one, or the emulator the case was captured under.
+    let captured_here = captured_on_riscv(case) == cfg!(target_arch = "riscv64");
+    let mut timeouts = 0;
+    if captured_here || !case.emulator.is_empty() {
+        let (e1, first, t) = determinism(case, &replay_cmd, opts.runs.max(1), &host, &sym);
+        timeouts = t;
+        evidence.push(e1);
+        if captured_here {
+            evidence.push(first.evidence(
+                "baseline",
+                "replay on the capturing host's compiler",
+                &host,
+                format!("`{}`: {}", host_argv.join(" "), first.note),
+            ));
+        }
     } else {
-        o::NO_CRASH
-    };
-    evidence.push(Evidence {
-        id: "E1".into(),
-        experiment: format!("determinism: {n} replays at once"),
-        ran: seen.iter().any(|s| s.outcome != o::NOT_RUN),
-        host_or_emulator: host.clone(),
-        outcome: e1_outcome.into(),
-        signature: (sigs.len() == 1).then(|| sigs[0].to_string()),
-        coarse_signature: None,
-        detail: format!(
-            "{same} of {n} runs crashed with signature {}; {} distinct signature(s); {timeouts} timeout(s)",
-            case.signature.id,
-            sigs.len()
-        ),
-    });
+        evidence.push(not_run(
+            "E1",
+            "determinism: serial and parallel replays on the capturing host",
+            &host,
+            "the case comes from another host: run `icepick classify` there for E1 and E4",
+        ));
+    }
+    if !captured_here {
+        evidence.push(cross_host(dir, case, &replay));
+    }
 
-    // E6 or baseline: this host's compiler on the case.
-    let cross = captured_on_riscv(case) != cfg!(target_arch = "riscv64");
-    let (id, what) = if cross {
-        ("E6", "cross-host replay: the case on this host's compiler")
-    } else {
-        ("baseline", "replay on the capturing host's compiler")
-    };
-    let first = &seen[0];
-    evidence.push(first.evidence(
-        id,
-        what,
-        &host,
-        format!("`{}`: {}", replay.join(" "), first.note),
-    ));
-
-    // E5: emulation.
+    // E5: emulation; E3: the emulated compiler's vector code.
     evidence.extend(emulation(dir, case, &replay, opts));
+    evidence.push(static_scan(case, opts));
 
     // E2: the faulting instruction of a RISC-V crash.
     evidence.push(faulting_instruction(
@@ -225,287 +215,116 @@ pub fn run_all(dir: &Path, case: &Case, opts: &Options) -> Vec<Evidence> {
     evidence
 }
 
-/// The `-cpu` settings of E5 and their evidence ids.
-pub const E5_CPUS: [(&str, &str); 3] = [
-    ("E5-v-off", "rv64,v=false"),
-    ("E5-v128", "rv64,v=true,vlen=128"),
-    ("E5-v256", "rv64,v=true,vlen=256"),
-];
-
-fn e5_compiler(opts: &Options) -> Option<(PathBuf, PathBuf)> {
-    let root = opts.sysroot.clone()?;
-    let compiler = opts
-        .compiler
-        .clone()
-        .unwrap_or_else(|| root.join(SYSROOT_CLANG));
-    Some((root, compiler))
-}
-
-/// Library directories of a riscv64 sysroot, for symbolizing frames of emulated runs.
-pub fn sysroot_lib_dirs(root: &Path, compiler: &Path) -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
-    if let Some(bin) = compiler.parent() {
-        dirs.push(bin.join("../lib"));
-        dirs.push(bin.to_path_buf());
-    }
-    for d in [
-        "usr/lib/riscv64-linux-gnu",
-        "lib/riscv64-linux-gnu",
-        "usr/lib/llvm-19/lib",
-    ] {
-        dirs.push(root.join(d));
-    }
-    dirs
-}
-
-/// Adds `--target=TRIPLE` when the command names no target (the emulated compiler's default
-/// target differs from the case's host).
-fn with_target(args: &[String], triple: &str) -> Vec<String> {
-    let named = args
-        .iter()
-        .any(|a| a.starts_with("--target=") || a == "-target" || a == "--target");
-    let mut v = args.to_vec();
-    if !named {
-        v.insert(0, format!("--target={triple}"));
-    }
-    v
-}
-
-fn qemu_cmd(
-    dir: &Path,
-    opts: &Options,
-    root: &Path,
-    cpu: &str,
-    compiler: &Path,
-    args: &[String],
-) -> Cmd {
-    Cmd::new(&opts.emulator)
-        .args([
-            "-L".as_ref(),
-            root.as_os_str(),
-            "-cpu".as_ref(),
-            cpu.as_ref(),
-        ])
-        .args([compiler])
-        .args(args)
-        .cwd(dir)
-        .timeout(TIMEOUT)
-        .output_cap(1 << 20)
-}
-
-fn emulation(dir: &Path, case: &Case, replay: &[String], opts: &Options) -> Vec<Evidence> {
-    let experiment = "emulation: a riscv64 clang under qemu-user";
-    let Some((root, compiler)) = e5_compiler(opts) else {
-        return E5_CPUS
-            .iter()
-            .map(|(id, cpu)| {
-                not_run(
-                    id,
-                    experiment,
-                    &format!("qemu-riscv64 -cpu {cpu}"),
-                    "no riscv64 sysroot: pass --sysroot DIR or set ICEPICK_RISCV64_SYSROOT",
-                )
-            })
-            .collect();
-    };
-    let args = if captured_on_riscv(case) {
-        replay[1..].to_vec()
-    } else {
-        with_target(&replay[1..], "x86_64-linux-gnu")
-    };
-    let mut cmds: Vec<Cmd> = E5_CPUS
-        .iter()
-        .map(|(_, cpu)| qemu_cmd(dir, opts, &root, cpu, &compiler, &args))
-        .collect();
-    cmds.push(
-        qemu_cmd(
-            dir,
-            opts,
-            &root,
-            "rv64",
-            &compiler,
-            &["--version".to_string()],
-        )
-        .timeout(Duration::from_secs(60)),
-    );
-    let outs = exec::run_all(&cmds, cmds.len());
-    let version = outs[3]
-        .as_ref()
-        .ok()
-        .and_then(|o| {
-            String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .next()
-                .map(|l| l.trim().to_string())
-        })
-        .unwrap_or_default();
-    let ours = crate::versions::major_of(&version);
-    let theirs = crate::versions::major_of(&case.compiler.version);
-    let versions_note = if ours.is_some() && ours == theirs {
-        format!("emulated `{version}`, case `{}`", case.compiler.version)
-    } else {
-        format!(
-            "versions differ (emulated `{version}`, case `{}`): the comparison is weak",
-            case.compiler.version
-        )
-    };
-    let sym = Symbolizer::new(sysroot_lib_dirs(&root, &compiler));
-    E5_CPUS
-        .iter()
-        .zip(&outs)
-        .map(|((id, cpu), out)| {
-            let seen = compare(&case.signature, out, &sym);
-            let on = format!(
-                "{} -L {} -cpu {cpu}",
-                opts.emulator.display(),
-                root.display()
-            );
-            seen.evidence(
-                id,
-                experiment,
-                &on,
-                format!("{}: {}; {versions_note}", compiler.display(), seen.note),
-            )
-        })
-        .collect()
-}
-
-/// The crashes E2 may decode: the case's own (when it came from a RISC-V host) and those of
-/// emulated runs that died of a signal. Reruns one emulated run (V on) to get them, only when
-/// the case's crash is a signal death.
-fn evidence_crashes(
-    dir: &Path,
+/// E1: `n` replays one after another, then `n` at once (parallel load). Returns the evidence,
+/// the first serial run (the baseline) and how many runs timed out.
+fn determinism(
     case: &Case,
-    replay: &[String],
-    opts: &Options,
-) -> Vec<(Crash, Option<PathBuf>)> {
-    let mut v = Vec::new();
+    replay: &Cmd,
+    n: u32,
+    host: &str,
+    sym: &Symbolizer,
+) -> (Evidence, Seen, usize) {
+    let n = n as usize;
+    let mut serial: Vec<Seen> = (0..n)
+        .map(|_| compare(&case.signature, &exec::run(replay), sym))
+        .collect();
+    let parallel: Vec<Seen> = exec::run_all(&vec![replay.clone(); n], n)
+        .iter()
+        .map(|r| compare(&case.signature, r, sym))
+        .collect();
+    let same = |v: &[Seen]| v.iter().filter(|s| s.outcome == o::SAME_CRASH).count();
+    let (same_serial, same_parallel) = (same(&serial), same(&parallel));
+    let all: Vec<&Seen> = serial.iter().chain(&parallel).collect();
+    let timeouts = all.iter().filter(|s| s.outcome == o::TIMEOUT).count();
+    let mut sigs: Vec<&str> = all
+        .iter()
+        .filter_map(|s| s.crash.as_ref().map(|(_, g)| g.id.as_str()))
+        .collect();
+    sigs.sort();
+    sigs.dedup();
+    let same_all = same_serial + same_parallel;
+    let outcome = if timeouts > 0 {
+        o::TIMEOUT
+    } else if same_all == 2 * n {
+        o::DETERMINISTIC
+    } else if sigs.len() > 1 || (sigs.len() == 1 && same_all == 0) {
+        o::VARYING
+    } else if same_all > 0 {
+        o::INTERMITTENT
+    } else {
+        o::NO_CRASH
+    };
+    let e = Evidence {
+        id: "E1".into(),
+        experiment: format!("determinism: {n} replays one after another, then {n} at once"),
+        ran: all.iter().any(|s| s.outcome != o::NOT_RUN),
+        host_or_emulator: host.into(),
+        outcome: outcome.into(),
+        signature: (sigs.len() == 1).then(|| sigs[0].to_string()),
+        coarse_signature: None,
+        detail: format!(
+            "serial: {same_serial} of {n}, parallel: {same_parallel} of {n} runs crashed with signature {}; {} distinct signature(s); {timeouts} timeout(s)",
+            case.signature.id,
+            sigs.len()
+        ),
+    };
+    (e, serial.swap_remove(0), timeouts)
+}
+
+/// The target triple of the host a case was captured on, for replaying it elsewhere.
+fn capturing_triple(case: &Case) -> &'static str {
     if captured_on_riscv(case) {
-        v.push((case.crash.clone(), opts.sysroot.clone()));
+        "riscv64-linux-gnu"
+    } else {
+        "x86_64-linux-gnu"
     }
-    if case.crash.signal.is_some() && !captured_on_riscv(case) {
-        if let Some((root, compiler)) = e5_compiler(opts) {
-            let args = with_target(&replay[1..], "x86_64-linux-gnu");
-            let out = exec::run(&qemu_cmd(dir, opts, &root, E5_CPUS[1].1, &compiler, &args));
-            if let Ok(out) = out {
-                if let Some(mut cr) =
-                    crash::parse(&out.stderr_text(), crate::capture::exit_info(out.status))
-                {
-                    Symbolizer::new(sysroot_lib_dirs(&root, &compiler)).symbolize(&mut cr);
-                    v.push((cr, Some(root)));
-                }
-            }
-        }
+}
+
+/// This host's clang of the case's major version, named like the case's (`clang++` or
+/// `clang`), or `None`.
+pub fn native_compiler(case: &Case, dir: &Path) -> Option<PathBuf> {
+    if !case.compiler.version.contains("clang") {
+        return None;
     }
-    v
+    let major = crate::versions::major_of(&case.compiler.version)?;
+    let cxx = Path::new(&case.compiler.path)
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().contains("++"));
+    let name = if cxx { "clang++" } else { "clang" };
+    let in_llvm_dir = PathBuf::from(format!("/usr/lib/llvm-{major}/bin/{name}"));
+    if in_llvm_dir.is_file() {
+        return Some(in_llvm_dir);
+    }
+    exec::which(&format!("{name}-{major}"), dir)
 }
 
-fn is_handler_frame(f: &crash::Frame) -> bool {
-    let s = f.symbol.as_deref().unwrap_or("");
-    let m = f.module.as_deref().unwrap_or("");
-    [
-        "SignalHandler",
-        "PrintStackTrace",
-        "RunSignalHandlers",
-        "__restore_rt",
-        "rt_sigreturn",
-    ]
-    .iter()
-    .any(|p| s.contains(p))
-        || m.contains("vdso")
-}
-
-/// The frame that faulted: the one after the signal handler's frames (or the innermost).
-pub fn faulting_frame(cr: &Crash) -> Option<&crash::Frame> {
-    let start = cr
-        .frames
-        .iter()
-        .rposition(is_handler_frame)
-        .map_or(0, |i| i + 1);
-    cr.frames[start.min(cr.frames.len())..]
-        .iter()
-        .find(|f| f.module.is_some() && f.offset.is_some())
-}
-
-fn faulting_instruction(case: &Case, crashes: &[(Crash, Option<PathBuf>)]) -> Evidence {
-    let experiment = "faulting instruction: decode module+offset of the faulting frame";
+/// E6: the case on this host's compiler of the same version, for the capturing host's target.
+fn cross_host(dir: &Path, case: &Case, replay: &[String]) -> Evidence {
+    let what = "cross-host replay: the case on this host's compiler of the same version";
     let host = this_host();
-    if !matches!(
-        case.crash.kind,
-        CrashKind::Segfault
-            | CrashKind::IllegalInstruction
-            | CrashKind::BusError
-            | CrashKind::Trap
-            | CrashKind::StackOverflow
-            | CrashKind::OtherSignal
-    ) {
-        let mut e = not_run(
-            "E2",
-            experiment,
+    let Some(native) = native_compiler(case, dir) else {
+        return not_run(
+            "E6",
+            what,
             &host,
             format!(
-                "the crash is {:?}, not a signal at an instruction: nothing to decode",
-                case.crash.kind
+                "no clang of the case's version (`{}`) on this host: install it (e.g. clang-N) to compare builds",
+                case.compiler.version
             ),
         );
-        e.outcome = o::NOT_APPLICABLE.into();
-        return e;
-    }
-    for (cr, root) in crashes {
-        let Some(f) = faulting_frame(cr) else {
-            continue;
-        };
-        let module = f.module.as_deref().unwrap_or("");
-        let offset = f.offset.unwrap_or(0);
-        let candidates = [
-            Some(PathBuf::from(module)),
-            root.as_ref()
-                .map(|r| r.join(module.trim_start_matches('/'))),
-        ];
-        for path in candidates.into_iter().flatten() {
-            let Ok(bytes) = std::fs::read(&path) else {
-                continue;
-            };
-            let Ok(h) = crate::elf::header(&bytes) else {
-                continue;
-            };
-            if h.e_machine != crate::elf::EM_RISCV {
-                continue;
-            }
-            let Some(insn) = crate::elf::vaddr_to_offset(&bytes, offset)
-                .and_then(|off| crate::elf::decode_at(&bytes, off as usize))
-            else {
-                continue;
-            };
-            let outcome = match insn.what {
-                crate::elf::Decoded::Vector(_) => o::VECTOR,
-                crate::elf::Decoded::Trap(_) => o::TRAP,
-                crate::elf::Decoded::Other => o::OTHER,
-            };
-            return Evidence {
-                id: "E2".into(),
-                experiment: experiment.into(),
-                ran: true,
-                host_or_emulator: host,
-                outcome: outcome.into(),
-                signature: None,
-                coarse_signature: None,
-                detail: format!(
-                    "#{} {}+0x{offset:x} ({}): {}",
-                    f.index,
-                    module,
-                    f.symbol.as_deref().unwrap_or("?"),
-                    insn.describe()
-                ),
-            };
-        }
-    }
-    not_run(
-        "E2",
-        experiment,
-        &host,
-        "no frame with module+offset of a readable RISC-V ELF (the case is not from a RISC-V host and no emulated run died of a signal)",
-    )
+    };
+    let args = with_target(&replay[1..], capturing_triple(case));
+    let cmd = Cmd::new(&native)
+        .args(&args)
+        .cwd(dir)
+        .timeout(TIMEOUT)
+        .output_cap(1 << 20);
+    let native_sym = Symbolizer::new(crate::capture::library_dirs(
+        &std::fs::canonicalize(&native).unwrap_or_else(|_| native.clone()),
+    ));
+    let seen = compare(&case.signature, &exec::run(&cmd), &native_sym);
+    let note = format!("`{} {}`: {}", native.display(), args.join(" "), seen.note);
+    seen.evidence("E6", what, &host, note)
 }
 
 fn vector_off(case: &Case, replay: &Cmd, sym: &Symbolizer) -> Evidence {
@@ -573,47 +392,6 @@ fn resources(case: &Case, timeouts: usize, replay: &Cmd, sym: &Symbolizer) -> Ev
 mod tests {
     use super::*;
 
-    fn frame(i: u32, sym: Option<&str>, module: &str, off: u64) -> crash::Frame {
-        crash::Frame {
-            index: i,
-            symbol: sym.map(String::from),
-            module: Some(module.into()),
-            offset: Some(off),
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn the_faulting_frame_follows_the_signal_handler() {
-        let cr = Crash {
-            family: crash::Family::Clang,
-            kind: CrashKind::IllegalInstruction,
-            signal: Some(4),
-            message: None,
-            tool: None,
-            in_process: None,
-            cc1_exit_code: None,
-            program_arguments: None,
-            pretty_stack: vec![],
-            frames: vec![
-                frame(
-                    0,
-                    Some("llvm::sys::PrintStackTrace(llvm::raw_ostream&, int)"),
-                    "libLLVM.so",
-                    1,
-                ),
-                frame(1, Some("SignalHandler(int)"), "libLLVM.so", 2),
-                frame(2, None, "linux-vdso.so.1", 3),
-                frame(3, None, "libz.so.1", 0x40),
-                frame(4, Some("main"), "clang", 5),
-            ],
-            gcc_pass: None,
-            reproducer_files: vec![],
-            source_errors: 0,
-        };
-        assert_eq!(faulting_frame(&cr).map(|f| f.index), Some(3));
-    }
-
     #[test]
     fn the_e7_rerun_gets_an_unlimited_stack_and_other_runs_keep_theirs() {
         let sh = |limit| {
@@ -633,16 +411,5 @@ mod tests {
         assert_eq!(sh(Some(16 << 20)).trim(), "16384");
         let inherited = sh(None);
         assert!(!inherited.trim().is_empty());
-    }
-
-    #[test]
-    fn a_target_is_added_only_when_none_is_named() {
-        let a = vec!["-c".to_string(), "--target=riscv64-linux-gnu".into()];
-        assert_eq!(with_target(&a, "x86_64-linux-gnu"), a);
-        let b = vec!["-c".to_string()];
-        assert_eq!(
-            with_target(&b, "x86_64-linux-gnu"),
-            vec!["--target=x86_64-linux-gnu".to_string(), "-c".into()]
-        );
     }
 }

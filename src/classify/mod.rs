@@ -2,14 +2,17 @@
 //! (its vector unit, its kernel), or the machine's (memory, time)? Decided by experiment,
 //! with every experiment recorded as [`Evidence`] in `case.json`'s `classification` section.
 //!
-//! Experiments ([`experiments`]), named as in `../shared/research/rvv.md` §4.2:
-//! E1 determinism (parallel reruns), E5 emulation (a riscv64 clang under `qemu-riscv64` with V
-//! off and on), E6 cross-host replay (the case on this host's compiler when the case came from
-//! another host; otherwise that replay is the `baseline`), E2 the faulting instruction of a
-//! RISC-V crash, E4 V off through `prctl` on a RISC-V host, E7 resources. The verdict
+//! Experiments ([`experiments`], [`emulation`]), named as in `../shared/research/rvv.md` §4.2:
+//! E1 determinism (serial and parallel reruns on the capturing host, or under the emulator the
+//! case was captured under), E5 emulation (a riscv64 compiler under `qemu-riscv64` with V off
+//! and on), E3 a static scan of that compiler's closure for vector code, E6 cross-host replay
+//! (the case on this host's clang of the same version when the case came from another host;
+//! otherwise the replay is the `baseline`), E2 the faulting instruction of a RISC-V crash, E4
+//! V off through `prctl` on a RISC-V host, E7 resources. The verdict
 //! ([`verdict::decide`]) is a pure function over the evidence implementing the decision table
 //! of rvv.md §4.3, first matching row wins.
 
+pub mod emulation;
 pub mod experiments;
 pub mod verdict;
 
@@ -20,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::case::{Case, CaseError};
 
-pub use verdict::{decide, Decision};
+pub use verdict::{decide, rule_name, Decision};
 
 /// Environment variable naming the riscv64 clang sysroot when `--sysroot` is not given.
 pub const SYSROOT_ENV: &str = "ICEPICK_RISCV64_SYSROOT";
@@ -136,17 +139,17 @@ impl Default for Options {
 pub enum ClassifyError {
     #[error(transparent)]
     Case(#[from] CaseError),
-    #[error("sysroot {0} has no {SYSROOT_CLANG}; fetch it with scripts/fetch-riscv64-clang or name the compiler with --compiler")]
-    NoSysrootCompiler(PathBuf),
+    #[error("riscv64 compiler {0} not found; fetch a sysroot with scripts/fetch-riscv64-clang (--sysroot DIR) or name the compiler with --compiler")]
+    NoRiscv64Compiler(PathBuf),
 }
 
 /// Runs the experiments on the case in `dir`, decides, and saves the section into
 /// `case.json` (and `report.md`).
 pub fn classify(dir: &Path, opts: &Options) -> Result<Classification, ClassifyError> {
     let mut case = Case::load(dir)?;
-    if let Some(root) = &opts.sysroot {
-        if opts.compiler.is_none() && !root.join(SYSROOT_CLANG).is_file() {
-            return Err(ClassifyError::NoSysrootCompiler(root.clone()));
+    if let Some(rc) = emulation::riscv64_compiler(&case, opts) {
+        if !rc.compiler.is_file() {
+            return Err(ClassifyError::NoRiscv64Compiler(rc.compiler));
         }
     }
     let evidence = experiments::run_all(dir, &case, opts);
@@ -196,7 +199,7 @@ pub fn markdown_section(v: &serde_json::Value) -> String {
         } else {
             c.decided_by.join(", ")
         },
-        c.rule
+        verdict::rule_name(c.rule)
     );
     if let Some(n) = &c.next_step {
         let _ = writeln!(s, "Next step: {n}\n");

@@ -1,9 +1,15 @@
 //! The verdict: a pure function over the evidence implementing the decision table of
 //! `../shared/research/rvv.md` §4.3 (first matching row wins).
 //!
-//! Row numbers follow the table. Two rows are added (`3b`, `4b`, numbered 31 and 41 in
-//! [`Decision::rule`]) for a case captured on a host that is not RISC-V, where the baseline
-//! replay on the capturing host already says the host's vector unit is not involved.
+//! Row numbers follow the table. Rows added here, numbered in [`Decision::rule`] as row × 10 +
+//! letter ([`rule_name`]):
+//! - `3b` (31), `4b` (41): a case captured on a host that is not RISC-V, where the baseline
+//!   replay on the capturing host already says the host's vector unit is not involved;
+//! - `4c` (42): the riscv64 build crashes the same with V off and on, and no other build was
+//!   tried (E6 not run): not the host, but rows 3 and 4 cannot be told apart yet;
+//! - `5b` (51): the faulting instruction is a vector instruction of one dialect only and V off
+//!   removes the crash. Row 6 asks for clean emulation, but when the binary itself carries
+//!   XTheadVector code, QEMU's RVV 1.0 unit is a mismatched host too, so E5 with V on crashes.
 
 use super::outcome as o;
 use super::Evidence;
@@ -24,6 +30,16 @@ pub struct Decision {
 const HIGH: &str = "high";
 const MEDIUM: &str = "medium";
 const LOW: &str = "low";
+
+/// The row of the table as rvv.md writes it: `3`, `3b`, `4c` …
+pub fn rule_name(rule: u32) -> String {
+    if rule > 10 && rule % 10 != 0 {
+        let letter = char::from(b'a' + (rule % 10) as u8);
+        format!("{}{letter}", rule / 10)
+    } else {
+        rule.to_string()
+    }
+}
 
 /// The next step when E5 has not run.
 pub const RUN_E5: &str = "E5: run a riscv64 clang of the same version under qemu-riscv64 with V off and on (--sysroot DIR, or ICEPICK_RISCV64_SYSROOT; scripts/fetch-riscv64-clang gets Debian's clang-19)";
@@ -141,6 +157,18 @@ pub fn decide(ev: &[Evidence]) -> Decision {
                 None,
             );
         }
+        // Row 4c: no other build tried.
+        if replay.is_none() {
+            return decision(
+                "compiler-bug",
+                Some("riscv64-build-untested-elsewhere"),
+                MEDIUM,
+                42,
+                "the riscv64 build crashes the same way under emulation with V off and on: the host's vector unit and kernel are not involved",
+                ids(&[v_off, v_on, e1]),
+                Some("E6: replay on an x86-64 clang of the same version (--target=riscv64-linux-gnu) to tell a compiler bug from a riscv64-build-only one"),
+            );
+        }
     }
     // Row 3b: captured on a host that is not RISC-V and crashes there every time.
     if baseline.is_some()
@@ -181,6 +209,35 @@ pub fn decide(ev: &[Evidence]) -> Decision {
             "the faulting instruction is a trap (an assertion or __builtin_trap in the compiler)",
             ids(&[e2]),
             Some("confirm with E5 (V off and on) and E6 (rows 3 and 4)"),
+        );
+    }
+    // Row 5b: a one-dialect vector instruction faulted, V off removes the crash, and emulation
+    // with V on crashes too (with clean emulation, row 6 decides).
+    let dialect = e2
+        .filter(|e| e.outcome == o::VECTOR)
+        .and_then(|e| {
+            if e.detail.contains("XTheadVector-only") {
+                Some("XTheadVector (0.7.1) code ran on a vector unit that does not implement it (RVV 1.0)")
+            } else if e.detail.contains("RVV-1.0-only") {
+                Some("RVV 1.0 code ran on a vector unit that does not implement it (an XTheadVector core whose kernel advertises V)")
+            } else {
+                None
+            }
+        });
+    let v_off_clean = v_off.filter(|e| e.outcome == o::NO_CRASH);
+    let e4_clean = e4.filter(|e| e.outcome == o::NO_CRASH);
+    if let (Some(what), true) = (
+        dialect,
+        crashed(v_on) && (v_off_clean.is_some() || e4_clean.is_some()),
+    ) {
+        return decision(
+            "host-rvv",
+            Some("dialect-mismatch"),
+            HIGH,
+            51,
+            format!("the faulting instruction is of one vector dialect only (E2) and the crash is gone with V off: {what}; the host advertises V for a unit that does not run this code"),
+            ids(&[e2, v_off_clean, e4_clean, v_on.filter(|e| crashed(Some(e)))]),
+            None,
         );
     }
     // Row 6: a vector instruction faulted, or V off removes the crash; emulation is clean.
@@ -292,6 +349,15 @@ mod tests {
     }
 
     #[test]
+    fn rule_names_follow_the_table() {
+        assert_eq!(rule_name(3), "3");
+        assert_eq!(rule_name(10), "10");
+        assert_eq!(rule_name(31), "3b");
+        assert_eq!(rule_name(42), "4c");
+        assert_eq!(rule_name(51), "5b");
+    }
+
+    #[test]
     fn every_row_of_the_decision_table() {
         use o::*;
         // (name, evidence, verdict, subcase, rule)
@@ -386,6 +452,65 @@ mod tests {
                 "compiler-bug",
                 Some("assertion-trap"),
                 5,
+            ),
+            (
+                "4c riscv build, no other build",
+                vec![
+                    ev("E1", DETERMINISTIC),
+                    ev("E5-v-off", SAME_CRASH),
+                    ev("E5-v128", SAME_CRASH),
+                ],
+                "compiler-bug",
+                Some("riscv64-build-untested-elsewhere"),
+                42,
+            ),
+            (
+                "5b XTheadVector code on an RVV 1.0 unit",
+                vec![
+                    ev("E1", DETERMINISTIC),
+                    ev_d(
+                        "E2",
+                        VECTOR,
+                        "0x12050087 vector instruction (XTheadVector-only): th.vlb.v",
+                    ),
+                    ev("E5-v-off", NO_CRASH),
+                    ev("E5-v128", SAME_CRASH),
+                    ev("E5-v256", SAME_CRASH),
+                ],
+                "host-rvv",
+                Some("dialect-mismatch"),
+                51,
+            ),
+            (
+                "6 RVV 1.0 code, V off on the host removes it, no emulation",
+                vec![
+                    ev("E1", DETERMINISTIC),
+                    ev_d(
+                        "E2",
+                        VECTOR,
+                        "0x0c047657 vector instruction (RVV-1.0-only): vsetvli ta,ma",
+                    ),
+                    ev("E4", NO_CRASH),
+                ],
+                "host-rvv",
+                Some("dialect-mismatch"),
+                6,
+            ),
+            (
+                "9 ambiguous vector fault, crashes only with V on",
+                vec![
+                    ev("E1", DETERMINISTIC),
+                    ev_d(
+                        "E2",
+                        VECTOR,
+                        "0x000072d7 vector instruction (dialect-ambiguous)",
+                    ),
+                    ev("E5-v-off", NO_CRASH),
+                    ev("E5-v128", SAME_CRASH),
+                ],
+                "host-rvv",
+                Some("rvv-path-or-qemu"),
+                9,
             ),
             (
                 "6a dialect",

@@ -41,6 +41,11 @@ pub struct CaptureArgs {
     /// The source file whose entry in --compdb to use.
     #[arg(long, value_name = "SRC", requires = "compdb")]
     pub file: Option<PathBuf>,
+    /// Run the compiler under this user-mode emulator (words split like a shell would, never
+    /// run through one), e.g. "qemu-riscv64 -L /srv/rv64 -cpu rv64,v=true" for a riscv64
+    /// compiler on this host; recorded in the case and used by every later stage.
+    #[arg(long, value_name = "\"PROGRAM ARGS…\"")]
+    pub emulator: Option<String>,
     /// The compile command that crashed: -- <compiler> <args…>
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -78,6 +83,12 @@ pub(crate) fn capture_from_args(args: &CaptureArgs) -> anyhow::Result<Outcome> {
         timeout: Duration::from_secs(args.timeout.max(1)),
         reruns: args.reruns,
         given_input,
+        emulator: match &args.emulator {
+            None => Vec::new(),
+            Some(words) => shlex::split(words)
+                .filter(|w| !w.is_empty())
+                .ok_or_else(|| capture::CaptureError::BadEmulator(words.clone()))?,
+        },
     };
     let quiet = args.json;
     let mut progress = |msg: &str| {

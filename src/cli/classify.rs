@@ -14,7 +14,7 @@ use crate::error;
 pub struct ClassifyArgs {
     /// The case directory.
     case: PathBuf,
-    /// Reruns for the determinism experiment (E1), all at once.
+    /// Reruns for the determinism experiment (E1): N one after another, then N at once.
     #[arg(long, value_name = "N", default_value_t = 5)]
     runs: u32,
     /// User-mode emulator for the emulation experiment (E5).
@@ -24,7 +24,8 @@ pub struct ClassifyArgs {
     /// either, E5 is not run).
     #[arg(long, value_name = "DIR")]
     sysroot: Option<PathBuf>,
-    /// The riscv64 compiler E5 runs (default: SYSROOT/usr/lib/llvm-19/bin/clang).
+    /// The riscv64 compiler E5 runs and E3 scans (default: the case's own compiler when it
+    /// was captured under --emulator, else SYSROOT/usr/lib/llvm-19/bin/clang).
     #[arg(long, value_name = "PATH")]
     compiler: Option<PathBuf>,
     /// Print the classification section as JSON on stdout, and nothing else.

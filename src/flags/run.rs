@@ -77,6 +77,7 @@ pub fn flags_for_case(
         &case.compiler.resolved_path,
     )));
     let signature_id = case.signature.id.clone();
+    let emulator = case.emulator.clone();
     let limit: Cell<Option<Duration>> = Cell::new(None);
     let progress = RefCell::new(progress);
     let batches = Cell::new(0usize);
@@ -85,6 +86,7 @@ pub fn flags_for_case(
         let cmds: Vec<Cmd> = cands
             .iter()
             .map(|argv| {
+                let argv = crate::case::emulated(&emulator, argv);
                 Cmd::new(&argv[0])
                     .args(&argv[1..])
                     .cwd(dir)

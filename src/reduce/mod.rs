@@ -124,6 +124,8 @@ struct Oracle {
     case_dir: PathBuf,
     signature: String,
     symbolizer: Symbolizer,
+    /// The case's emulator, put in front of every run.
+    emulator: Vec<String>,
 }
 
 impl Oracle {
@@ -134,6 +136,7 @@ impl Oracle {
         timeout: Duration,
         cancel: &(dyn Fn() -> bool + Sync),
     ) -> bool {
+        let argv = crate::case::emulated(&self.emulator, argv);
         let cmd = Cmd::new(&argv[0])
             .args(&argv[1..])
             .cwd(&self.case_dir)
@@ -203,6 +206,7 @@ pub fn reduce_case(
     let replay_cmd = CompilerCommand::from_argv(&replay).expect("a case has a replay command");
     let flags = test_flags(&replay_cmd);
     let oracle = Oracle {
+        emulator: case.emulator.clone(),
         case_dir: dir.to_path_buf(),
         signature: case.signature.id.clone(),
         symbolizer: Symbolizer::new(crate::capture::library_dirs(Path::new(

@@ -228,6 +228,7 @@ impl Store {
             timeout,
             reruns,
             given_input: None,
+            emulator: Vec::new(),
         };
         let failure = match capture::capture(&req, &mut |_| {}) {
             Ok(Outcome::Case { dir, .. }) => {

@@ -109,3 +109,108 @@ fn vector_pragma_without_a_sysroot_is_a_compiler_bug_with_e5_as_next_step() {
     assert!(c["next_step"].as_str().unwrap().starts_with("E5"));
     assert_eq!(evidence(&c, "E7")["outcome"], "no-resource-sign");
 }
+
+/// `corpus/rvv-programs/fakecc.c` captured under `qemu-riscv64 -cpu CPU` as a compiler of a
+/// RISC-V host, on a source with `text`. Returns the scratch dir and the case.
+fn capture_fakecc(text: &str, cpu: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    build_riscv64(tmp.path(), "fakecc");
+    std::fs::write(tmp.path().join("unit.c"), text).unwrap();
+    let case = tmp.path().join("case");
+    let emulator = format!("qemu-riscv64 -cpu {cpu}");
+    let o = icepick(
+        tmp.path(),
+        &[
+            "capture",
+            "--json",
+            "--out",
+            case.to_str().unwrap(),
+            "--emulator",
+            &emulator,
+            "--",
+            "./fakecc",
+            "-O2",
+            "-c",
+            "unit.c",
+            "-o",
+            "unit.o",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "capture failed: {stderr}");
+    let saved = read_case(&case);
+    assert_eq!(
+        saved["emulator"],
+        serde_json::json!(["qemu-riscv64", "-cpu", cpu])
+    );
+    (tmp, case)
+}
+
+/// A model of the C920 fault (rvv.md §1), not a real host fault: `fakecc` takes a vector path
+/// when AT_HWCAP has V and that path is XTheadVector code, so on qemu's RVV 1.0 unit
+/// (`v=true`, the "host" it was captured on) it dies with SIGILL, and with `v=false` it takes
+/// the scalar path. E2 decodes the faulting word as XTheadVector-only: host-rvv, dialect
+/// mismatch, whatever the input.
+#[test]
+fn a_compiler_running_xtheadvector_code_on_an_rvv1_unit_is_a_host_dialect_mismatch() {
+    let (_tmp, case) = capture_fakecc("int main(void) { return 0; }\n", "rv64,v=true");
+    let saved = read_case(&case);
+    assert_eq!(saved["crash"]["kind"], "illegal_instruction", "{saved:#}");
+    assert!(
+        saved["signature"]["frames"][0]
+            .as_str()
+            .unwrap()
+            .contains("hash_xthead"),
+        "symbolized from fakecc's symbol table: {:#}",
+        saved["signature"]
+    );
+    // The sysroot clang must not be used: the case's own compiler is the riscv64 compiler.
+    let c = classify(&case, Some(&riscv64_sysroot()));
+    assert_eq!(c["verdict"], "host-rvv", "{c:#}");
+    assert_eq!(c["subcase"], "dialect-mismatch", "{c:#}");
+    assert_eq!(c["rule"], 51, "{c:#}");
+    assert_eq!(c["confidence"], "high");
+    let e1 = evidence(&c, "E1");
+    assert_eq!(e1["outcome"], "deterministic", "{e1:#}");
+    assert_eq!(e1["host_or_emulator"], "qemu-riscv64 -cpu rv64,v=true");
+    assert_eq!(evidence(&c, "E5-v-off")["outcome"], "no-crash");
+    assert_eq!(evidence(&c, "E5-v128")["outcome"], "same-crash");
+    assert_eq!(evidence(&c, "E5-v256")["outcome"], "same-crash");
+    let e2 = evidence(&c, "E2");
+    assert_eq!(e2["outcome"], "vector", "{e2:#}");
+    let d2 = e2["detail"].as_str().unwrap();
+    assert!(
+        d2.contains("0x12050087") && d2.contains("XTheadVector-only"),
+        "{d2}"
+    );
+    let e3 = evidence(&c, "E3");
+    assert_eq!(e3["ran"], true, "{e3:#}");
+    let d3 = e3["detail"].as_str().unwrap();
+    assert!(d3.contains("fakecc ("), "{d3}");
+    // Not a clang: there is no build of it for this host to replay on.
+    assert_eq!(evidence(&c, "E6")["ran"], false);
+    let report = std::fs::read_to_string(case.join("report.md")).unwrap();
+    assert!(
+        report.contains("**host-rvv** (dialect-mismatch)"),
+        "{report}"
+    );
+    assert!(report.contains("row 5b"), "{report}");
+}
+
+/// The same model compiler with an input that hits its parser bug (a null dereference before
+/// any vector code): it crashes the same way with V off and on, so the host's vector unit is
+/// not involved, whatever the "host" says.
+#[test]
+fn a_crash_the_same_with_v_off_and_on_is_not_the_host() {
+    let (_tmp, case) = capture_fakecc("#pragma fakecc crash\nint x;\n", "rv64,v=true");
+    assert_eq!(read_case(&case)["crash"]["kind"], "segfault");
+    let c = classify(&case, None);
+    assert_ne!(c["verdict"], "host-rvv", "{c:#}");
+    assert_eq!(c["verdict"], "compiler-bug", "{c:#}");
+    assert_eq!(c["rule"], 42, "{c:#}");
+    for id in ["E5-v-off", "E5-v128", "E5-v256"] {
+        assert_eq!(evidence(&c, id)["outcome"], "same-crash", "{id}: {c:#}");
+    }
+    assert_eq!(evidence(&c, "E2")["outcome"], "other", "{c:#}");
+    assert!(c["next_step"].as_str().unwrap().starts_with("E6"));
+}

@@ -14,34 +14,14 @@ use std::process::Command;
 use icepick::elf::{self, Dialect};
 use serde_json::Value;
 
-use crate::util::{at, corpus, icepick};
+use crate::util::{at, build_riscv64, icepick};
 
-const GCC: &str = "riscv64-linux-gnu-gcc";
 const OBJDUMP: &str = "riscv64-linux-gnu-objdump";
 const QEMU: &str = "qemu-riscv64";
 
 /// The `.word`-encoded XTheadVector instructions of `xthead.c`, which objdump (no
 /// XTheadVector support, and `$d` mapping symbols around them) shows as data.
 const XTHEAD_WORDS: &[u32] = &[0x0000_72d7, 0x1205_0087, 0x0040_72d7];
-
-/// Builds `corpus/rvv-programs/NAME.c` into `dir`.
-fn build(dir: &Path, name: &str) -> PathBuf {
-    let src = corpus("rvv-programs").join(format!("{name}.c"));
-    let out = dir.join(name);
-    let o = Command::new(GCC)
-        .args(["-O2", "-static", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {GCC} ({e}): scripts/setup installs it"));
-    assert!(
-        o.status.success(),
-        "{GCC} failed on {}:\n{}",
-        src.display(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    out
-}
 
 /// `icepick inspect --json ARGS`, listing every instruction.
 fn inspect(args: &[&str]) -> Value {
@@ -234,7 +214,7 @@ fn function_count(file: &Value, name: &str) -> u64 {
 #[test]
 fn inspect_rvv1_program_agrees_with_objdump() {
     let tmp = tempfile::tempdir().unwrap();
-    let bin = build(tmp.path(), "rvv1");
+    let bin = build_riscv64(tmp.path(), "rvv1");
     let r = inspect(&[bin.to_str().unwrap()]);
     assert_eq!(r["verdict"], "rvv1");
     let files = r["files"].as_array().unwrap();
@@ -260,7 +240,7 @@ fn inspect_rvv1_program_agrees_with_objdump() {
 #[test]
 fn inspect_xthead_program_finds_words_objdump_cannot_decode() {
     let tmp = tempfile::tempdir().unwrap();
-    let bin = build(tmp.path(), "xthead");
+    let bin = build_riscv64(tmp.path(), "xthead");
     let r = inspect(&[bin.to_str().unwrap()]);
     assert_eq!(r["verdict"], "xtheadvector");
     let f = &r["files"][0];
@@ -281,7 +261,7 @@ fn inspect_xthead_program_finds_words_objdump_cannot_decode() {
 #[test]
 fn inspect_scalar_program_finds_no_vector_code() {
     let tmp = tempfile::tempdir().unwrap();
-    let bin = build(tmp.path(), "novec");
+    let bin = build_riscv64(tmp.path(), "novec");
     let r = inspect(&[bin.to_str().unwrap()]);
     let f = &r["files"][0];
     assert_agrees_with_objdump(&bin, f);
@@ -353,9 +333,9 @@ fn e2_decode(bin: &Path, addr: u64) -> Option<Dialect> {
 #[test]
 fn qemu_vector_on_and_off_model_host_faults() {
     let tmp = tempfile::tempdir().unwrap();
-    let rvv1 = build(tmp.path(), "rvv1");
-    let xthead = build(tmp.path(), "xthead");
-    let novec = build(tmp.path(), "novec");
+    let rvv1 = build_riscv64(tmp.path(), "rvv1");
+    let xthead = build_riscv64(tmp.path(), "xthead");
+    let novec = build_riscv64(tmp.path(), "novec");
 
     let (sig, out, _) = qemu(&rvv1, true);
     assert_eq!(sig, None, "rvv1 with v=true: {out}");

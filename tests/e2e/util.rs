@@ -164,3 +164,24 @@ pub fn capture_reproducer(dir: &Path, argv: &[String]) -> PathBuf {
     );
     out
 }
+
+/// Builds `corpus/rvv-programs/NAME.c` into `dir` with `riscv64-linux-gnu-gcc -O2 -static`.
+pub fn build_riscv64(dir: &Path, name: &str) -> PathBuf {
+    let src = corpus("rvv-programs").join(format!("{name}.c"));
+    let out = dir.join(name);
+    let o = Command::new("riscv64-linux-gnu-gcc")
+        .args(["-O2", "-static", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot run riscv64-linux-gnu-gcc ({e}): scripts/setup installs it")
+        });
+    assert!(
+        o.status.success(),
+        "riscv64-linux-gnu-gcc failed on {}:\n{}",
+        src.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    out
+}

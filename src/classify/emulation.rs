@@ -1,0 +1,472 @@
+//! Experiments that need a riscv64 compiler binary: E5 (the compiler under `qemu-riscv64`
+//! with V off and on), E2 (decode the instruction a RISC-V crash faulted on) and E3 (a static
+//! scan of the compiler and its shared libraries for vector code). They run on any host.
+//!
+//! The riscv64 compiler is, in this order: `--compiler`; the case's own compiler when the case
+//! was captured under an emulator (`icepick capture --emulator`) and that file is here, with
+//! the emulator's `-L` as the sysroot; the clang in `--sysroot` (or `ICEPICK_RISCV64_SYSROOT`).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::experiments::{compare, not_run, this_host, TIMEOUT};
+use super::outcome as o;
+use super::{Evidence, Options, SYSROOT_CLANG};
+use crate::case::Case;
+use crate::crash::{self, Crash, CrashKind, Symbolizer};
+use crate::exec::{self, Cmd};
+
+/// The `-cpu` settings of E5 and their evidence ids.
+pub const E5_CPUS: [(&str, &str); 3] = [
+    ("E5-v-off", "rv64,v=false"),
+    ("E5-v128", "rv64,v=true,vlen=128"),
+    ("E5-v256", "rv64,v=true,vlen=256"),
+];
+
+/// The riscv64 compiler E5, E2 and E3 use, and the sysroot its libraries come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Riscv64Compiler {
+    pub root: Option<PathBuf>,
+    pub compiler: PathBuf,
+}
+
+/// The value of `-L DIR` (or `-LDIR`) in an emulator command line.
+fn emulator_root(emulator: &[String]) -> Option<PathBuf> {
+    let mut it = emulator.iter().skip(1);
+    while let Some(a) = it.next() {
+        if a == "-L" {
+            return it.next().map(PathBuf::from);
+        }
+        if let Some(v) = a.strip_prefix("-L") {
+            return Some(PathBuf::from(v));
+        }
+    }
+    None
+}
+
+/// Which riscv64 compiler to use (module doc), or `None` when there is none.
+pub fn riscv64_compiler(case: &Case, opts: &Options) -> Option<Riscv64Compiler> {
+    if let Some(c) = &opts.compiler {
+        return Some(Riscv64Compiler {
+            root: opts.sysroot.clone(),
+            compiler: c.clone(),
+        });
+    }
+    let own = Path::new(&case.compiler.resolved_path);
+    if !case.emulator.is_empty() && is_riscv_elf(own) {
+        return Some(Riscv64Compiler {
+            root: emulator_root(&case.emulator).or_else(|| opts.sysroot.clone()),
+            compiler: own.to_path_buf(),
+        });
+    }
+    opts.sysroot.as_ref().map(|root| Riscv64Compiler {
+        root: Some(root.clone()),
+        compiler: root.join(SYSROOT_CLANG),
+    })
+}
+
+fn is_riscv_elf(path: &Path) -> bool {
+    std::fs::read(path)
+        .ok()
+        .and_then(|b| crate::elf::header(&b).ok())
+        .is_some_and(|h| h.e_machine == crate::elf::EM_RISCV)
+}
+
+/// Library directories of a riscv64 sysroot, for symbolizing frames of emulated runs.
+pub fn sysroot_lib_dirs(root: Option<&Path>, compiler: &Path) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(bin) = compiler.parent() {
+        dirs.push(bin.join("../lib"));
+        dirs.push(bin.to_path_buf());
+    }
+    for d in [
+        "usr/lib/riscv64-linux-gnu",
+        "lib/riscv64-linux-gnu",
+        "usr/lib/llvm-19/lib",
+    ] {
+        if let Some(root) = root {
+            dirs.push(root.join(d));
+        }
+    }
+    dirs
+}
+
+/// Adds `--target=TRIPLE` when the command names no target (the emulated compiler's default
+/// target differs from the case's host).
+pub fn with_target(args: &[String], triple: &str) -> Vec<String> {
+    let named = args
+        .iter()
+        .any(|a| a.starts_with("--target=") || a == "-target" || a == "--target");
+    let mut v = args.to_vec();
+    if !named {
+        v.insert(0, format!("--target={triple}"));
+    }
+    v
+}
+
+fn qemu_cmd(dir: &Path, opts: &Options, rc: &Riscv64Compiler, cpu: &str, args: &[String]) -> Cmd {
+    let mut c = Cmd::new(&opts.emulator);
+    if let Some(root) = &rc.root {
+        c = c.args(["-L".as_ref(), root.as_os_str()]);
+    }
+    c.args(["-cpu", cpu])
+        .args([&rc.compiler])
+        .args(args)
+        .cwd(dir)
+        .timeout(TIMEOUT)
+        .output_cap(1 << 20)
+}
+
+/// The arguments of the case's replay for the riscv64 compiler: a case from another host gets
+/// that host's target named, so the emulated compiler compiles the same thing.
+fn emulated_args(case: &Case, replay: &[String]) -> Vec<String> {
+    if super::experiments::captured_on_riscv(case) {
+        replay[1..].to_vec()
+    } else {
+        with_target(
+            &replay[1..],
+            &format!("{}-linux-gnu", std::env::consts::ARCH),
+        )
+    }
+}
+
+/// E5: the replay under the emulator with V off, and on at VLEN 128 and 256.
+pub fn emulation(dir: &Path, case: &Case, replay: &[String], opts: &Options) -> Vec<Evidence> {
+    let experiment = "emulation: a riscv64 compiler under qemu-user";
+    let Some(rc) = riscv64_compiler(case, opts) else {
+        return E5_CPUS
+            .iter()
+            .map(|(id, cpu)| {
+                not_run(
+                    id,
+                    experiment,
+                    &format!("qemu-riscv64 -cpu {cpu}"),
+                    "no riscv64 compiler: pass --sysroot DIR (or set ICEPICK_RISCV64_SYSROOT) or --compiler PATH",
+                )
+            })
+            .collect();
+    };
+    let args = emulated_args(case, replay);
+    let mut cmds: Vec<Cmd> = E5_CPUS
+        .iter()
+        .map(|(_, cpu)| qemu_cmd(dir, opts, &rc, cpu, &args))
+        .collect();
+    cmds.push(
+        qemu_cmd(dir, opts, &rc, "rv64", &["--version".to_string()])
+            .timeout(Duration::from_secs(60)),
+    );
+    let outs = exec::run_all(&cmds, cmds.len());
+    let version = outs[3]
+        .as_ref()
+        .ok()
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .next()
+                .map(|l| l.trim().to_string())
+        })
+        .unwrap_or_default();
+    let versions_note = if version == case.compiler.version {
+        format!("the case's compiler version `{version}`")
+    } else if crate::versions::major_of(&version).is_some()
+        && crate::versions::major_of(&version) == crate::versions::major_of(&case.compiler.version)
+    {
+        format!("emulated `{version}`, case `{}`", case.compiler.version)
+    } else {
+        format!(
+            "versions differ (emulated `{version}`, case `{}`): the comparison is weak",
+            case.compiler.version
+        )
+    };
+    let sym = Symbolizer::new(sysroot_lib_dirs(rc.root.as_deref(), &rc.compiler));
+    E5_CPUS
+        .iter()
+        .zip(&outs)
+        .map(|((id, cpu), out)| {
+            let seen = compare(&case.signature, out, &sym);
+            let on = match &rc.root {
+                Some(root) => format!(
+                    "{} -L {} -cpu {cpu}",
+                    opts.emulator.display(),
+                    root.display()
+                ),
+                None => format!("{} -cpu {cpu}", opts.emulator.display()),
+            };
+            seen.evidence(
+                id,
+                experiment,
+                &on,
+                format!("{}: {}; {versions_note}", rc.compiler.display(), seen.note),
+            )
+        })
+        .collect()
+}
+
+/// The crashes E2 may decode: the case's own (when it came from a RISC-V host) and those of
+/// emulated runs that died of a signal. Reruns one emulated run (V on) to get them, only when
+/// the case's crash is a signal death.
+pub fn evidence_crashes(
+    dir: &Path,
+    case: &Case,
+    replay: &[String],
+    opts: &Options,
+) -> Vec<(Crash, Option<PathBuf>)> {
+    let mut v = Vec::new();
+    let rc = riscv64_compiler(case, opts);
+    let on_riscv = super::experiments::captured_on_riscv(case);
+    if on_riscv {
+        let root = rc.as_ref().and_then(|r| r.root.clone());
+        v.push((case.crash.clone(), root));
+    }
+    if case.crash.signal.is_some() && !on_riscv {
+        if let Some(rc) = rc {
+            let args = emulated_args(case, replay);
+            let out = exec::run(&qemu_cmd(dir, opts, &rc, E5_CPUS[1].1, &args));
+            if let Ok(out) = out {
+                if let Some(mut cr) =
+                    crash::parse(&out.stderr_text(), crate::capture::exit_info(out.status))
+                {
+                    Symbolizer::new(sysroot_lib_dirs(rc.root.as_deref(), &rc.compiler))
+                        .symbolize(&mut cr);
+                    v.push((cr, rc.root));
+                }
+            }
+        }
+    }
+    v
+}
+
+fn is_handler_frame(f: &crash::Frame) -> bool {
+    let s = f.symbol.as_deref().unwrap_or("");
+    let m = f.module.as_deref().unwrap_or("");
+    [
+        "SignalHandler",
+        "PrintStackTrace",
+        "RunSignalHandlers",
+        "__restore_rt",
+        "rt_sigreturn",
+    ]
+    .iter()
+    .any(|p| s.contains(p))
+        || m.contains("vdso")
+}
+
+/// The frame that faulted: the one after the signal handler's frames (or the innermost).
+pub fn faulting_frame(cr: &Crash) -> Option<&crash::Frame> {
+    let start = cr
+        .frames
+        .iter()
+        .rposition(is_handler_frame)
+        .map_or(0, |i| i + 1);
+    cr.frames[start.min(cr.frames.len())..]
+        .iter()
+        .find(|f| f.module.is_some() && f.offset.is_some())
+}
+
+pub fn faulting_instruction(case: &Case, crashes: &[(Crash, Option<PathBuf>)]) -> Evidence {
+    let experiment = "faulting instruction: decode module+offset of the faulting frame";
+    let host = this_host();
+    if !matches!(
+        case.crash.kind,
+        CrashKind::Segfault
+            | CrashKind::IllegalInstruction
+            | CrashKind::BusError
+            | CrashKind::Trap
+            | CrashKind::StackOverflow
+            | CrashKind::OtherSignal
+    ) {
+        let mut e = not_run(
+            "E2",
+            experiment,
+            &host,
+            format!(
+                "the crash is {:?}, not a signal at an instruction: nothing to decode",
+                case.crash.kind
+            ),
+        );
+        e.outcome = o::NOT_APPLICABLE.into();
+        return e;
+    }
+    for (cr, root) in crashes {
+        let Some(f) = faulting_frame(cr) else {
+            continue;
+        };
+        let module = f.module.as_deref().unwrap_or("");
+        let offset = f.offset.unwrap_or(0);
+        let candidates = [
+            Some(PathBuf::from(module)),
+            root.as_ref()
+                .map(|r| r.join(module.trim_start_matches('/'))),
+        ];
+        for path in candidates.into_iter().flatten() {
+            let Ok(bytes) = std::fs::read(&path) else {
+                continue;
+            };
+            let Ok(h) = crate::elf::header(&bytes) else {
+                continue;
+            };
+            if h.e_machine != crate::elf::EM_RISCV {
+                continue;
+            }
+            let Some(insn) = crate::elf::vaddr_to_offset(&bytes, offset)
+                .and_then(|off| crate::elf::decode_at(&bytes, off as usize))
+            else {
+                continue;
+            };
+            let outcome = match insn.what {
+                crate::elf::Decoded::Vector(_) => o::VECTOR,
+                crate::elf::Decoded::Trap(_) => o::TRAP,
+                crate::elf::Decoded::Other => o::OTHER,
+            };
+            return Evidence {
+                id: "E2".into(),
+                experiment: experiment.into(),
+                ran: true,
+                host_or_emulator: host,
+                outcome: outcome.into(),
+                signature: None,
+                coarse_signature: None,
+                detail: format!(
+                    "#{} {}+0x{offset:x} ({}): {}",
+                    f.index,
+                    module,
+                    f.symbol.as_deref().unwrap_or("?"),
+                    insn.describe()
+                ),
+            };
+        }
+    }
+    not_run(
+        "E2",
+        experiment,
+        &host,
+        "no frame with module+offset of a readable RISC-V ELF (the case is not from a RISC-V host and no emulated run died of a signal)",
+    )
+}
+
+/// E3: the riscv64 compiler and its shared libraries scanned for vector code (what
+/// `icepick inspect` does). Vector code in the closure is what a host's V support (or its
+/// dialect) can break; none at all points away from the vector unit.
+pub fn static_scan(case: &Case, opts: &Options) -> Evidence {
+    let experiment =
+        "static scan: vector instructions in the riscv64 compiler and its shared libraries";
+    let Some(rc) = riscv64_compiler(case, opts).filter(|rc| is_riscv_elf(&rc.compiler)) else {
+        return not_run(
+            "E3",
+            experiment,
+            &this_host(),
+            "no riscv64 compiler binary to scan: pass --sysroot DIR or --compiler PATH",
+        );
+    };
+    let closure = crate::elf::resolve(
+        &crate::elf::HostFs,
+        std::slice::from_ref(&rc.compiler),
+        rc.root.as_deref(),
+    );
+    let bytes: Vec<&[u8]> = closure.files.iter().map(|f| f.bytes.as_slice()).collect();
+    let scans = crate::elf::scan_all(&bytes);
+    let mut totals = crate::elf::Counts::default();
+    let mut with_code: Vec<(String, crate::elf::Counts)> = Vec::new();
+    for (f, s) in closure.files.iter().zip(&scans) {
+        if let Ok(s) = s {
+            totals.add(&s.counts);
+            if s.counts.vector_instructions > 0 {
+                let name = f.path.file_name().map_or_else(
+                    || f.path.display().to_string(),
+                    |n| n.to_string_lossy().into_owned(),
+                );
+                with_code.push((name, s.counts));
+            }
+        }
+    }
+    with_code.sort_by_key(|w| std::cmp::Reverse(w.1.vector_instructions));
+    let verdict = crate::elf::Verdict::of(&totals);
+    let listed: Vec<String> = with_code
+        .iter()
+        .take(6)
+        .map(|(n, c)| {
+            format!(
+                "{n} ({}, {} RVV-1.0-only, {} XTheadVector-only)",
+                c.vector_instructions, c.rvv1_only, c.xthead_only
+            )
+        })
+        .collect();
+    let detail = format!(
+        "{} file(s) scanned, {} missing; {} vector instruction(s): {} RVV-1.0-only, {} XTheadVector-only, {} vector CSR access(es){}{}",
+        closure.files.len(),
+        closure.missing.len(),
+        totals.vector_instructions,
+        totals.rvv1_only,
+        totals.xthead_only,
+        totals.vector_csr,
+        if listed.is_empty() { "" } else { "; in " },
+        listed.join(", ")
+    );
+    Evidence {
+        id: "E3".into(),
+        experiment: experiment.into(),
+        ran: true,
+        host_or_emulator: format!("static, {}", rc.compiler.display()),
+        outcome: verdict.as_str().into(),
+        signature: None,
+        coarse_signature: None,
+        detail,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(i: u32, sym: Option<&str>, module: &str, off: u64) -> crash::Frame {
+        crash::Frame {
+            index: i,
+            symbol: sym.map(String::from),
+            module: Some(module.into()),
+            offset: Some(off),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_faulting_frame_follows_the_signal_handler() {
+        let cr = Crash {
+            family: crash::Family::Clang,
+            kind: CrashKind::IllegalInstruction,
+            signal: Some(4),
+            message: None,
+            tool: None,
+            in_process: None,
+            cc1_exit_code: None,
+            program_arguments: None,
+            pretty_stack: vec![],
+            frames: vec![
+                frame(
+                    0,
+                    Some("llvm::sys::PrintStackTrace(llvm::raw_ostream&, int)"),
+                    "libLLVM.so",
+                    1,
+                ),
+                frame(1, Some("SignalHandler(int)"), "libLLVM.so", 2),
+                frame(2, None, "linux-vdso.so.1", 3),
+                frame(3, None, "libz.so.1", 0x40),
+                frame(4, Some("main"), "clang", 5),
+            ],
+            gcc_pass: None,
+            reproducer_files: vec![],
+            source_errors: 0,
+        };
+        assert_eq!(faulting_frame(&cr).map(|f| f.index), Some(3));
+    }
+
+    #[test]
+    fn a_target_is_added_only_when_none_is_named() {
+        let a = vec!["-c".to_string(), "--target=riscv64-linux-gnu".into()];
+        assert_eq!(with_target(&a, "x86_64-linux-gnu"), a);
+        let b = vec!["-c".to_string()];
+        assert_eq!(
+            with_target(&b, "x86_64-linux-gnu"),
+            vec!["--target=x86_64-linux-gnu".to_string(), "-c".into()]
+        );
+    }
+}
