@@ -143,6 +143,8 @@ fn is_usage_error(e: &anyhow::Error) -> bool {
             )
         ) || c.downcast_ref::<capture_stage::SourceError>().is_some()
             || matches!(
+                    | capture_stage::CaptureError::EmulatorNotFound(_)
+                    | capture_stage::CaptureError::BadEmulator(_)
                 c.downcast_ref::<crate::versions::VersionsError>(),
                 Some(crate::versions::VersionsError::Case(
                     crate::case::CaseError::NotACase { .. }
