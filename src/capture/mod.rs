@@ -165,7 +165,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
         emulator: req.emulator.clone(),
         timeout: req.timeout,
         runs: 0,
-        symbolizer: Symbolizer::new(library_dirs(&resolved)),
+        symbolizer: Symbolizer::new(library_dirs_emulated(&resolved, &req.emulator)),
     };
     // Replays use the compiler found, by the name it was called (clang++ vs clang matters).
     let mut command = CompilerCommand {
@@ -622,13 +622,29 @@ fn given_replay(command: &CompilerCommand, input_name: &str) -> CompilerCommand 
 
 /// Library directories to find bare module names (`libLLVM.so.19.1`) in.
 pub fn library_dirs(compiler: &Path) -> Vec<PathBuf> {
+    library_dirs_emulated(compiler, &[])
+}
+
+/// [`library_dirs`] for a compiler run under `emulator`: its frames name the emulated
+/// system's paths (`/lib/riscv64-linux-gnu/libLLVM.so.19.1`), found under the emulator's
+/// `-L` root.
+pub fn library_dirs_emulated(compiler: &Path, emulator: &[String]) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     if let Some(bin) = compiler.parent() {
         dirs.push(bin.join("../lib"));
         dirs.push(bin.to_path_buf());
     }
-    dirs.push(PathBuf::from("/usr/lib/x86_64-linux-gnu"));
-    dirs.push(PathBuf::from("/lib/x86_64-linux-gnu"));
+    match crate::case::emulator_root(emulator) {
+        Some(root) => {
+            for d in ["usr/lib/riscv64-linux-gnu", "lib/riscv64-linux-gnu"] {
+                dirs.push(root.join(d));
+            }
+        }
+        None => {
+            dirs.push(PathBuf::from("/usr/lib/x86_64-linux-gnu"));
+            dirs.push(PathBuf::from("/lib/x86_64-linux-gnu"));
+        }
+    }
     dirs
 }
 

@@ -190,12 +190,35 @@ impl Case {
         emulated(&self.emulator, argv)
     }
 
+    /// Where the shared libraries its crash frames name are (see
+    /// [`crate::capture::library_dirs_emulated`]).
+    pub fn library_dirs(&self) -> Vec<PathBuf> {
+        crate::capture::library_dirs_emulated(
+            Path::new(&self.compiler.resolved_path),
+            &self.emulator,
+        )
+    }
+
     /// Writes `DIR/case.json` atomically.
     pub fn save(&self, dir: &Path) -> Result<(), CaseError> {
         let mut text = serde_json::to_vec_pretty(self).expect("the case serialises");
         text.push(b'\n');
         write_atomic(&dir.join(CASE_FILE), &text)
     }
+}
+
+/// The value of `-L DIR` (or `-LDIR`) in an emulator command line: the emulated system's root.
+pub fn emulator_root(emulator: &[String]) -> Option<PathBuf> {
+    let mut it = emulator.iter().skip(1);
+    while let Some(a) = it.next() {
+        if a == "-L" {
+            return it.next().map(PathBuf::from);
+        }
+        if let Some(v) = a.strip_prefix("-L") {
+            return Some(PathBuf::from(v));
+        }
+    }
+    None
 }
 
 /// `argv` behind `emulator` (an empty emulator leaves it as it is).

@@ -30,20 +30,6 @@ pub struct Riscv64Compiler {
     pub compiler: PathBuf,
 }
 
-/// The value of `-L DIR` (or `-LDIR`) in an emulator command line.
-fn emulator_root(emulator: &[String]) -> Option<PathBuf> {
-    let mut it = emulator.iter().skip(1);
-    while let Some(a) = it.next() {
-        if a == "-L" {
-            return it.next().map(PathBuf::from);
-        }
-        if let Some(v) = a.strip_prefix("-L") {
-            return Some(PathBuf::from(v));
-        }
-    }
-    None
-}
-
 /// Which riscv64 compiler to use (module doc), or `None` when there is none.
 pub fn riscv64_compiler(case: &Case, opts: &Options) -> Option<Riscv64Compiler> {
     if let Some(c) = &opts.compiler {
@@ -55,7 +41,7 @@ pub fn riscv64_compiler(case: &Case, opts: &Options) -> Option<Riscv64Compiler> 
     let own = Path::new(&case.compiler.resolved_path);
     if !case.emulator.is_empty() && is_riscv_elf(own) {
         return Some(Riscv64Compiler {
-            root: emulator_root(&case.emulator).or_else(|| opts.sysroot.clone()),
+            root: crate::case::emulator_root(&case.emulator).or_else(|| opts.sysroot.clone()),
             compiler: own.to_path_buf(),
         });
     }

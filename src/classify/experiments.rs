@@ -158,12 +158,13 @@ pub fn run_all(dir: &Path, case: &Case, opts: &Options) -> Vec<Evidence> {
     };
     let mut evidence = Vec::new();
     let program = exec::which(&host_argv[0], dir).unwrap_or_else(|| PathBuf::from(&host_argv[0]));
-    let compiler = if case.emulator.is_empty() {
-        std::fs::canonicalize(&program).unwrap_or_else(|_| program.clone())
+    let sym = Symbolizer::new(if case.emulator.is_empty() {
+        crate::capture::library_dirs(
+            &std::fs::canonicalize(&program).unwrap_or_else(|_| program.clone()),
+        )
     } else {
-        PathBuf::from(&case.compiler.resolved_path)
-    };
-    let sym = Symbolizer::new(crate::capture::library_dirs(&compiler));
+        case.library_dirs()
+    });
     let replay_cmd = Cmd::new(&program)
         .args(&host_argv[1..])
         .cwd(dir)

@@ -73,9 +73,7 @@ pub fn flags_for_case(
 ) -> Result<Flags, FlagsError> {
     let started = Instant::now();
     let mut case = Case::load(dir)?;
-    let symbolizer = Symbolizer::new(crate::capture::library_dirs(Path::new(
-        &case.compiler.resolved_path,
-    )));
+    let symbolizer = Symbolizer::new(case.library_dirs());
     let signature_id = case.signature.id.clone();
     let emulator = case.emulator.clone();
     let limit: Cell<Option<Duration>> = Cell::new(None);

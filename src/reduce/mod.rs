@@ -209,9 +209,7 @@ pub fn reduce_case(
         emulator: case.emulator.clone(),
         case_dir: dir.to_path_buf(),
         signature: case.signature.id.clone(),
-        symbolizer: Symbolizer::new(crate::capture::library_dirs(Path::new(
-            &case.compiler.resolved_path,
-        ))),
+        symbolizer: Symbolizer::new(case.library_dirs()),
     };
     let work = tempfile::Builder::new()
         .prefix(".reduce-")

@@ -214,3 +214,92 @@ fn a_crash_the_same_with_v_off_and_on_is_not_the_host() {
     assert_eq!(evidence(&c, "E2")["outcome"], "other", "{c:#}");
     assert!(c["next_step"].as_str().unwrap().starts_with("E6"));
 }
+
+/// GH75010 captured with Debian's riscv64 clang-19 itself under `qemu-riscv64 -cpu
+/// rv64,v=true` (as on a RISC-V host), then classified with no options: E1 reruns under the
+/// same emulator, E5 uses the case's own compiler (same signature with V off and on, frames
+/// symbolized from the sysroot's libLLVM), E6 replays on this host's clang-19 with
+/// `--target=riscv64-linux-gnu` (same message and pass, other frames: another build).
+#[test]
+fn a_riscv64_clang_captured_under_qemu_replays_on_x86_clang_of_its_version() {
+    let sysroot = riscv64_sysroot();
+    let (_tmp, dir) = scratch_copy(&shared_corpus("rv-gh75010"));
+    let clang = sysroot.join("usr/lib/llvm-19/bin/clang");
+    let emulator = format!("qemu-riscv64 -L {} -cpu rv64,v=true", sysroot.display());
+    let case = dir.join("case");
+    let o = icepick(
+        &dir,
+        &[
+            "capture",
+            "--json",
+            "--out",
+            case.to_str().unwrap(),
+            "--emulator",
+            &emulator,
+            "--",
+            clang.to_str().unwrap(),
+            "-fno-crash-diagnostics",
+            "-c",
+            "-o",
+            "/dev/null",
+            "-march=rv64gcv",
+            "-O1",
+            "-g",
+            "GH75010.c",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let saved = read_case(&case);
+    assert_eq!(
+        saved["signature"]["frames"][2], "llvm::at::trackAssignments",
+        "guest library paths are symbolized from the -L root: {:#}",
+        saved["signature"]
+    );
+    let out = Command::new(BIN)
+        .args(["classify", case.to_str().unwrap(), "--json", "--runs", "2"])
+        .env_remove("ICEPICK_RISCV64_SYSROOT")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c["verdict"], "compiler-bug", "{c:#}");
+    assert_eq!(c["rule"], 3, "{c:#}");
+    assert_eq!(evidence(&c, "E1")["outcome"], "deterministic");
+    assert!(evidence(&c, "E1")["host_or_emulator"]
+        .as_str()
+        .unwrap()
+        .starts_with("qemu-riscv64 -L"));
+    for id in ["E5-v-off", "E5-v128", "E5-v256"] {
+        assert_eq!(evidence(&c, id)["outcome"], "same-crash", "{id}: {c:#}");
+    }
+    let e6 = evidence(&c, "E6");
+    assert_eq!(e6["outcome"], "same-crash-coarse", "{e6:#}");
+    let d6 = e6["detail"].as_str().unwrap();
+    assert!(
+        d6.contains("/usr/lib/llvm-19/bin/clang --target=riscv64-linux-gnu"),
+        "{d6}"
+    );
+    // Debian's riscv64 clang-19 closure has no vector code but libgcc_s's vlenb reads.
+    let e3 = evidence(&c, "E3");
+    assert_eq!(e3["ran"], true, "{e3:#}");
+    assert!(e3["detail"]
+        .as_str()
+        .unwrap()
+        .contains("0 RVV-1.0-only, 0 XTheadVector-only"));
+    // The capturing host is emulated, so its replay is E1, not a baseline on this host.
+    assert!(c["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| e["id"] != "baseline"));
+}
