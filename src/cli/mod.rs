@@ -138,13 +138,13 @@ fn is_usage_error(e: &anyhow::Error) -> bool {
             c.downcast_ref::<capture_stage::CaptureError>(),
             Some(
                 capture_stage::CaptureError::CompilerNotFound(_)
+                    | capture_stage::CaptureError::EmulatorNotFound(_)
+                    | capture_stage::CaptureError::BadEmulator(_)
                     | capture_stage::CaptureError::NoInput
                     | capture_stage::CaptureError::UnreadableInput(..)
             )
         ) || c.downcast_ref::<capture_stage::SourceError>().is_some()
             || matches!(
-                    | capture_stage::CaptureError::EmulatorNotFound(_)
-                    | capture_stage::CaptureError::BadEmulator(_)
                 c.downcast_ref::<crate::versions::VersionsError>(),
                 Some(crate::versions::VersionsError::Case(
                     crate::case::CaseError::NotACase { .. }
