@@ -10,6 +10,7 @@ pub mod classify;
 pub mod cli;
 pub mod command;
 pub mod crash;
+pub mod dashboard;
 pub mod elf;
 pub mod error;
 pub mod exec;

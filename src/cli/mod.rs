@@ -11,6 +11,7 @@ use crate::error;
 
 mod capture;
 mod classify;
+mod dashboard;
 mod flags;
 mod inspect;
 mod list;
@@ -45,6 +46,10 @@ enum Command {
     /// Is it the compiler or the RISC-V host (vector unit, kernel)? Experiments and a verdict.
     #[command(after_help = error::EXIT_CODES_HELP)]
     Classify(classify::ClassifyArgs),
+    /// Write the crash store as static HTML pages (index.html: one row per bucket, with its
+    /// occurrences; one page per bucket with its report), to open from disk or publish.
+    #[command(after_help = error::EXIT_CODES_HELP)]
+    Dashboard(dashboard::DashboardArgs),
     /// Find the minimal command line and which flags matter (-march extensions, offload
     /// arches, -O, -g) by parallel ddmin over the case's crashing job.
     #[command(after_help = error::EXIT_CODES_HELP)]
@@ -175,6 +180,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::Capture(args) => capture::run(args),
         Command::Classify(args) => classify::run(args),
+        Command::Dashboard(args) => dashboard::run(args),
         Command::Report(args) => run_report(args),
         Command::Flags(args) => flags::run(args),
         Command::Reduce(args) => reduce::run(args),

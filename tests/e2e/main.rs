@@ -5,6 +5,7 @@
 mod bad_input;
 mod capture;
 mod classify;
+mod dashboard;
 mod flags;
 mod inspect;
 mod reduce;

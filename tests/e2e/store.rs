@@ -9,7 +9,7 @@ use crate::util::*;
 
 /// Crashes clang 14-16 in destructor-name lookup (llvm/llvm-project#59446's bug class),
 /// after three ordinary errors.
-const CRASH_CPP: &str = "\
+pub(crate) const CRASH_CPP: &str = "\
 namespace app {
 namespace detail {
 template <typename T> struct Holder;
@@ -29,7 +29,7 @@ int sum(const std::vector<int> &v) {
 ";
 
 /// `icepick ARGS` in `cwd` with the store in `store`.
-fn icepick_in(store: &Path, cwd: &Path, args: &[&str]) -> Output {
+pub(crate) fn icepick_in(store: &Path, cwd: &Path, args: &[&str]) -> Output {
     Command::new(BIN)
         .args(args)
         .current_dir(cwd)
@@ -48,7 +48,7 @@ fn json_of(o: &Output) -> serde_json::Value {
     })
 }
 
-fn list(store: &Path) -> serde_json::Value {
+pub(crate) fn list(store: &Path) -> serde_json::Value {
     let o = icepick_in(store, store.parent().unwrap(), &["list", "--json"]);
     assert_eq!(
         o.status.code(),

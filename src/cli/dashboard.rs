@@ -1,0 +1,87 @@
+//! `icepick dashboard --out DIR [--store DIR]`: the crash store as static HTML pages
+//! ([`crate::dashboard`] renders them; this reads the store and writes the files).
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+
+use crate::case::write_atomic;
+use crate::dashboard::{self, Entry};
+use crate::error;
+use crate::store::{self, Store};
+
+/// Arguments of `icepick dashboard`.
+#[derive(Debug, Args)]
+pub struct DashboardArgs {
+    /// Directory to write `index.html` and `buckets/` into; created if missing, and the pages
+    /// of an earlier dashboard there are replaced.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// The crash store to show (default: $ICEPICK_STORE, else $XDG_DATA_HOME/icepick).
+    #[arg(long, value_name = "DIR")]
+    store: Option<PathBuf>,
+}
+
+/// Runs `icepick dashboard`.
+pub fn run(args: DashboardArgs) -> anyhow::Result<u8> {
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    let root = match &args.store {
+        Some(s) => super::absolutize(&cwd, s),
+        None => super::absolutize(&cwd, &store::default_root()?),
+    };
+    // `Store::open` creates a store where there is none; a dashboard of a store that does not
+    // exist is a mistake in the path, not an empty page.
+    if !root.join(store::DB_FILE).is_file() {
+        eprintln!(
+            "icepick: error: no crash store in {} (no {}); `icepick wrap` and `icepick \
+             scan-log` create it with the first crash, --store or ICEPICK_STORE name another",
+            root.display(),
+            store::DB_FILE
+        );
+        return Ok(error::USAGE);
+    }
+    let out = super::absolutize(&cwd, &args.out);
+    if out.exists() && !out.is_dir() {
+        eprintln!(
+            "icepick: error: --out {} exists and is not a directory",
+            out.display()
+        );
+        return Ok(error::USAGE);
+    }
+
+    let store = Store::open(&root)?;
+    let mut entries = Vec::new();
+    for bucket in store.buckets()? {
+        let occurrences = store.occurrences(&bucket.id)?;
+        let report = bucket
+            .case_dir
+            .as_deref()
+            .and_then(|d| std::fs::read(cwd.join(d).join("report.md")).ok())
+            .map(|b| String::from_utf8_lossy(&b).into_owned());
+        entries.push(Entry {
+            bucket,
+            occurrences,
+            report,
+        });
+    }
+    let pages = dashboard::render(&root, &store::now_utc(), &cwd, &entries);
+
+    let buckets_dir = out.join("buckets");
+    std::fs::create_dir_all(&buckets_dir)
+        .with_context(|| format!("creating {}", buckets_dir.display()))?;
+    // Each file appears complete or not at all, and index.html comes last: a reader of DIR
+    // sees the old dashboard or the new one, never an index linking to missing pages.
+    for p in &pages {
+        write_atomic(&out.join(&p.path), p.content.as_bytes()).context("writing the dashboard")?;
+    }
+    let occurrences: usize = entries.iter().map(|e| e.occurrences.len()).sum();
+    writeln!(
+        std::io::stdout().lock(),
+        "dashboard: {} ({} buckets, {occurrences} occurrences)",
+        out.join("index.html").display(),
+        entries.len(),
+    )?;
+    Ok(error::OK)
+}

@@ -1,0 +1,386 @@
+//! `icepick dashboard` on a real crash store (filled by `icepick wrap` around crashing
+//! clang++-16 compiles and `icepick triage --pending`), loaded in a real headless Chromium:
+//! what the browser parsed, not what we wrote, is checked.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use regex::Regex;
+
+use crate::store::{icepick_in, list, CRASH_CPP};
+
+/// A second, different crash: clang's own crash pragma (an illegal instruction in the
+/// preprocessor), in a file whose name has every HTML metacharacter, so that the source and
+/// the command of its occurrence are hostile text coming from a real build.
+const PRAGMA_CRASH: &str = "#pragma clang __debug crash\nint x;\n";
+const HOSTILE_NAME: &str = "odd <b>&\"q'.cpp";
+
+/// Chromium from the PATH; the test fails (never skips) without it.
+fn chromium() -> PathBuf {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join("chromium"))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!("chromium is not installed: run scripts/setup (it installs Debian's chromium)")
+        })
+}
+
+/// Runs headless Chromium on `url` with `mode` (`--dump-dom`, `--screenshot=…`), under a
+/// timeout, with a fresh profile and none of its background network traffic.
+fn run_chromium(mode: &[&str], url: &str) -> Output {
+    let profile = tempfile::tempdir().unwrap();
+    let o = Command::new("timeout")
+        .arg("60")
+        .arg(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(mode)
+        .arg(url)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "chromium {mode:?} {url}: {:?}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+fn dump_dom(file: &Path) -> String {
+    let o = run_chromium(&["--dump-dom"], &url_of(file));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// `file://` URL of an absolute path (percent-encoding what a URL cannot hold).
+fn url_of(p: &Path) -> String {
+    let mut u = String::from("file://");
+    for b in p.to_str().unwrap().bytes() {
+        if b.is_ascii_alphanumeric() || b"/-_.~".contains(&b) {
+            u.push(b as char);
+        } else {
+            u.push_str(&format!("%{b:02X}"));
+        }
+    }
+    u
+}
+
+/// The path of a `file://` URL.
+fn path_of(url: &str) -> PathBuf {
+    let s = url.strip_prefix("file://").expect("a file URL");
+    let (mut bytes, mut i, b) = (Vec::new(), 0, s.as_bytes());
+    while i < b.len() {
+        if b[i] == b'%' {
+            bytes.push(u8::from_str_radix(&s[i + 1..i + 3], 16).unwrap());
+            i += 3;
+        } else {
+            bytes.push(b[i]);
+            i += 1;
+        }
+    }
+    PathBuf::from(String::from_utf8(bytes).unwrap())
+}
+
+/// The text of serialized DOM: tags dropped, the references Chromium writes decoded.
+fn text(html: &str) -> String {
+    Regex::new("<[^>]*>")
+        .unwrap()
+        .replace_all(html, "")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&nbsp;", "\u{a0}")
+        .replace("&amp;", "&")
+}
+
+/// The inner HTML of the `<td>` with class `class` in a row.
+fn cell<'a>(row: &'a str, class: &str) -> &'a str {
+    let re = Regex::new(&format!(r#"<td class="{class}[" ][^>]*>(.*?)</td>"#)).unwrap();
+    re.captures(row)
+        .unwrap_or_else(|| panic!("no {class} cell in {row}"))
+        .get(1)
+        .unwrap()
+        .as_str()
+}
+
+fn wrap(store: &Path, dir: &Path, source: &str, object: &str) {
+    let o = icepick_in(
+        store,
+        dir,
+        &["wrap", "clang++-16", "-c", source, "-o", object],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "clang-16's driver exits 1 on a crash"
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("icepick: crash "), "{err}");
+}
+
+#[test]
+fn dashboard_of_a_real_store_renders_in_chromium() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, build) = (tmp.path().join("store"), tmp.path().join("build"));
+    std::fs::create_dir_all(&build).unwrap();
+    std::fs::write(build.join("crash.cpp"), CRASH_CPP).unwrap();
+    std::fs::write(build.join(HOSTILE_NAME), PRAGMA_CRASH).unwrap();
+
+    // One bucket seen twice and triaged (status and verdict set by the real pipeline), then
+    // one seen once and left new.
+    wrap(&store, &build, "crash.cpp", "a.o");
+    wrap(&store, &build, "crash.cpp", "b.o");
+    let o = icepick_in(
+        &store,
+        &build,
+        &["triage", "--pending", "--jobs", "2", "--json"],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    wrap(&store, &build, HOSTILE_NAME, "c.o");
+    let listed = list(&store);
+    let buckets: BTreeMap<String, &serde_json::Value> = listed["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b["id"].as_str().unwrap().to_string(), b))
+        .collect();
+    assert_eq!(buckets.len(), 2, "{listed:#}");
+    let twice = buckets
+        .values()
+        .find(|b| b["count"] == 2)
+        .expect("a bucket seen twice");
+    let once = buckets
+        .values()
+        .find(|b| b["count"] == 1)
+        .expect("a bucket seen once");
+    assert_eq!(twice["status"], "triaged", "{listed:#}");
+    assert!(twice["verdict"].is_string(), "{listed:#}");
+    assert_eq!(once["status"], "new");
+    assert!(once["verdict"].is_null());
+
+    let out = tmp.path().join("dashboard");
+    let o = icepick_in(
+        &store,
+        tmp.path(),
+        &["dashboard", "--out", out.to_str().unwrap()],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let index = out.join("index.html");
+    assert!(String::from_utf8_lossy(&o.stdout).contains(index.to_str().unwrap()));
+
+    let dom = dump_dom(&index);
+    let row_re = Regex::new(r#"<tr class="bucket" id="bucket-([^"]+)">(.*?)</tr>"#).unwrap();
+    let rows: BTreeMap<String, String> = row_re
+        .captures_iter(&dom)
+        .map(|c| (c[1].to_string(), c[2].to_string()))
+        .collect();
+    assert_eq!(
+        rows.keys().collect::<Vec<_>>(),
+        buckets.keys().collect::<Vec<_>>(),
+        "one row per bucket\n{dom}"
+    );
+    let href_re = Regex::new(r#"href="([^"]*)""#).unwrap();
+    for (id, row) in &rows {
+        let b = buckets[id];
+        assert_eq!(text(cell(row, "id")), *id);
+        assert_eq!(text(cell(row, "count")), b["count"].to_string(), "{row}");
+        assert_eq!(text(cell(row, "status")), b["status"].as_str().unwrap());
+        let verdict = b["verdict"].as_str().unwrap_or("not classified");
+        assert_eq!(text(cell(row, "verdict")), verdict, "{row}");
+        assert_eq!(text(cell(row, "title")), b["title"].as_str().unwrap());
+        assert!(
+            text(cell(row, "compiler")).contains("clang version 16"),
+            "{row}"
+        );
+        assert_eq!(
+            text(cell(row, "first-seen")),
+            b["first_seen"].as_str().unwrap()[..19].replace('T', " ")
+        );
+        assert_eq!(
+            text(cell(row, "last-seen")),
+            b["last_seen"].as_str().unwrap()[..19].replace('T', " ")
+        );
+        // Every link works: relative ones inside the dashboard, the case as a file URL.
+        let links: Vec<String> = href_re
+            .captures_iter(row)
+            .map(|c| c[1].replace("&amp;", "&"))
+            .collect();
+        assert_eq!(
+            links.len(),
+            5,
+            "bucket, count, report, report.md, case: {row}"
+        );
+        for link in &links {
+            let file = link.split('#').next().unwrap();
+            if file.is_empty() {
+                let anchor = link.trim_start_matches('#');
+                assert!(dom.contains(&format!("id=\"{anchor}\"")), "{link}");
+            } else if link.starts_with("file://") {
+                let case_dir = path_of(link);
+                assert_eq!(case_dir.to_str(), b["case_dir"].as_str(), "{link}");
+                assert!(case_dir.join("case.json").is_file(), "{link}");
+            } else {
+                assert!(out.join(file).is_file(), "{link} in {row}");
+            }
+        }
+        // The copy of the report is the case's report.md.
+        let md = links.iter().find(|l| l.ends_with(".md")).unwrap();
+        let case_dir = Path::new(b["case_dir"].as_str().unwrap());
+        assert_eq!(
+            std::fs::read(out.join(md)).unwrap(),
+            std::fs::read(case_dir.join("report.md")).unwrap()
+        );
+
+        // Its occurrences, under the table.
+        let section = Regex::new(&format!(
+            r#"(?s)<section class="occurrences" id="occ-{id}">(.*?)</section>"#
+        ))
+        .unwrap()
+        .captures(&dom)
+        .unwrap_or_else(|| panic!("no occurrences of {id}"))[1]
+            .to_string();
+        let occ: Vec<&str> = section.split("<tr class=\"occurrence\">").skip(1).collect();
+        assert_eq!(occ.len() as i64, b["count"].as_i64().unwrap(), "{section}");
+        for o in &occ {
+            assert!(!text(cell(o, "host")).is_empty());
+            assert!(
+                text(cell(o, "command")).starts_with("clang++-16 -c "),
+                "{o}"
+            );
+            assert!(text(cell(o, "command")).contains(build.to_str().unwrap()));
+        }
+    }
+
+    // The hostile file name is text in the browser's DOM, in the source and command cells,
+    // and no markup: no <b> element appeared.
+    let hostile = &rows[once["id"].as_str().unwrap()];
+    assert!(
+        text(cell(hostile, "title")).contains("HandlePragmaDirective"),
+        "{hostile}"
+    );
+    assert!(!dom.contains("<b>"), "{dom}");
+    let sources: Vec<String> = Regex::new(r#"<td class="source">(.*?)</td>"#)
+        .unwrap()
+        .captures_iter(&dom)
+        .map(|c| text(&c[1]))
+        .collect();
+    assert!(sources.iter().any(|s| s == HOSTILE_NAME), "{sources:?}");
+    assert!(
+        text(&dom).contains("clang++-16 -c 'odd <b>&\"q'\\''.cpp' -o c.o"),
+        "{dom}"
+    );
+
+    // The bucket's own page: its report, escaped inside <pre>, as the browser sees it.
+    let page = out.join(format!("buckets/{}.html", once["id"].as_str().unwrap()));
+    let bucket_dom = dump_dom(&page);
+    let pre = Regex::new(r#"(?s)<pre class="report">(.*?)</pre>"#)
+        .unwrap()
+        .captures(&bucket_dom)
+        .expect("the report")[1]
+        .to_string();
+    let case_dir = Path::new(once["case_dir"].as_str().unwrap());
+    assert_eq!(
+        text(&pre),
+        std::fs::read_to_string(case_dir.join("report.md")).unwrap()
+    );
+    assert!(!bucket_dom.contains("<b>"));
+
+    // It renders: a real PNG of the page.
+    let shot = tmp.path().join("dashboard.png");
+    run_chromium(
+        &[
+            "--window-size=1400,900",
+            &format!("--screenshot={}", shot.display()),
+        ],
+        &url_of(&index),
+    );
+    let png = std::fs::read(&shot).unwrap();
+    assert!(
+        png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 10_000,
+        "{} bytes",
+        png.len()
+    );
+    if let Some(keep) = std::env::var_os("ICEPICK_DASHBOARD_SCREENSHOT") {
+        std::fs::copy(&shot, keep).unwrap();
+    }
+
+    // Written again over itself: the same pages, no temporary files left behind.
+    let o = icepick_in(
+        &store,
+        tmp.path(),
+        &["dashboard", "--out", out.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let mut names: Vec<String> = std::fs::read_dir(out.join("buckets"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    let mut want: Vec<String> = buckets
+        .keys()
+        .flat_map(|id| [format!("{id}.html"), format!("{id}.md")])
+        .collect();
+    want.sort();
+    assert_eq!(names, want);
+    assert!(!std::fs::read_dir(&out).unwrap().any(|e| e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .ends_with(".tmp")));
+}
+
+#[test]
+fn dashboard_bad_input_is_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("no-store");
+    let o = icepick_in(
+        &missing,
+        tmp.path(),
+        &["dashboard", "--out", tmp.path().join("d").to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no crash store in"), "{err}");
+    assert!(!missing.exists(), "a missing store is not created");
+    assert!(!tmp.path().join("d").exists(), "nothing is written");
+
+    // A real store (one crash), but --out is a file.
+    let store = tmp.path().join("store");
+    std::fs::write(tmp.path().join("crash.cpp"), CRASH_CPP).unwrap();
+    wrap(&store, tmp.path(), "crash.cpp", "a.o");
+    let file = tmp.path().join("crash.cpp");
+    let o = icepick_in(
+        &missing,
+        tmp.path(),
+        &[
+            "dashboard",
+            "--store",
+            store.to_str().unwrap(),
+            "--out",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("is not a directory"), "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), CRASH_CPP);
+}
