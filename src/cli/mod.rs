@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::case::Case;
 use crate::error;
 
 mod capture;
@@ -196,20 +195,25 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
 }
 
 fn run_report(args: ReportArgs) -> anyhow::Result<u8> {
-    let case = Case::load(&args.case)?;
+    let report = crate::report::Report::load(&args.case)?;
+    // Redact the case and its files before rendering, so the Compiler Explorer link (base64
+    // that text redaction cannot see into) is made from redacted source too.
+    let report = if args.redact {
+        report.redacted(&crate::report::Redactions::of_this_machine())?
+    } else {
+        report
+    };
     let text = if args.format == "json" {
-        serde_json::to_string_pretty(&case)?
+        serde_json::to_string_pretty(&report.json())?
     } else {
-        let reduced = crate::report::reduced_input(&args.case, &case);
-        crate::report::markdown(&case, reduced.as_deref())
+        report.markdown()
     };
-    let text = if args.redact {
-        crate::report::redact(&text, &crate::report::Redactions::of_this_machine())
-    } else {
-        text
-    };
-    println!("{text}");
-    Ok(error::OK)
+    // `icepick report CASE | head` is not an error: a closed pipe ends the output quietly.
+    use std::io::Write as _;
+    match writeln!(std::io::stdout().lock(), "{text}") {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(error::OK),
+    }
 }
 
 pub(crate) fn absolutize(cwd: &Path, p: &Path) -> PathBuf {

@@ -1,13 +1,56 @@
-//! Writes `report.md` and `repro.sh` of a case directory from its `case.json` and inputs.
+//! Reads a case directory for its report, and writes `report.md` and `repro.sh` into it.
 
 use std::path::Path;
 
 use crate::case::{write_atomic, Case, CaseError};
 
+use super::upstream::{redact_bytes, redact_case, Redactions};
+
 /// The content of the case's reduction output, if it has one.
 pub fn reduced_input(dir: &Path, case: &Case) -> Option<Vec<u8>> {
     let name = case.reduction.as_ref()?.get("output")?.as_str()?;
     std::fs::read(dir.join(name)).ok()
+}
+
+/// A case with the files its report shows: the reduction output and the preprocessed input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub case: Case,
+    pub reduced: Option<Vec<u8>>,
+    pub input: Option<Vec<u8>>,
+}
+
+impl Report {
+    /// Reads `DIR/case.json` and the files it names.
+    pub fn load(dir: &Path) -> Result<Report, CaseError> {
+        let case = Case::load(dir)?;
+        Ok(Report {
+            reduced: reduced_input(dir, &case),
+            input: std::fs::read(dir.join(&case.input)).ok(),
+            case,
+        })
+    }
+
+    /// The same report with home, user, host and temporary paths removed from every string
+    /// of the case and from the files, so that everything rendered from it, the Compiler
+    /// Explorer link included, is redacted.
+    pub fn redacted(&self, r: &Redactions) -> Result<Report, serde_json::Error> {
+        Ok(Report {
+            case: redact_case(&self.case, r)?,
+            reduced: self.reduced.as_deref().map(|b| redact_bytes(b, r)),
+            input: self.input.as_deref().map(|b| redact_bytes(b, r)),
+        })
+    }
+
+    /// `report.md`.
+    pub fn markdown(&self) -> String {
+        super::markdown(&self.case, self.reduced.as_deref(), self.input.as_deref())
+    }
+
+    /// The JSON report.
+    pub fn json(&self) -> super::JsonReport<'_> {
+        super::json(&self.case, self.reduced.as_deref(), self.input.as_deref())
+    }
 }
 
 /// Renders and writes `DIR/report.md` and `DIR/repro.sh` (executable) for `case`.
@@ -25,6 +68,6 @@ pub fn write_files(dir: &Path, case: &Case) -> Result<(), CaseError> {
     }
     write_atomic(
         &dir.join("report.md"),
-        super::markdown(case, reduced.as_deref()).as_bytes(),
+        super::markdown(case, reduced.as_deref(), Some(&input)).as_bytes(),
     )
 }

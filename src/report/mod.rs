@@ -1,12 +1,15 @@
-//! One case model, rendered for people: `report.md` (upstream-ready Markdown) and `repro.sh`
-//! (a self-contained reproducer). Rendering is pure; [`write_files`] is the one function here
-//! that reads the case's inputs and writes the two files.
+//! One case model, rendered for people: `report.md` (upstream-ready Markdown), the JSON report
+//! (`icepick report --format json`) and `repro.sh` (a self-contained reproducer). Rendering is
+//! pure; [`write_files`] and [`Report::load`] are the functions here that read a case
+//! directory, and [`write_files`] the one that writes.
 
 mod files;
+pub mod godbolt;
 mod upstream;
 
-pub use files::{reduced_input, write_files};
-pub use upstream::{labels, redact, target_tag, Redactions};
+pub use files::{reduced_input, write_files, Report};
+pub use godbolt::compiler_explorer;
+pub use upstream::{labels, redact, redact_case, target_tag, Redactions};
 
 use std::fmt::Write as _;
 
@@ -86,15 +89,23 @@ fn verified_reduction(case: &Case) -> Option<(Vec<String>, String)> {
 /// Reduced sources up to this size are shown inline in the report.
 const INLINE_LIMIT: usize = 16 * 1024;
 
-/// `report.md`; `reduced` is the content of the case's verified reduction, if any.
-pub fn markdown(case: &Case, reduced: Option<&[u8]>) -> String {
+/// `report.md`; `reduced` is the content of the case's reduction output and `input` of its
+/// preprocessed input, when they are at hand (the Compiler Explorer link is made from them).
+pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> String {
+    let link = godbolt::compiler_explorer(case, reduced, input);
+    let reduction = verified_reduction(case).zip(reduced);
     let mut s = String::new();
     let _ = writeln!(s, "# {}\n", title(case));
     let _ = writeln!(
         s,
-        "`{}` crashes ({}) on the preprocessed input below. Signature `{}` (coarse `{}`).\n",
+        "`{}` crashes ({}) on {}. Signature `{}` (coarse `{}`).\n",
         case.compiler.version,
         kind_words(case.crash.kind),
+        if reduction.is_some() {
+            "the reduced test case below".to_string()
+        } else {
+            format!("its preprocessed input `{}`", case.input)
+        },
         case.signature.id,
         case.signature.coarse_id
     );
@@ -112,7 +123,6 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>) -> String {
             );
         }
     }
-    let reduction = verified_reduction(case).zip(reduced);
     if let Some(((replay, output), text)) = &reduction {
         let lang = match output.rsplit('.').next() {
             Some("i" | "c") => "c",
@@ -135,6 +145,14 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>) -> String {
         let _ = writeln!(s, "```sh\n{}\n```\n", shell_join(replay));
     }
     let _ = writeln!(s, "## Reproducer\n");
+    match &link.url {
+        Some(url) => {
+            let _ = writeln!(s, "[Try it on Compiler Explorer]({url}): {}.\n", link.note);
+        }
+        None => {
+            let _ = writeln!(s, "No Compiler Explorer link: {}.\n", link.note);
+        }
+    }
     let _ = writeln!(
         s,
         "Run `sh repro.sh` from anywhere, or inside this directory:\n\n```sh\n{}\n```\n",
@@ -198,7 +216,10 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>) -> String {
         "| preprocessed input | `{}` ({}, {}) |\n",
         case.input, case.preprocessing.mode, case.preprocessing.status
     );
-    let _ = writeln!(s, "```");
+    let has_output = !case.crash.pretty_stack.is_empty() || !case.crash.frames.is_empty();
+    if has_output {
+        let _ = writeln!(s, "```");
+    }
     for e in &case.crash.pretty_stack {
         let _ = writeln!(s, "{}.\t{}", e.index, e.text);
     }
@@ -219,7 +240,9 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>) -> String {
     for f in case.crash.frames.iter().skip(first.unwrap_or(0)).take(15) {
         let _ = writeln!(s, "{}", frame_line(f));
     }
-    let _ = writeln!(s, "```\n");
+    if has_output {
+        let _ = writeln!(s, "```\n");
+    }
     if case.crash.frames.len() > 15 {
         let _ = writeln!(
             s,
@@ -263,6 +286,31 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>) -> String {
         case.icepick_version, case.capture.compiler_runs, case.capture.seconds
     );
     s
+}
+
+/// The JSON report: `case.json`'s fields, then what the Markdown report adds to them.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct JsonReport<'a> {
+    #[serde(flatten)]
+    pub case: &'a Case,
+    pub title: String,
+    pub labels: Vec<String>,
+    /// A Compiler Explorer session with the crash, when one can be made ([`godbolt`]).
+    pub compiler_explorer_url: Option<String>,
+    /// What that link opens, or why there is none.
+    pub compiler_explorer_note: String,
+}
+
+/// The JSON report of a case; `reduced` and `input` as for [`markdown`].
+pub fn json<'a>(case: &'a Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> JsonReport<'a> {
+    let link = godbolt::compiler_explorer(case, reduced, input);
+    JsonReport {
+        case,
+        title: title(case),
+        labels: upstream::labels(case, case.crash.source_errors > 0),
+        compiler_explorer_url: link.url,
+        compiler_explorer_note: link.note,
+    }
 }
 
 /// `repro.sh`: runs the replay command from any directory, on the verified reduction when
@@ -378,7 +426,7 @@ mod reduced_tests {
             "output": "reduced.i",
             "replay_command": ["clang", "-c", "reduced.i"],
         }));
-        let md = markdown(&case, Some(b"int f(){}\n"));
+        let md = markdown(&case, Some(b"int f(){}\n"), None);
         assert!(
             md.contains("## Reduced test case\n\n```c\nint f(){}\n```"),
             "{md}"
@@ -388,7 +436,10 @@ mod reduced_tests {
         assert!(sh.contains("\"$compiler\" -c reduced.i"), "{sh}");
         // An unverified reduction is not used.
         case.reduction.as_mut().unwrap()["verified"] = false.into();
-        assert!(!markdown(&case, Some(b"x")).contains("Reduced test case"));
+        assert!(!markdown(&case, Some(b"x"), None).contains("Reduced test case"));
         assert!(repro_script(&case, b"orig", Some(b"x")).contains("input.i"));
     }
 }
+
+#[cfg(test)]
+mod snapshot_tests;

@@ -146,27 +146,85 @@ impl Redactions {
 }
 
 /// Replaces the home directory by `~`, the user and host names by `USER` and `HOST`, and
-/// temporary directories (`/tmp/…/`) by `/tmp/…/`.
+/// the name under `/tmp` of temporary directories and files (`/tmp/icepick-x1/a.c`,
+/// `/tmp/widget-205623.sh`) by `…`.
 pub fn redact(text: &str, r: &Redactions) -> String {
-    let mut out = text.to_string();
-    if let Some(h) = r.home.as_deref().filter(|h| *h != "/") {
-        out = out.replace(h, "~");
-    }
-    let word = |out: &str, w: &str, with: &str| -> String {
-        if w.len() < 3 {
-            return out.to_string();
+    Redactor::new(r).apply(text)
+}
+
+/// [`redact`]'s patterns, compiled once for many strings.
+struct Redactor {
+    home: Option<String>,
+    words: Vec<(regex::Regex, &'static str)>,
+    tmp: regex::Regex,
+}
+
+impl Redactor {
+    fn new(r: &Redactions) -> Self {
+        let word = |w: &Option<String>, with: &'static str| {
+            w.as_deref().filter(|w| w.len() >= 3).map(|w| {
+                let re = regex::Regex::new(&format!(r"\b{}\b", regex::escape(w)));
+                (re.expect("escaped"), with)
+            })
+        };
+        Redactor {
+            home: r.home.clone().filter(|h| h != "/"),
+            words: [word(&r.user, "USER"), word(&r.host, "HOST")]
+                .into_iter()
+                .flatten()
+                .collect(),
+            tmp: regex::Regex::new(r"/tmp/[^/\s'`]+").expect("valid"),
         }
-        let re = regex::Regex::new(&format!(r"\b{}\b", regex::escape(w))).expect("escaped");
-        re.replace_all(out, with).into_owned()
-    };
-    if let Some(u) = &r.user {
-        out = word(&out, u, "USER");
     }
-    if let Some(h) = &r.host {
-        out = word(&out, h, "HOST");
+
+    fn apply(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        if let Some(h) = &self.home {
+            out = out.replace(h.as_str(), "~");
+        }
+        for (re, with) in &self.words {
+            out = re.replace_all(&out, *with).into_owned();
+        }
+        self.tmp.replace_all(&out, "/tmp/…").into_owned()
     }
-    let tmp = regex::Regex::new(r"/tmp/[^/\s'`]+/").expect("valid");
-    tmp.replace_all(&out, "/tmp/…/").into_owned()
+}
+
+/// [`redact`] applied to every string of a case (keys and numbers are left alone). A string
+/// that is a user or host name and nothing else is kept only when replacing it would make the
+/// case unreadable (a user called `clang` is not the compiler family `clang`); any other
+/// failure is an error, never an unredacted case.
+pub fn redact_case(case: &Case, r: &Redactions) -> Result<Case, serde_json::Error> {
+    fn walk(v: &mut serde_json::Value, red: &Redactor, r: &Redactions, keep_names: bool) {
+        match v {
+            serde_json::Value::String(s) => {
+                let name = [&r.user, &r.host]
+                    .iter()
+                    .any(|n| n.as_deref() == Some(s.as_str()));
+                if !(keep_names && name) {
+                    *s = red.apply(s);
+                }
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(|x| walk(x, red, r, keep_names)),
+            serde_json::Value::Object(o) => {
+                o.values_mut().for_each(|x| walk(x, red, r, keep_names))
+            }
+            _ => {}
+        }
+    }
+    let red = Redactor::new(r);
+    let value = serde_json::to_value(case)?;
+    let mut v = value.clone();
+    walk(&mut v, &red, r, false);
+    serde_json::from_value(v).or_else(|_| {
+        let mut v = value;
+        walk(&mut v, &red, r, true);
+        serde_json::from_value(v)
+    })
+}
+
+/// [`redact`] applied to a file's text (bytes that are not UTF-8 are replaced).
+pub fn redact_bytes(b: &[u8], r: &Redactions) -> Vec<u8> {
+    redact(&String::from_utf8_lossy(b), r).into_bytes()
 }
 
 #[cfg(test)]
@@ -206,6 +264,25 @@ mod tests {
     }
 
     #[test]
+    fn a_redacted_case_is_still_a_case() {
+        let mut case = sample_case();
+        case.cwd = "/home/clang/src".into();
+        let r = Redactions {
+            home: Some("/home/clang".into()),
+            user: Some("clang".into()),
+            host: Some("pioneer".into()),
+        };
+        // The user name is also the compiler family: a whole-string `clang` stays.
+        let red = redact_case(&case, &r).unwrap();
+        assert_eq!(red.cwd, "~/src");
+        assert_eq!(red.crash.family, crate::crash::Family::Clang);
+        assert_eq!(red.compiler.version, "Debian USER version 19.1.7");
+        case.compiler.path = "/opt/pioneer/bin/clang".into();
+        let red = redact_case(&case, &Redactions { user: None, ..r }).unwrap();
+        assert_eq!(red.compiler.path, "/opt/HOST/bin/clang");
+    }
+
+    #[test]
     fn redaction_removes_home_user_host_and_temp_dirs() {
         let r = Redactions {
             home: Some("/home/alice".into()),
@@ -216,6 +293,10 @@ mod tests {
         assert_eq!(
             redact(text, &r),
             "cd ~/src on HOST by USER; /tmp/…/project/a.c"
+        );
+        assert_eq!(
+            redact("'/tmp/widget-205623.sh' /tmp/", &r),
+            "'/tmp/…' /tmp/"
         );
     }
 }
