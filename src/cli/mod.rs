@@ -97,6 +97,11 @@ struct ReportArgs {
 }
 
 /// Entry point used by `main`.
+/// The `icepick-wrap` binary's entry point ([`wrap::launcher`]).
+pub fn wrap_launcher() -> ExitCode {
+    ExitCode::from(wrap::launcher())
+}
+
 pub fn main() -> ExitCode {
     // `icepick wrap <compiler> …` runs once per compile of a build: skip clap.
     if let Some(code) = wrap::fast_path() {

@@ -9,6 +9,12 @@
 //! environment are there now), and one line naming the bucket is added to stderr. Whatever
 //! goes wrong inside icepick, the build gets the compiler's result and at most one line.
 //!
+//! `icepick-wrap <compiler> <args…>` (src/bin/icepick-wrap.rs, [`launcher`]) is the same
+//! launcher in a binary of its own that links only the pass-through: a build starts it once
+//! per compile, and its start-up costs less than the full `icepick`'s. It hands a failed
+//! compile whose output may be a crash ([`crate::crash::may_be_crash`]) to `icepick wrap
+//! --record-exit STATUS -- <compiler> <args…>`, with the stderr tail on stdin.
+//!
 //! Environment: `ICEPICK_STORE` (the store), `ICEPICK_WRAP_CAPTURE=0` (record only, capture
 //! later with `icepick triage --pending`), `ICEPICK_WRAP_RERUNS` (determinism reruns during
 //! capture, default 0: the capture's own first run already repeats the crash),
@@ -40,6 +46,10 @@ pub struct WrapArgs {
     /// Same as ICEPICK_WRAP_CAPTURE=0.
     #[arg(long)]
     no_capture: bool,
+    /// Internal, for icepick-wrap: the compile already ran and failed with STATUS
+    /// (`code:N` or `signal:N`), its stderr tail is on stdin; record it, print the line.
+    #[arg(long, hide = true, value_name = "STATUS")]
+    record_exit: Option<String>,
     /// The compiler and its arguments, exactly as the build would run them.
     #[arg(
         required = true,
@@ -70,11 +80,125 @@ pub fn fast_path() -> Option<u8> {
     }
     Some(wrap(WrapArgs {
         no_capture: false,
+        record_exit: None,
         command,
     }))
 }
 
+/// `icepick-wrap <compiler> <args…>`: the pass-through of [`wrap`], with the crash handling
+/// left to the `icepick` binary beside it (or on PATH). Returns the exit code.
+pub fn launcher() -> u8 {
+    use std::os::unix::process::CommandExt;
+    let command: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let Some((program, rest)) = command
+        .split_first()
+        .filter(|(p, _)| !p.is_empty() && !p.as_encoded_bytes().starts_with(b"-"))
+    else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "usage: icepick-wrap <compiler> <args…>   (a compiler launcher; see icepick wrap --help)"
+        );
+        return crate::error::USAGE;
+    };
+    if std::env::var_os(NESTED).is_some() {
+        // An outer launcher records the crash: become the compiler.
+        let e = std::process::Command::new(program).args(rest).exec();
+        return not_started(program, &e);
+    }
+    std::env::set_var(NESTED, "1");
+    let (status, stderr) = match exec::passthrough(program, rest, STDERR_TAIL) {
+        Ok(r) => r,
+        Err(e) => return not_started(program, &e),
+    };
+    let exit = exit_info(status);
+    if !status.success() && crate::crash::may_be_crash(&stderr, exit) {
+        if let Err(e) = hand_over(program, rest, exit, &stderr) {
+            let _ = writeln!(
+                std::io::stderr(),
+                "icepick: (could not record the crash: cannot run icepick: {e})"
+            );
+        }
+    }
+    exit_like(status)
+}
+
+/// Runs `icepick wrap --record-exit …` with the stderr tail on its stdin.
+fn hand_over(
+    program: &OsString,
+    rest: &[OsString],
+    exit: ExitInfo,
+    stderr: &[u8],
+) -> std::io::Result<()> {
+    use std::process::{Command, Stdio};
+    let beside = std::env::current_exe()
+        .ok()
+        .map(|p| p.with_file_name("icepick"))
+        .filter(|p| p.is_file());
+    let icepick = beside.unwrap_or_else(|| PathBuf::from("icepick"));
+    let status = match (exit.code, exit.signal) {
+        (_, Some(sig)) => format!("signal:{sig}"),
+        (code, None) => format!("code:{}", code.unwrap_or(1)),
+    };
+    let mut child = Command::new(icepick)
+        .args(["wrap", "--record-exit", &status, "--"])
+        .arg(program)
+        .args(rest)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()?;
+    if let Some(mut input) = child.stdin.take() {
+        // A failed write (icepick died early) must not stop the wait below.
+        let _ = input.write_all(stderr);
+    }
+    child.wait()?;
+    Ok(())
+}
+
+/// `--record-exit STATUS`: the failure `icepick-wrap` saw, as the crash parser takes it.
+fn recorded_exit(status: &str) -> Option<ExitInfo> {
+    let (kind, n) = status.split_once(':')?;
+    let n: i32 = n.parse().ok()?;
+    match kind {
+        "code" => Some(ExitInfo {
+            code: Some(n),
+            signal: None,
+        }),
+        "signal" => Some(ExitInfo {
+            code: None,
+            signal: Some(n),
+        }),
+        _ => None,
+    }
+}
+
+/// The second half of `icepick-wrap`: record (and capture) a failure that already happened.
+fn record(args: &WrapArgs, status: &str) -> u8 {
+    use std::io::Read;
+    let Some(exit) = recorded_exit(status) else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "icepick: --record-exit {status:?}: expected code:N or signal:N"
+        );
+        return crate::error::USAGE;
+    };
+    let mut stderr = Vec::new();
+    let _ = std::io::stdin().read_to_end(&mut stderr);
+    let Some((program, rest)) = args.command.split_first() else {
+        return crate::error::USAGE;
+    };
+    std::panic::set_hook(Box::new(|_| {}));
+    let line = std::panic::catch_unwind(|| on_failure(args, program, rest, &stderr, exit))
+        .unwrap_or_else(|_| Some("icepick: (could not record the crash: internal error)".into()));
+    if let Some(line) = line {
+        let _ = writeln!(std::io::stderr().lock(), "{line}");
+    }
+    crate::error::OK
+}
+
 fn wrap(args: WrapArgs) -> u8 {
+    if let Some(status) = &args.record_exit {
+        return record(&args, status);
+    }
     let (program, rest) = args.command.split_first().expect("a command is required");
     let nested = std::env::var_os(NESTED).is_some();
     if !nested {
@@ -222,4 +346,20 @@ fn exit_like(status: std::process::ExitStatus) -> u8 {
         libc::raise(sig);
     }
     128u8.wrapping_add(sig as u8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_exit_statuses() {
+        let e = recorded_exit("signal:11").unwrap();
+        assert_eq!((e.code, e.signal), (None, Some(11)));
+        let e = recorded_exit("code:1").unwrap();
+        assert_eq!((e.code, e.signal), (Some(1), None));
+        assert!(recorded_exit("11").is_none());
+        assert!(recorded_exit("code:x").is_none());
+        assert!(recorded_exit("exit:1").is_none());
+    }
 }

@@ -14,6 +14,6 @@ mod symbolize;
 mod tests;
 
 pub use model::{Crash, CrashKind, ExitInfo, Family, Frame, PrettyEntry, Signature};
-pub use parse::parse;
+pub use parse::{may_be_crash, parse};
 pub use signature::{normalize_function, signature};
 pub use symbolize::Symbolizer;

@@ -314,6 +314,34 @@ fn is_stack_overflow(frames: &[Frame]) -> bool {
     repeats >= RECURSION_REPEATS || (frames.len() >= DEEP_TRACE && repeats >= DEEP_TRACE_REPEATS)
 }
 
+/// Text of which at least one appears in every crash [`parse`] recognises without a signal
+/// death (`crash-formats.md`): a cheap test for `icepick-wrap`, which hands only such failed
+/// compiles to `icepick` for parsing.
+const CRASH_MARKERS: &[&[u8]] = &[
+    b"Stack dump:",
+    b"PLEASE submit a bug report",
+    b"internal compiler error",
+    b"LLVM ERROR",
+    b"error in backend",
+    b"UNREACHABLE executed",
+    b"Assertion",
+    b"unable to execute command",
+    b"command failed",
+    b"signal terminated program",
+];
+
+/// False only when [`parse`] would certainly find no crash: no signal death and no crash
+/// marker in stderr. Scans bytes, no allocation, so a launcher can call it on every failed
+/// compile.
+pub fn may_be_crash(stderr: &[u8], exit: ExitInfo) -> bool {
+    if exit.signal.is_some() {
+        return true;
+    }
+    CRASH_MARKERS
+        .iter()
+        .any(|m| stderr.windows(m.len()).any(|w| w == *m))
+}
+
 /// Parses compiler output. Returns `None` when the output and exit status show no crash
 /// (success, ordinary diagnostics, a forced reproducer, a timeout reported as exit 124).
 pub fn parse(stderr: &str, exit: ExitInfo) -> Option<Crash> {

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{parse, signature, Crash, CrashKind, ExitInfo, Family};
+use super::{may_be_crash, parse, signature, Crash, CrashKind, ExitInfo, Family};
 
 fn shared() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared")
@@ -555,4 +555,63 @@ fn source_errors_before_the_crash_are_counted() {
         crash_of("corpus/amdgpu-si-flat/stderr.txt").source_errors,
         0
     );
+}
+
+/// Every stderr under `dir`, recursively.
+fn stderr_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            stderr_files(&p, out);
+        } else if p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.ends_with(".stderr") || n == "stderr.txt")
+        {
+            out.push(p);
+        }
+    }
+}
+
+/// `icepick-wrap` hands a failed compile to `icepick` only when `may_be_crash` says so: it
+/// must hold for every real crash that `parse` recognises, and not for ordinary errors.
+#[test]
+fn the_launchers_prefilter_lets_every_real_crash_through() {
+    let mut files = Vec::new();
+    stderr_files(&shared().join("research/samples"), &mut files);
+    stderr_files(&shared().join("corpus"), &mut files);
+    let mut crashes = 0;
+    for f in &files {
+        let text = std::fs::read(f).unwrap();
+        let exit = exit_of(f);
+        if parse(&String::from_utf8_lossy(&text), exit).is_some() {
+            crashes += 1;
+            assert!(may_be_crash(&text, exit), "{}", f.display());
+        }
+    }
+    assert!(
+        crashes >= 48,
+        "only {crashes} crashes among {} files",
+        files.len()
+    );
+    let ordinary = b"x.c:1:5: error: use of undeclared identifier 'y'\n1 error generated.\n";
+    let failed = ExitInfo {
+        code: Some(1),
+        signal: None,
+    };
+    assert!(!may_be_crash(ordinary, failed));
+    assert!(!may_be_crash(
+        b"",
+        ExitInfo {
+            code: Some(0),
+            signal: None
+        }
+    ));
+    assert!(may_be_crash(
+        b"",
+        ExitInfo {
+            code: None,
+            signal: Some(11)
+        }
+    ));
 }

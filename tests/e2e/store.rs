@@ -344,6 +344,11 @@ fn recorded_without_capture_then_triaged_pending() {
     assert_eq!(json_of(&again)["buckets"], serde_json::json!([]));
 }
 
+/// `icepick wrap` and the `icepick-wrap` launcher binary, as a build runs them.
+fn launchers() -> [(&'static str, &'static [&'static str]); 2] {
+    [(BIN, &["wrap"]), (LAUNCHER, &[])]
+}
+
 #[test]
 fn wrap_is_transparent_for_compiles_that_do_not_crash() {
     let tmp = tempfile::tempdir().unwrap();
@@ -353,7 +358,8 @@ fn wrap_is_transparent_for_compiles_that_do_not_crash() {
         ("warn.c", "int f(void) { int unused; return 0; }\n"),
         ("err.c", "int f(void) { return undefined_name; }\n"),
     ];
-    for side in ["bare", "wrapped"] {
+    let sides = ["bare", "wrapped-0", "wrapped-1"];
+    for side in sides {
         let d = tmp.path().join(side);
         std::fs::create_dir_all(&d).unwrap();
         for (name, text) in sources {
@@ -368,50 +374,105 @@ fn wrap_is_transparent_for_compiles_that_do_not_crash() {
         vec!["clang-19", "-E", "ok.c"],
         vec!["clang-19", "--version"],
     ];
-    for argv in &cases {
-        let bare = Command::new(argv[0])
-            .args(&argv[1..])
-            .current_dir(tmp.path().join("bare"))
-            .output()
-            .unwrap();
-        let wrapped = Command::new(BIN)
-            .arg("wrap")
-            .args(argv)
-            .current_dir(tmp.path().join("wrapped"))
+    for (i, (launcher, prefix)) in launchers().into_iter().enumerate() {
+        let side = tmp.path().join(format!("wrapped-{i}"));
+        for argv in &cases {
+            let bare = Command::new(argv[0])
+                .args(&argv[1..])
+                .current_dir(tmp.path().join("bare"))
+                .output()
+                .unwrap();
+            let wrapped = Command::new(launcher)
+                .args(prefix)
+                .args(argv)
+                .current_dir(&side)
+                .env("ICEPICK_STORE", &store)
+                .output()
+                .unwrap();
+            assert_eq!(
+                bare.status.code(),
+                wrapped.status.code(),
+                "{launcher} {argv:?}"
+            );
+            assert_eq!(bare.stdout, wrapped.stdout, "{launcher} {argv:?}");
+            assert_eq!(
+                String::from_utf8_lossy(&bare.stderr),
+                String::from_utf8_lossy(&wrapped.stderr),
+                "{launcher} {argv:?}"
+            );
+        }
+        for obj in ["ok.o", "warn.o"] {
+            assert_eq!(
+                std::fs::read(tmp.path().join("bare").join(obj)).unwrap(),
+                std::fs::read(side.join(obj)).unwrap(),
+                "{launcher} {obj}"
+            );
+        }
+        assert!(!side.join("err.o").exists());
+        assert!(!store.exists(), "no crash: the store is never opened");
+
+        // A compiler that is not there: the shell's answer.
+        let o = Command::new(launcher)
+            .args(prefix)
+            .args(["no-such-compiler-icepick", "-c", "x.c"])
+            .current_dir(tmp.path())
             .env("ICEPICK_STORE", &store)
             .output()
             .unwrap();
-        assert_eq!(bare.status.code(), wrapped.status.code(), "{argv:?}");
-        assert_eq!(bare.stdout, wrapped.stdout, "{argv:?}");
+        assert_eq!(o.status.code(), Some(127), "{launcher}");
         assert_eq!(
-            String::from_utf8_lossy(&bare.stderr),
-            String::from_utf8_lossy(&wrapped.stderr),
-            "{argv:?}"
+            String::from_utf8_lossy(&o.stderr).lines().count(),
+            1,
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
         );
     }
-    for obj in ["ok.o", "warn.o"] {
-        assert_eq!(
-            std::fs::read(tmp.path().join("bare").join(obj)).unwrap(),
-            std::fs::read(tmp.path().join("wrapped").join(obj)).unwrap(),
-            "{obj}"
-        );
-    }
-    assert!(!tmp.path().join("wrapped/err.o").exists());
-    assert!(!store.exists(), "no crash: the store is never opened");
+}
 
-    // A compiler that is not there: the shell's answer.
-    let o = icepick_in(
-        &store,
-        tmp.path(),
-        &["wrap", "no-such-compiler-icepick", "-c", "x.c"],
-    );
-    assert_eq!(o.status.code(), Some(127));
-    assert_eq!(
-        String::from_utf8_lossy(&o.stderr).lines().count(),
-        1,
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+/// The launcher binary hands a crash to `icepick` (found beside it): the build still sees
+/// the compiler's exit code and stderr, plus the one line naming the bucket, and the crash
+/// is in the store with its case; a second crash of the same bug adds an occurrence.
+#[test]
+fn the_launcher_binary_records_crashes_like_icepick_wrap() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    std::fs::write(tmp.path().join("crash.cpp"), CRASH_CPP).unwrap();
+    let bare = Command::new("clang++-16")
+        .args(["-c", "crash.cpp", "-o", "bare.o"])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    for i in 0..2 {
+        let o = Command::new(LAUNCHER)
+            .args(["clang++-16", "-c", "crash.cpp", "-o"])
+            .arg(format!("c{i}.o"))
+            .current_dir(tmp.path())
+            .env("ICEPICK_STORE", &store)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), bare.status.code());
+        let err = String::from_utf8_lossy(&o.stderr);
+        let ours: Vec<&str> = err.lines().filter(|l| l.starts_with("icepick:")).collect();
+        assert_eq!(ours.len(), 1, "{err}");
+        let expected = if i == 0 {
+            "crash captured as bucket"
+        } else {
+            "crash recorded in bucket"
+        };
+        assert!(ours[0].contains(expected), "{}", ours[0]);
+        // Everything else is the compiler's own stderr (its first line names the crash).
+        let first_bare = String::from_utf8_lossy(&bare.stderr)
+            .lines()
+            .next()
+            .unwrap()
+            .to_string();
+        assert_eq!(err.lines().next().unwrap(), first_bare);
+    }
+    let b = &list(&store)["buckets"][0];
+    assert_eq!(b["count"], 2, "{b:#}");
+    let shown = show(&store, b["id"].as_str().unwrap());
+    assert!(shown["case_dir"].is_string(), "{shown:#}");
+    assert_eq!(shown["occurrences"][0]["origin"], "wrap");
 }
 
 /// Builds the crashing project with `generator`, the whole output into one log file.

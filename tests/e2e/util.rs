@@ -4,6 +4,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_icepick");
+/// The small launcher binary (`icepick-wrap <compiler> …` = `icepick wrap <compiler> …`).
+pub const LAUNCHER: &str = env!("CARGO_BIN_EXE_icepick-wrap");
 
 /// The repository's own corpus.
 pub fn corpus(name: &str) -> PathBuf {
