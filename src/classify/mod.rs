@@ -204,20 +204,110 @@ pub fn markdown_section(v: &serde_json::Value) -> String {
     if let Some(n) = &c.next_step {
         let _ = writeln!(s, "Next step: {n}\n");
     }
-    let _ = writeln!(s, "| id | experiment | on | outcome | signature | detail |");
-    let _ = writeln!(s, "|---|---|---|---|---|---|");
-    for e in &c.evidence {
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {} | {} |",
-            e.id,
-            e.experiment.replace('|', "\\|"),
-            e.host_or_emulator,
-            if e.ran { e.outcome.as_str() } else { "not run" },
-            e.signature.as_deref().unwrap_or(""),
-            e.detail.replace('|', "\\|").replace('\n', " ")
+    let (ran, not_run): (Vec<_>, Vec<_>) = c.evidence.iter().partition(|e| e.ran);
+    if !ran.is_empty() {
+        let _ = writeln!(s, "| id | experiment | on | outcome | signature | detail |");
+        let _ = writeln!(s, "|---|---|---|---|---|---|");
+        for e in ran {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} |",
+                e.id,
+                e.experiment.replace('|', "\\|"),
+                e.host_or_emulator,
+                e.outcome,
+                e.signature.as_deref().unwrap_or(""),
+                e.detail.replace('|', "\\|").replace('\n', " ")
+            );
+        }
+        let _ = writeln!(s);
+    }
+    // Experiments that could not run on this host are one line each, not table rows: on an
+    // x86 build machine most RISC-V experiments do not apply, and the table stays readable.
+    if !not_run.is_empty() {
+        let _ = writeln!(s, "Not run here:");
+        // E5's three runs share one reason: one line for them.
+        let mut groups: Vec<(Vec<&str>, &str, &str)> = Vec::new();
+        for e in not_run {
+            match groups.last_mut() {
+                Some((ids, exp, detail)) if *exp == e.experiment && *detail == e.detail => {
+                    ids.push(&e.id)
+                }
+                _ => groups.push((vec![&e.id], &e.experiment, &e.detail)),
+            }
+        }
+        for (ids, experiment, detail) in groups {
+            let _ = writeln!(
+                s,
+                "- {} ({experiment}): {}",
+                ids.join(", "),
+                detail.replace('\n', " ")
+            );
+        }
+        let _ = writeln!(s);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn evidence(id: &str, experiment: &str, ran: bool, detail: &str) -> Evidence {
+        Evidence {
+            id: id.into(),
+            experiment: experiment.into(),
+            ran,
+            host_or_emulator: "host x86_64".into(),
+            outcome: if ran {
+                outcome::DETERMINISTIC
+            } else {
+                outcome::NOT_RUN
+            }
+            .into(),
+            signature: ran.then(|| "49724a2ef4a4".into()),
+            coarse_signature: None,
+            detail: detail.into(),
+        }
+    }
+
+    #[test]
+    fn experiments_not_run_are_listed_below_the_table_and_share_a_line_per_reason() {
+        let emu = "emulation: a riscv64 compiler under qemu-user";
+        let c = Classification {
+            verdict: "compiler-bug".into(),
+            subcase: None,
+            confidence: "medium".into(),
+            rule: 31,
+            reason: "crashes on every rerun".into(),
+            decided_by: vec!["E1".into()],
+            next_step: None,
+            evidence: vec![
+                evidence("E1", "determinism", true, "serial: 5 of 5"),
+                evidence("E5-v-off", emu, false, "no riscv64 compiler"),
+                evidence("E5-v128", emu, false, "no riscv64 compiler"),
+                evidence("E5-v256", emu, false, "no riscv64 compiler"),
+                evidence("E4", "V off | prctl", false, "not a RISC-V host"),
+            ],
+        };
+        let md = markdown_section(&serde_json::to_value(&c).unwrap());
+        let table: Vec<&str> = md.lines().filter(|l| l.starts_with("| ")).collect();
+        assert_eq!(table.len(), 2, "header and E1 only:\n{md}");
+        assert!(table[1].starts_with("| E1 | determinism |"), "{md}");
+        assert!(md.contains("row 3b"), "{md}");
+        let after = md.split("Not run here:").nth(1).expect("a not-run list");
+        let items: Vec<&str> = after.lines().filter(|l| l.starts_with("- ")).collect();
+        assert_eq!(
+            items,
+            [
+                format!("- E5-v-off, E5-v128, E5-v256 ({emu}): no riscv64 compiler"),
+                "- E4 (V off | prctl): not a RISC-V host".to_string(),
+            ]
         );
     }
-    let _ = writeln!(s);
-    s
+
+    #[test]
+    fn a_value_that_is_not_a_classification_renders_nothing() {
+        assert_eq!(markdown_section(&serde_json::json!({"verdict": 3})), "");
+    }
 }
