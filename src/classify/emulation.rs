@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::experiments::{compare, not_run, this_host, TIMEOUT};
 use super::outcome as o;
-use super::{Evidence, Options, SYSROOT_CLANG};
+use super::{kernel_log, Evidence, Options, SYSROOT_CLANG};
 use crate::case::Case;
 use crate::crash::{self, Crash, CrashKind, Symbolizer};
 use crate::exec::{self, Cmd};
@@ -249,7 +249,12 @@ pub fn faulting_frame(cr: &Crash) -> Option<&crash::Frame> {
         .find(|f| f.module.is_some() && f.offset.is_some())
 }
 
-pub fn faulting_instruction(case: &Case, crashes: &[(Crash, Option<PathBuf>)]) -> Evidence {
+pub fn faulting_instruction(
+    dir: &Path,
+    case: &Case,
+    opts: &Options,
+    crashes: &[(Crash, Option<PathBuf>)],
+) -> Evidence {
     let experiment = "faulting instruction: decode module+offset of the faulting frame";
     let host = this_host();
     if !matches!(
@@ -273,6 +278,11 @@ pub fn faulting_instruction(case: &Case, crashes: &[(Crash, Option<PathBuf>)]) -
         e.outcome = o::NOT_APPLICABLE.into();
         return e;
     }
+    let log_note = match from_kernel_log(dir, case, opts) {
+        Ok(Some(e)) => return e,
+        Ok(None) => String::new(),
+        Err(why) => format!("; {why}"),
+    };
     for (cr, root) in crashes {
         let Some(f) = faulting_frame(cr) else {
             continue;
@@ -299,11 +309,7 @@ pub fn faulting_instruction(case: &Case, crashes: &[(Crash, Option<PathBuf>)]) -
             else {
                 continue;
             };
-            let outcome = match insn.what {
-                crate::elf::Decoded::Vector(_) => o::VECTOR,
-                crate::elf::Decoded::Trap(_) => o::TRAP,
-                crate::elf::Decoded::Other => o::OTHER,
-            };
+            let outcome = outcome_of(&insn);
             return Evidence {
                 id: "E2".into(),
                 experiment: experiment.into(),
@@ -326,8 +332,112 @@ pub fn faulting_instruction(case: &Case, crashes: &[(Crash, Option<PathBuf>)]) -
         "E2",
         experiment,
         &host,
-        "no frame with module+offset of a readable RISC-V ELF (the case is not from a RISC-V host and no emulated run died of a signal)",
+        format!("no frame with module+offset of a readable RISC-V ELF (the case is not from a RISC-V host and no emulated run died of a signal){log_note}"),
     )
+}
+
+/// E2 from the kernel log saved in the case ([`super::KERNEL_LOG`]): `Ok(None)` when there is
+/// none, `Err` (a note for the evidence) when it cannot be decoded.
+fn from_kernel_log(dir: &Path, case: &Case, opts: &Options) -> Result<Option<Evidence>, String> {
+    let Ok(text) = std::fs::read_to_string(dir.join(super::KERNEL_LOG)) else {
+        return Ok(None);
+    };
+    let faults = kernel_log::parse(&text);
+    let names = compiler_task_names(case);
+    let (fault, matched) = match faults
+        .iter()
+        .rev()
+        .find(|f| names.contains(&f.comm))
+    {
+        Some(f) => (f, true),
+        None => (
+            faults
+                .last()
+                .ok_or("the kernel log has no \"unhandled signal\" report")?,
+            false,
+        ),
+    };
+    let whose = if matched {
+        String::new()
+    } else {
+        format!(
+            " (no report names the compiler ({}); this is the log's last report)",
+            names.join(", ")
+        )
+    };
+    let evidence = |outcome: &str, detail: String| Evidence {
+        id: "E2".into(),
+        experiment: "faulting instruction: decode the pc of the host kernel's report".into(),
+        ran: true,
+        host_or_emulator: "kernel log of the crashing host".into(),
+        outcome: outcome.into(),
+        signature: None,
+        coarse_signature: None,
+        detail: format!("kernel log: `{}`{whose}: {detail}", fault.line),
+    };
+    if let Some(insn) = fault.trapped_instruction() {
+        return Ok(Some(evidence(
+            outcome_of(&insn),
+            format!("the trapped instruction (badaddr): {}", insn.describe()),
+        )));
+    }
+    let (Some(m), Some(pc)) = (&fault.mapping, fault.pc()) else {
+        return Err("the kernel log's report names no pc and mapped file".into());
+    };
+    let (compiler, root) = match riscv64_compiler(case, opts) {
+        Some(rc) => (rc.compiler, rc.root),
+        None => (PathBuf::from(&case.compiler.resolved_path), None),
+    };
+    let closure = crate::elf::resolve(&crate::elf::HostFs, &[compiler], root.as_deref());
+    let file = closure.files.iter().find(|f| {
+        [&f.path, &f.found_as]
+            .iter()
+            .any(|p| p.file_name().is_some_and(|n| n.to_string_lossy() == m.name))
+    });
+    let Some(file) = file else {
+        return Err(format!(
+            "the kernel log's pc is in {}, which is not among the compiler's files here (pass --sysroot DIR or --compiler PATH for the crashing host's compiler)",
+            m.name
+        ));
+    };
+    match fault.instruction_in(&file.bytes) {
+        Some((off, insn)) => Ok(Some(evidence(
+            outcome_of(&insn),
+            format!(
+                "pc 0x{pc:x} = {}+0x{off:x} (file offset): {}",
+                file.path.display(),
+                insn.describe()
+            ),
+        ))),
+        None => Err(format!(
+            "the kernel log's pc 0x{pc:x} does not fall in an executable segment of {}",
+            file.path.display()
+        )),
+    }
+}
+
+/// The task names (`comm`, at most 15 bytes) the compiler's processes have: the base names of
+/// the command's program and of the file it resolved to.
+fn compiler_task_names(case: &Case) -> Vec<String> {
+    let mut names: Vec<String> = [
+        case.command.first().map(String::as_str),
+        Some(case.compiler.resolved_path.as_str()),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(|p| Path::new(p).file_name())
+    .map(|n| n.to_string_lossy().chars().take(15).collect())
+    .collect();
+    names.dedup();
+    names
+}
+
+fn outcome_of(insn: &crate::elf::Instruction) -> &'static str {
+    match insn.what {
+        crate::elf::Decoded::Vector(_) => o::VECTOR,
+        crate::elf::Decoded::Trap(_) => o::TRAP,
+        crate::elf::Decoded::Other => o::OTHER,
+    }
 }
 
 /// E3: the riscv64 compiler and its shared libraries scanned for vector code (what

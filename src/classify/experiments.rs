@@ -204,7 +204,9 @@ pub fn run_all(dir: &Path, case: &Case, opts: &Options) -> Vec<Evidence> {
 
     // E2: the faulting instruction of a RISC-V crash.
     evidence.push(faulting_instruction(
+        dir,
         case,
+        opts,
         &evidence_crashes(dir, case, &replay, opts),
     ));
 

@@ -7,13 +7,15 @@
 //! case was captured under), E5 emulation (a riscv64 compiler under `qemu-riscv64` with V off
 //! and on), E3 a static scan of that compiler's closure for vector code, E6 cross-host replay
 //! (the case on this host's clang of the same version when the case came from another host;
-//! otherwise the replay is the `baseline`), E2 the faulting instruction of a RISC-V crash, E4
+//! otherwise the replay is the `baseline`), E2 the faulting instruction of a RISC-V crash (from
+//! the host's kernel log, [`kernel_log`], or the stack dump's module+offset), E4
 //! V off through `prctl` on a RISC-V host, E7 resources. The verdict
 //! ([`verdict::decide`]) is a pure function over the evidence implementing the decision table
 //! of rvv.md §4.3, first matching row wins.
 
 pub mod emulation;
 pub mod experiments;
+pub mod kernel_log;
 pub mod verdict;
 
 use std::fmt::Write as _;
@@ -121,6 +123,9 @@ pub struct Options {
     pub sysroot: Option<PathBuf>,
     /// The riscv64 compiler for E5 (default `SYSROOT/usr/lib/llvm-19/bin/clang`).
     pub compiler: Option<PathBuf>,
+    /// A kernel log of the host where the compiler crashed, for E2; saved into the case as
+    /// [`KERNEL_LOG`].
+    pub kernel_log: Option<PathBuf>,
 }
 
 impl Default for Options {
@@ -130,6 +135,7 @@ impl Default for Options {
             emulator: PathBuf::from("qemu-riscv64"),
             sysroot: std::env::var_os(SYSROOT_ENV).map(PathBuf::from),
             compiler: None,
+            kernel_log: None,
         }
     }
 }
@@ -141,12 +147,36 @@ pub enum ClassifyError {
     Case(#[from] CaseError),
     #[error("riscv64 compiler {0} not found; fetch a sysroot with scripts/fetch-riscv64-clang (--sysroot DIR) or name the compiler with --compiler")]
     NoRiscv64Compiler(PathBuf),
+    #[error("kernel log {path}: {why}")]
+    KernelLog { path: PathBuf, why: String },
+}
+
+/// The case file holding the kernel log given to `classify --kernel-log` (E2 reads it).
+pub const KERNEL_LOG: &str = "kernel.log";
+
+/// Checks the kernel log has an "unhandled signal" report and saves it into the case.
+fn save_kernel_log(dir: &Path, log: &Path) -> Result<(), ClassifyError> {
+    let err = |why: String| ClassifyError::KernelLog {
+        path: log.to_path_buf(),
+        why,
+    };
+    let bytes = std::fs::read(log).map_err(|e| err(format!("cannot read it: {e}")))?;
+    if kernel_log::parse(&String::from_utf8_lossy(&bytes)).is_empty() {
+        return Err(err(
+            "no \"unhandled signal\" report in it; pass the kernel log (`dmesg` or `journalctl -k`) of the host where the compiler crashed, with the lines after the report (the registers)".into(),
+        ));
+    }
+    crate::case::write_atomic(&dir.join(KERNEL_LOG), &bytes)
+        .map_err(|e| err(format!("cannot save it into the case: {e}")))
 }
 
 /// Runs the experiments on the case in `dir`, decides, and saves the section into
 /// `case.json` (and `report.md`).
 pub fn classify(dir: &Path, opts: &Options) -> Result<Classification, ClassifyError> {
     let mut case = Case::load(dir)?;
+    if let Some(log) = &opts.kernel_log {
+        save_kernel_log(dir, log)?;
+    }
     if let Some(rc) = emulation::riscv64_compiler(&case, opts) {
         if !rc.compiler.is_file() {
             return Err(ClassifyError::NoRiscv64Compiler(rc.compiler));

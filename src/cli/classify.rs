@@ -28,6 +28,12 @@ pub struct ClassifyArgs {
     /// was captured under --emulator, else SYSROOT/usr/lib/llvm-19/bin/clang).
     #[arg(long, value_name = "PATH")]
     compiler: Option<PathBuf>,
+    /// The kernel log (`dmesg`, `journalctl -k`) of the RISC-V host where the compiler
+    /// crashed: E2 decodes the instruction at the pc of its "unhandled signal" report (the
+    /// trapped bits in `badaddr`, else the mapped file's bytes). Saved into the case as
+    /// kernel.log, so later runs use it too.
+    #[arg(long, value_name = "FILE")]
+    kernel_log: Option<PathBuf>,
     /// Print the classification section as JSON on stdout, and nothing else.
     #[arg(long)]
     json: bool,
@@ -39,6 +45,7 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<u8> {
         runs: args.runs,
         emulator: args.emulator,
         compiler: args.compiler,
+        kernel_log: args.kernel_log,
         ..Options::default()
     };
     if args.sysroot.is_some() {

@@ -170,6 +170,17 @@ fn is_usage_error(e: &anyhow::Error) -> bool {
                 )
             )
             || matches!(
+                c.downcast_ref::<crate::classify::ClassifyError>(),
+                Some(
+                    crate::classify::ClassifyError::NoRiscv64Compiler(_)
+                        | crate::classify::ClassifyError::KernelLog { .. }
+                        | crate::classify::ClassifyError::Case(
+                            crate::case::CaseError::NotACase { .. }
+                                | crate::case::CaseError::TooNew { .. }
+                        )
+                )
+            )
+            || matches!(
                 c.downcast_ref::<crate::case::CaseError>(),
                 Some(
                     crate::case::CaseError::NotACase { .. }

@@ -248,12 +248,7 @@ fn a_riscv64_clang_captured_under_qemu_replays_on_x86_clang_of_its_version() {
             "GH75010.c",
         ],
     );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    expect_success(&o);
     let saved = read_case(&case);
     assert_eq!(
         saved["signature"]["frames"][2], "llvm::at::trackAssignments",
@@ -265,12 +260,7 @@ fn a_riscv64_clang_captured_under_qemu_replays_on_x86_clang_of_its_version() {
         .env_remove("ICEPICK_RISCV64_SYSROOT")
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    expect_success(&out);
     let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(c["verdict"], "compiler-bug", "{c:#}");
     assert_eq!(c["rule"], 3, "{c:#}");
@@ -302,4 +292,94 @@ fn a_riscv64_clang_captured_under_qemu_replays_on_x86_clang_of_its_version() {
         .unwrap()
         .iter()
         .all(|e| e["id"] != "baseline"));
+}
+
+/// The report a RISC-V kernel prints when `fakecc` dies of SIGILL at `word` (a model of a
+/// C920 host's log: the same format as arch/riscv/kernel/traps.c, with `badaddr` zero as when
+/// the hart does not report the bits, so the instruction must come from the file). The pc is
+/// where `word` sits in the static non-PIE `fakecc`, found from its program headers here.
+fn modelled_kernel_report(fakecc: &Path, word: u32) -> String {
+    use object::{Object, ObjectSegment, SegmentFlags};
+    let bytes = std::fs::read(fakecc).unwrap();
+    let file = object::File::parse(&*bytes).unwrap();
+    let at = bytes
+        .windows(4)
+        .position(|w| w == word.to_le_bytes())
+        .unwrap_or_else(|| panic!("0x{word:08x} is not in {}", fakecc.display()))
+        as u64;
+    let seg = file
+        .segments()
+        .find(|s| {
+            let (off, size) = s.file_range();
+            let exec = matches!(s.flags(), SegmentFlags::Elf { p_flags } if p_flags & object::elf::PF_X != 0);
+            exec && (off..off + size).contains(&at)
+        })
+        .expect("the word lies in an executable segment");
+    let pc = seg.address() + (at - seg.file_range().0);
+    let start = seg.address() & !0xfff;
+    let size = (seg.address() + seg.size()).div_ceil(0x1000) * 0x1000 - start;
+    format!(
+        "[ 5120.118532] fakecc[4242]: unhandled signal 4 code 0x1 at 0x{pc:016x} in fakecc[{start:x}+{size:x}]\n\
+         [ 5120.118540] CPU: 17 PID: 4242 Comm: fakecc Not tainted 6.6.20-sg2042 #1\n\
+         [ 5120.118544] epc : {pc:016x} ra : 0000000000010c2e sp : 0000003fffffe8a0\n\
+         [ 5120.118560] status: 0000000200004020 badaddr: 0000000000000000 cause: 0000000000000002\n"
+    )
+}
+
+/// `classify --kernel-log`: E2 decodes the instruction at the pc of the kernel's report, from
+/// the mapped file (here the case's own compiler), and the log is kept in the case. A log
+/// without a report is refused as bad input.
+#[test]
+fn the_kernel_logs_report_gives_e2_the_faulting_instruction() {
+    let (tmp, case) = capture_fakecc("int main(void) { return 0; }\n", "rv64,v=true");
+    let log = tmp.path().join("dmesg.txt");
+    std::fs::write(
+        &log,
+        format!(
+            "[ 5119.000000] systemd-journald[312]: Received client request to flush\n{}",
+            modelled_kernel_report(&tmp.path().join("fakecc"), 0x1205_0087)
+        ),
+    )
+    .unwrap();
+    let run = |log: &Path| {
+        Command::new(BIN)
+            .args(["classify", case.to_str().unwrap(), "--json", "--runs", "1"])
+            .arg("--kernel-log")
+            .arg(log)
+            .env_remove("ICEPICK_RISCV64_SYSROOT")
+            .output()
+            .unwrap()
+    };
+    let o = run(&log);
+    expect_success(&o);
+    let c: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let e2 = evidence(&c, "E2");
+    assert_eq!(e2["outcome"], "vector", "{e2:#}");
+    assert_eq!(e2["host_or_emulator"], "kernel log of the crashing host");
+    let d2 = e2["detail"].as_str().unwrap();
+    assert!(
+        d2.starts_with("kernel log: `fakecc[4242]: unhandled signal 4"),
+        "{d2}"
+    );
+    assert!(
+        d2.contains("0x12050087") && d2.contains("XTheadVector-only"),
+        "{d2}"
+    );
+    assert!(d2.contains("fakecc+0x"), "{d2}");
+    assert_eq!(c["verdict"], "host-rvv", "{c:#}");
+    assert_eq!(c["subcase"], "dialect-mismatch", "{c:#}");
+    assert_eq!(
+        std::fs::read_to_string(case.join("kernel.log")).unwrap(),
+        std::fs::read_to_string(&log).unwrap()
+    );
+
+    let empty = tmp.path().join("empty.log");
+    std::fs::write(&empty, "[    0.000000] Linux version 6.6.20\n").unwrap();
+    let o = run(&empty);
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("empty.log") && stderr.contains("no \"unhandled signal\" report"),
+        "{stderr}"
+    );
 }
