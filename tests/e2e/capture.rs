@@ -198,12 +198,7 @@ fn from_compilation_database() {
             dir.join("src/widget.cpp").to_str().unwrap(),
         ],
     );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    expect_success(&o);
     let case: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(
         case["signature"]["frames"][0],

@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 use regex::Regex;
 
 use crate::store::{icepick_in, list, CRASH_CPP};
+use crate::util::expect_success;
 
 /// A second, different crash: clang's own crash pragma (an illegal instruction in the
 /// preprocessor), in a file whose name has every HTML metacharacter, so that the source and
@@ -144,12 +145,7 @@ fn dashboard_of_a_real_store_renders_in_chromium() {
         &build,
         &["triage", "--pending", "--jobs", "2", "--json"],
     );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    expect_success(&o);
     wrap(&store, &build, HOSTILE_NAME, "c.o");
     let listed = list(&store);
     let buckets: BTreeMap<String, &serde_json::Value> = listed["buckets"]
@@ -178,12 +174,7 @@ fn dashboard_of_a_real_store_renders_in_chromium() {
         tmp.path(),
         &["dashboard", "--out", out.to_str().unwrap()],
     );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    expect_success(&o);
     let index = out.join("index.html");
     assert!(String::from_utf8_lossy(&o.stdout).contains(index.to_str().unwrap()));
 

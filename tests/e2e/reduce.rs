@@ -11,12 +11,7 @@ fn reduce_json(case: &Path, extra: &[&str]) -> serde_json::Value {
     let mut args = vec!["reduce", "--json", case.to_str().unwrap()];
     args.extend(extra);
     let o = icepick(case, &args);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    expect_success(&o);
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
@@ -171,12 +166,7 @@ fn creduce_style_interestingness_script() {
             file.to_str().unwrap(),
         ],
     );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    expect_success(&o);
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let reduced = std::fs::read(&file).unwrap();
     assert_eq!(r["bytes_after"], reduced.len());

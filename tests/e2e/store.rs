@@ -50,23 +50,13 @@ fn json_of(o: &Output) -> serde_json::Value {
 
 pub(crate) fn list(store: &Path) -> serde_json::Value {
     let o = icepick_in(store, store.parent().unwrap(), &["list", "--json"]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    expect_success(&o);
     json_of(&o)
 }
 
 fn show(store: &Path, bucket: &str) -> serde_json::Value {
     let o = icepick_in(store, store.parent().unwrap(), &["show", bucket, "--json"]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    expect_success(&o);
     json_of(&o)
 }
 
@@ -200,12 +190,7 @@ fn wrap_in_a_cmake_ninja_build_changes_nothing_but_records_the_crash() {
         &wrapped,
         &["scan-log", "--json", log_file.to_str().unwrap()],
     );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    expect_success(&o);
     let scanned = json_of(&o);
     assert_eq!(
         scanned["crashes"][0]["capture"], "recorded-by-wrap",
@@ -312,12 +297,7 @@ fn recorded_without_capture_then_triaged_pending() {
         tmp.path(),
         &["triage", "--pending", "--jobs", "2", "--json"],
     );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    expect_success(&o);
     let v = json_of(&o);
     assert_eq!(v["buckets"][0]["id"], id.as_str());
     assert_eq!(v["buckets"][0]["status"], "triaged", "{v:#}");
@@ -511,12 +491,7 @@ fn scan_log_finds_the_crash_in_real_ninja_and_make_logs() {
             tmp.path(),
             &["scan-log", "--json", log.to_str().unwrap()],
         );
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        expect_success(&o);
         let v = json_of(&o);
         let crashes = v["crashes"].as_array().unwrap();
         assert_eq!(crashes.len(), 1, "{generator}: {v:#}");

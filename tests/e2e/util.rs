@@ -50,6 +50,16 @@ pub fn icepick(cwd: &Path, args: &[&str]) -> Output {
         .output()
         .unwrap()
 }
+/// Asserts that a finished command exited 0, showing its stderr when it did not.
+#[track_caller]
+pub fn expect_success(o: &Output) {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
 
 /// The first command line of a corpus `cmd.txt`, as argv.
 pub fn cmd_txt(dir: &Path) -> Vec<String> {

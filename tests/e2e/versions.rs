@@ -17,12 +17,7 @@ fn gh59446_crashes_on_14_to_16_and_is_fixed_by_19() {
         args.extend(["--compiler", c.as_str()]);
     }
     let o = icepick(&dir, &args);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    expect_success(&o);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let outcomes: Vec<(u64, String)> = v["versions"]
         .as_array()
@@ -62,12 +57,7 @@ fn triage_runs_the_whole_pipeline_on_the_demo_project() {
     args.extend(cmd_txt(&dir));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let o = icepick(&dir, &args);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    expect_success(&o);
     let case = read_case(&out);
     // flags: the include path and the define were consumed by preprocessing; -O1 and -std are
     // not needed for this frontend crash.
