@@ -344,11 +344,7 @@ fn from_kernel_log(dir: &Path, case: &Case, opts: &Options) -> Result<Option<Evi
     };
     let faults = kernel_log::parse(&text);
     let names = compiler_task_names(case);
-    let (fault, matched) = match faults
-        .iter()
-        .rev()
-        .find(|f| names.contains(&f.comm))
-    {
+    let (fault, matched) = match faults.iter().rev().find(|f| names.contains(&f.comm)) {
         Some(f) => (f, true),
         None => (
             faults
