@@ -454,6 +454,7 @@ fn finish(req: &Request, dir: NewCaseDir, p: Parts<'_>) -> Result<Outcome, Captu
         command: p.command,
         cwd: req.cwd.to_string_lossy().into_owned(),
         emulator: req.emulator.clone(),
+        host: serde_json::to_value(crate::host::probe()).ok(),
         compiler: Compiler {
             path: p.found.to_string_lossy().into_owned(),
             resolved_path: p.resolved.to_string_lossy().into_owned(),

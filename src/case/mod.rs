@@ -105,6 +105,11 @@ pub struct Case {
     /// stage runs the compiler behind it ([`Case::host_argv`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub emulator: Vec<String>,
+    /// The facts of the machine the case was captured on (`icepick probe --json`: kernel,
+    /// CPU ISA and vendor ids, AT_HWCAP, riscv_hwprobe, the vector control), taken while
+    /// that machine is at hand. Under an emulator, the machine running the emulator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<serde_json::Value>,
     pub compiler: Compiler,
     pub crash: Crash,
     pub signature: Signature,

@@ -12,6 +12,7 @@ pub(crate) fn sample_case() -> Case {
         command: vec!["clang".into(), "-c".into(), "f.c".into()],
         cwd: "/src".into(),
         emulator: Vec::new(),
+        host: None,
         compiler: Compiler {
             path: "/usr/bin/clang".into(),
             resolved_path: "/usr/lib/llvm-19/bin/clang".into(),

@@ -3,6 +3,7 @@
 //! pure; [`write_files`] and [`Report::load`] are the functions here that read a case
 //! directory, and [`write_files`] the one that writes.
 
+mod environment;
 mod files;
 pub mod godbolt;
 mod upstream;
@@ -280,6 +281,9 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
         case.compiler.path, case.compiler.resolved_path
     );
     let _ = writeln!(s, "- version: {}", case.compiler.version);
+    for line in environment::host_lines(case.host.as_ref(), &case.emulator) {
+        let _ = writeln!(s, "- {line}");
+    }
     let _ = writeln!(
         s,
         "- captured by icepick {} in {} compiler runs ({:.1} s)",

@@ -232,10 +232,22 @@ fn human_output_names_the_case_and_report_reads_it_back() {
     let md = String::from_utf8_lossy(&md.stdout);
     assert!(md.starts_with("# clang crash: illegal instruction"), "{md}");
     assert!(md.contains("## Reproducer"));
+    // The capturing machine's facts, taken at capture time.
+    let uname = |flag: &str| {
+        let o = std::process::Command::new("uname")
+            .arg(flag)
+            .output()
+            .unwrap();
+        String::from_utf8(o.stdout).unwrap().trim().to_string()
+    };
+    let host_line = format!("- host: Linux {} {}", uname("-r"), uname("-m"));
+    assert!(md.contains(&host_line), "{host_line:?} in\n{md}");
     let json = icepick(
         &dir,
         &["report", "--format", "json", case_dir.to_str().unwrap()],
     );
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["host"]["kernel"]["release"], uname("-r"));
+    assert_eq!(v["host"]["riscv"], cfg!(target_arch = "riscv64"));
 }
