@@ -215,6 +215,12 @@ pub fn run_all(dir: &Path, case: &Case, opts: &Options) -> Vec<Evidence> {
 
     // E7: resources.
     evidence.push(resources(case, timeouts, &replay_cmd, &sym));
+
+    // H: what the capturing host is.
+    evidence.push(super::host_facts::evidence(
+        case.host.as_ref(),
+        &case.emulator,
+    ));
     evidence
 }
 

@@ -9,12 +9,14 @@
 //! (the case on this host's clang of the same version when the case came from another host;
 //! otherwise the replay is the `baseline`), E2 the faulting instruction of a RISC-V crash (from
 //! the host's kernel log, [`kernel_log`], or the stack dump's module+offset), E4
-//! V off through `prctl` on a RISC-V host, E7 resources. The verdict
+//! V off through `prctl` on a RISC-V host, E7 resources, and H the capturing host's facts
+//! ([`host_facts`]). The verdict
 //! ([`verdict::decide`]) is a pure function over the evidence implementing the decision table
 //! of rvv.md §4.3, first matching row wins.
 
 pub mod emulation;
 pub mod experiments;
+pub mod host_facts;
 pub mod kernel_log;
 pub mod verdict;
 
@@ -36,7 +38,8 @@ pub const SYSROOT_CLANG: &str = "usr/lib/llvm-19/bin/clang";
 /// One experiment's result: an item of `classification.evidence[]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Evidence {
-    /// `E1`, `E2`, `E4`, `E5-v-off`, `E5-v128`, `E5-v256`, `E6` or `baseline`, `E7`.
+    /// `E1`, `E2`, `E3`, `E4`, `E5-v-off`, `E5-v128`, `E5-v256`, `E6` or `baseline`, `E7`,
+    /// `H` (the capturing host's facts).
     pub id: String,
     /// What ran, in words (command lines are in `detail`).
     pub experiment: String,
@@ -87,6 +90,16 @@ pub mod outcome {
     pub const NOT_FIXED_BY_STACK: &str = "not-fixed-by-bigger-stack";
     /// E7: the crash kind says nothing about resources.
     pub const NO_RESOURCE_SIGN: &str = "no-resource-sign";
+    /// H: a T-Head XTheadVector (0.7.1) core whose kernel claims V (RVV 1.0) in AT_HWCAP.
+    pub const HOST_THEAD_CLAIMS_V: &str = "thead-core-claims-v";
+    /// H: a RISC-V host whose AT_HWCAP claims V.
+    pub const HOST_V: &str = "v";
+    /// H: a RISC-V host without V in AT_HWCAP.
+    pub const HOST_NO_V: &str = "no-v";
+    /// H: a RISC-V host whose AT_HWCAP was not read.
+    pub const HOST_V_UNKNOWN: &str = "v-unknown";
+    /// H: the capturing machine is not RISC-V.
+    pub const HOST_NOT_RISCV: &str = "not-riscv";
 }
 
 /// `case.json`'s `classification`.

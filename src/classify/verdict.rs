@@ -10,6 +10,12 @@
 //! - `5b` (51): the faulting instruction is a vector instruction of one dialect only and V off
 //!   removes the crash. Row 6 asks for clean emulation, but when the binary itself carries
 //!   XTheadVector code, QEMU's RVV 1.0 unit is a mismatched host too, so E5 with V on crashes.
+//!
+//! Row 6's sub-case (a) "dialect mismatch" needs to know the dialect that faulted: E2's
+//! decisive encoding, or the capturing host's facts (`H`: a T-Head 0.7.1 core whose kernel
+//! claims V) together with a vector instruction at the fault (E2) or RVV 1.0 code in the
+//! compiler (E3) and V off removing the crash (E4). Otherwise it is (b), the kernel's vector
+//! context.
 
 use super::outcome as o;
 use super::Evidence;
@@ -88,6 +94,8 @@ fn decision(
 pub fn decide(ev: &[Evidence]) -> Decision {
     let e1 = get(ev, "E1");
     let e2 = get(ev, "E2");
+    let e3 = get(ev, "E3");
+    let host = get(ev, "H");
     let e4 = get(ev, "E4");
     let e7 = get(ev, "E7");
     let v_off = get(ev, "E5-v-off");
@@ -213,6 +221,10 @@ pub fn decide(ev: &[Evidence]) -> Decision {
     }
     // Row 5b: a one-dialect vector instruction faulted, V off removes the crash, and emulation
     // with V on crashes too (with clean emulation, row 6 decides).
+    // The dialect that faulted: from E2's decisive encoding, or (rvv.md §4.3 row 6a) from a
+    // host that is a T-Head 0.7.1 core claiming V, where RVV 1.0 code (E2's instruction, or
+    // what E3 finds in the compiler) cannot run.
+    let thead_claims_v = is(host, o::HOST_THEAD_CLAIMS_V);
     let dialect = e2
         .filter(|e| e.outcome == o::VECTOR)
         .and_then(|e| {
@@ -220,12 +232,19 @@ pub fn decide(ev: &[Evidence]) -> Decision {
                 Some("XTheadVector (0.7.1) code ran on a vector unit that does not implement it (RVV 1.0)")
             } else if e.detail.contains("RVV-1.0-only") {
                 Some("RVV 1.0 code ran on a vector unit that does not implement it (an XTheadVector core whose kernel advertises V)")
+            } else if thead_claims_v {
+                Some("a vector instruction faulted on a T-Head 0.7.1 (XTheadVector) core whose kernel claims RVV 1.0 (H)")
             } else {
                 None
             }
+        })
+        .or_else(|| {
+            (thead_claims_v && (is(e3, "rvv1") || is(e3, "ambiguous")) && is(e4, o::NO_CRASH))
+                .then_some("the compiler holds RVV 1.0 code (E3) and the host is a T-Head 0.7.1 (XTheadVector) core whose kernel claims RVV 1.0 (H)")
         });
     let v_off_clean = v_off.filter(|e| e.outcome == o::NO_CRASH);
     let e4_clean = e4.filter(|e| e.outcome == o::NO_CRASH);
+    let host_decided = host.filter(|_| thead_claims_v);
     if let (Some(what), true) = (
         dialect,
         crashed(v_on) && (v_off_clean.is_some() || e4_clean.is_some()),
@@ -235,15 +254,15 @@ pub fn decide(ev: &[Evidence]) -> Decision {
             Some("dialect-mismatch"),
             HIGH,
             51,
-            format!("the faulting instruction is of one vector dialect only (E2) and the crash is gone with V off: {what}; the host advertises V for a unit that does not run this code"),
-            ids(&[e2, v_off_clean, e4_clean, v_on.filter(|e| crashed(Some(e)))]),
+            format!("the faulting vector code is of a dialect the host's unit does not run and the crash is gone with V off: {what}; the host advertises V for a unit that does not run this code"),
+            ids(&[e2, host_decided, v_off_clean, e4_clean, v_on.filter(|e| crashed(Some(e)))]),
             None,
         );
     }
     // Row 6: a vector instruction faulted, or V off removes the crash; emulation is clean.
     let vector_evidence = is(e2, o::VECTOR) || is(e4, o::NO_CRASH);
     if vector_evidence && (e5_clean || !e5_ran) {
-        let decisive = e2.is_some_and(|e| e.outcome == o::VECTOR && e.detail.contains("-only"));
+        let decisive = dialect.is_some();
         return decision(
             "host-rvv",
             Some(if decisive {
@@ -253,13 +272,15 @@ pub fn decide(ev: &[Evidence]) -> Decision {
             }),
             if e5_clean { HIGH } else { LOW },
             6,
-            if decisive {
-                "a vector instruction of one dialect faulted (RVV 1.0 vs XTheadVector): the host advertises V for a unit that does not run this code"
+            if let Some(what) = dialect {
+                format!("{what}: the host advertises V for a unit that does not run this code")
             } else {
-                "the crash depends on the host's vector support (a vector instruction faulted or turning V off removes it) and not on the compiler"
+                "the crash depends on the host's vector support (a vector instruction faulted or turning V off removes it) and not on the compiler".into()
             },
             ids(&[
                 e2.filter(|e| e.outcome == o::VECTOR),
+                host_decided,
+                e3.filter(|_| decisive && thead_claims_v),
                 e4.filter(|e| e.outcome == o::NO_CRASH),
                 v_off,
                 v128,
@@ -537,6 +558,62 @@ mod tests {
                 6,
             ),
             (
+                "6b on a RISC-V host that is not a T-Head 0.7.1 core",
+                vec![
+                    ev("E1", DETERMINISTIC),
+                    ev("E4", NO_CRASH),
+                    ev("E3", "rvv1"),
+                    ev("H", HOST_V),
+                ],
+                "host-rvv",
+                Some("kernel-vector-context"),
+                6,
+            ),
+            (
+                "6a V off removes it; RVV 1.0 code in the compiler; a T-Head core claiming V",
+                vec![
+                    ev("E1", DETERMINISTIC),
+                    ev("E4", NO_CRASH),
+                    ev("E3", "rvv1"),
+                    ev("H", HOST_THEAD_CLAIMS_V),
+                ],
+                "host-rvv",
+                Some("dialect-mismatch"),
+                6,
+            ),
+            (
+                "6a an ambiguous vector instruction faulted on a T-Head core claiming V",
+                vec![
+                    ev("E1", DETERMINISTIC),
+                    ev_d(
+                        "E2",
+                        VECTOR,
+                        "0x0d05f057 vector instruction (dialect-ambiguous)",
+                    ),
+                    ev("H", HOST_THEAD_CLAIMS_V),
+                ],
+                "host-rvv",
+                Some("dialect-mismatch"),
+                6,
+            ),
+            (
+                "5b V off clean, V on crashes under emulation, T-Head core claiming V",
+                vec![
+                    ev("E1", DETERMINISTIC),
+                    ev_d(
+                        "E2",
+                        VECTOR,
+                        "0x0d05f057 vector instruction (dialect-ambiguous)",
+                    ),
+                    ev("E4", NO_CRASH),
+                    ev("E5-v128", SAME_CRASH),
+                    ev("H", HOST_THEAD_CLAIMS_V),
+                ],
+                "host-rvv",
+                Some("dialect-mismatch"),
+                51,
+            ),
+            (
                 "7 kernel",
                 vec![
                     ev("E1", DETERMINISTIC),
@@ -597,6 +674,27 @@ mod tests {
                 "row {name}: {d:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_t_head_host_claiming_v_is_named_among_the_deciding_evidence() {
+        use o::*;
+        let d = decide(&[
+            ev("E1", DETERMINISTIC),
+            ev("E4", NO_CRASH),
+            ev("E3", "rvv1"),
+            ev("H", HOST_THEAD_CLAIMS_V),
+        ]);
+        assert_eq!(d.decided_by, vec!["H", "E3", "E4"]);
+        assert!(d.reason.contains("T-Head"), "{}", d.reason);
+        // Without the host fact the same experiments do not name a dialect.
+        let d = decide(&[
+            ev("E1", DETERMINISTIC),
+            ev("E4", NO_CRASH),
+            ev("E3", "rvv1"),
+        ]);
+        assert_eq!(d.subcase, Some("kernel-vector-context"));
+        assert_eq!(d.decided_by, vec!["E4"]);
     }
 
     #[test]

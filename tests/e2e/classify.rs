@@ -108,6 +108,16 @@ fn vector_pragma_without_a_sysroot_is_a_compiler_bug_with_e5_as_next_step() {
         .contains("ICEPICK_RISCV64_SYSROOT"));
     assert!(c["next_step"].as_str().unwrap().starts_with("E5"));
     assert_eq!(evidence(&c, "E7")["outcome"], "no-resource-sign");
+    // The facts capture recorded about this (x86) machine.
+    let h = evidence(&c, "H");
+    assert_eq!(h["outcome"], "not-riscv", "{h:#}");
+    assert_eq!(
+        h["detail"],
+        format!(
+            "captured on a {} host: no RISC-V vector unit involved",
+            std::env::consts::ARCH
+        )
+    );
 }
 
 /// `corpus/rvv-programs/fakecc.c` captured under `qemu-riscv64 -cpu CPU` as a compiler of a
@@ -189,6 +199,15 @@ fn a_compiler_running_xtheadvector_code_on_an_rvv1_unit_is_a_host_dialect_mismat
     assert!(d3.contains("fakecc ("), "{d3}");
     // Not a clang: there is no build of it for this host to replay on.
     assert_eq!(evidence(&c, "E6")["ran"], false);
+    let h = evidence(&c, "H");
+    assert_eq!(h["outcome"], "not-riscv", "{h:#}");
+    assert!(
+        h["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("captured under `qemu-riscv64 -cpu rv64,v=true` on a"),
+        "{h:#}"
+    );
     let report = std::fs::read_to_string(case.join("report.md")).unwrap();
     assert!(
         report.contains("**host-rvv** (dialect-mismatch)"),
