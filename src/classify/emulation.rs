@@ -271,8 +271,8 @@ pub fn faulting_instruction(
             experiment,
             &host,
             format!(
-                "the crash is {:?}, not a signal at an instruction: nothing to decode",
-                case.crash.kind
+                "the crash is a {}, not a signal at an instruction: nothing to decode",
+                crate::report::kind_words(case.crash.kind)
             ),
         );
         e.outcome = o::NOT_APPLICABLE.into();

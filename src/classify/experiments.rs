@@ -70,7 +70,12 @@ pub fn compare(case_sig: &Signature, out: &Result<Output, ExecError>, sym: &Symb
         return Seen {
             outcome: o::NO_CRASH,
             crash: None,
-            note: format!("{:?}, no crash", o.status),
+            note: match o.status {
+                Status::Exited(0) => "compiled (exit 0), no crash".into(),
+                Status::Exited(n) => format!("exit {n}, no crash"),
+                Status::Signaled(n) => format!("signal {n} without a crash report"),
+                _ => "cancelled".into(),
+            },
         };
     };
     sym.symbolize(&mut cr);
@@ -87,11 +92,18 @@ pub fn compare(case_sig: &Signature, out: &Result<Output, ExecError>, sym: &Symb
     } else {
         o::OTHER_CRASH
     };
+    let quoted = |label: &str, s: &str| {
+        if s.is_empty() {
+            String::new()
+        } else {
+            format!("{label}`{s}`")
+        }
+    };
     let note = format!(
-        "{} `{}` in `{}`, top frames {}",
+        "{}{}{}, top frames {}",
         sig.kind,
-        sig.message,
-        sig.phase,
+        quoted(" ", &sig.message),
+        quoted(" in ", &sig.phase),
         sig.frames.join(" > ")
     );
     Seen {
@@ -367,7 +379,10 @@ fn resources(case: &Case, timeouts: usize, replay: &Cmd, sym: &Symbolizer) -> Ev
     match case.crash.kind {
         CrashKind::Killed | CrashKind::Timeout => {
             e.outcome = o::RESOURCE_KILLED.into();
-            e.detail = format!("the case's crash is {:?}", case.crash.kind);
+            e.detail = format!(
+                "the case's crash is a {}",
+                crate::report::kind_words(case.crash.kind)
+            );
         }
         _ if timeouts > 0 => {
             e.outcome = o::RESOURCE_KILLED.into();
@@ -391,7 +406,10 @@ fn resources(case: &Case, timeouts: usize, replay: &Cmd, sym: &Symbolizer) -> Ev
         }
         k => {
             e.outcome = o::NO_RESOURCE_SIGN.into();
-            e.detail = format!("the crash is {k:?}: not a kill, timeout or stack overflow");
+            e.detail = format!(
+                "the crash is a {}: not a kill, timeout or stack overflow",
+                crate::report::kind_words(k)
+            );
         }
     }
     e

@@ -37,11 +37,15 @@ pub fn evidence(host: Option<&Value>, emulator: &[String]) -> Evidence {
     if h.get("riscv").and_then(Value::as_bool) != Some(true) {
         e.outcome = o::HOST_NOT_RISCV.into();
         e.detail = if emulator.is_empty() {
-            format!("captured on a {arch} host: no RISC-V vector unit involved")
+            format!(
+                "captured on {} {arch} host: no RISC-V vector unit involved",
+                article(arch)
+            )
         } else {
             format!(
-                "captured under `{}` on a {arch} host: the emulated CPU is the one E5 varies",
-                emulator.join(" ")
+                "captured under `{}` on {} {arch} host: the emulated CPU is the one E5 varies",
+                emulator.join(" "),
+                article(arch)
             )
         };
         return e;
@@ -83,6 +87,15 @@ pub fn evidence(host: Option<&Value>, emulator: &[String]) -> Evidence {
     e.outcome = outcome.into();
     e.detail = detail;
     e
+}
+
+/// `an x86_64`, `an aarch64`, `a riscv64`.
+fn article(word: &str) -> &'static str {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u', 'x']) {
+        "an"
+    } else {
+        "a"
+    }
 }
 
 fn hex(s: &str) -> Option<u64> {

@@ -114,7 +114,7 @@ fn vector_pragma_without_a_sysroot_is_a_compiler_bug_with_e5_as_next_step() {
     assert_eq!(
         h["detail"],
         format!(
-            "captured on a {} host: no RISC-V vector unit involved",
+            "captured on an {} host: no RISC-V vector unit involved",
             std::env::consts::ARCH
         )
     );
@@ -205,7 +205,7 @@ fn a_compiler_running_xtheadvector_code_on_an_rvv1_unit_is_a_host_dialect_mismat
         h["detail"]
             .as_str()
             .unwrap()
-            .starts_with("captured under `qemu-riscv64 -cpu rv64,v=true` on a"),
+            .starts_with("captured under `qemu-riscv64 -cpu rv64,v=true` on an x86_64 host"),
         "{h:#}"
     );
     let report = std::fs::read_to_string(case.join("report.md")).unwrap();
