@@ -278,11 +278,14 @@ pub fn faulting_instruction(
         e.outcome = o::NOT_APPLICABLE.into();
         return e;
     }
-    let log_note = match from_kernel_log(dir, case, opts) {
-        Ok(Some(e)) => return e,
-        Ok(None) => String::new(),
-        Err(why) => format!("; {why}"),
-    };
+    let mut log_note = String::new();
+    for source in [from_core(case, opts), from_kernel_log(dir, case, opts)] {
+        match source {
+            Ok(Some(e)) => return e,
+            Ok(None) => {}
+            Err(why) => log_note += &format!("; {why}"),
+        }
+    }
     for (cr, root) in crashes {
         let Some(f) = faulting_frame(cr) else {
             continue;
@@ -410,6 +413,73 @@ fn from_kernel_log(dir: &Path, case: &Case, opts: &Options) -> Result<Option<Evi
             file.path.display()
         )),
     }
+}
+
+/// E2 from `--core FILE`: `Ok(None)` when none was given, `Err` (a note) when it cannot
+/// be decoded.
+fn from_core(case: &Case, opts: &Options) -> Result<Option<Evidence>, String> {
+    let Some(path) = &opts.core else {
+        return Ok(None);
+    };
+    let data = super::map_core(path).map_err(|e| e.to_string())?;
+    let fault =
+        super::core_file::read(&data).map_err(|e| format!("core file {}: {e}", path.display()))?;
+    let signal = fault
+        .signal
+        .map(|s| format!("signal {s}, "))
+        .unwrap_or_default();
+    let evidence = |insn: &crate::elf::Instruction, whence: String| {
+        Some(Evidence {
+            id: "E2".into(),
+            experiment: "faulting instruction: decode the pc of the core file".into(),
+            ran: true,
+            host_or_emulator: "core file of the crashed compiler".into(),
+            outcome: outcome_of(insn).into(),
+            signature: None,
+            coarse_signature: None,
+            detail: format!(
+                "core `{}`: {signal}pc 0x{:x}, {whence}: {}",
+                path.display(),
+                fault.pc,
+                insn.describe()
+            ),
+        })
+    };
+    if let Some(insn) = &fault.in_memory {
+        return Ok(evidence(insn, "read from the core's memory".into()));
+    }
+    let Some((file, offset)) = &fault.mapped else {
+        return Err(format!(
+            "core file {}: the pc 0x{:x} is neither in the core's memory nor in a mapped file it names",
+            path.display(),
+            fault.pc
+        ));
+    };
+    // The file as the crashed host had it: at its path, under the sysroot, or the compiler
+    // closure's file of that name.
+    let root = riscv64_compiler(case, opts).and_then(|rc| rc.root);
+    let candidates = [
+        Some(PathBuf::from(file)),
+        root.map(|r| r.join(file.trim_start_matches('/'))),
+    ];
+    for p in candidates.into_iter().flatten() {
+        let Ok(bytes) = std::fs::read(&p) else {
+            continue;
+        };
+        let Ok(at) = usize::try_from(*offset) else {
+            continue;
+        };
+        if let Some(insn) = crate::elf::decode_at(&bytes, at) {
+            return Ok(evidence(
+                &insn,
+                format!("{}+0x{offset:x} (file offset)", p.display()),
+            ));
+        }
+    }
+    Err(format!(
+        "core file {}: the pc is in {file}, which is not readable here (pass --sysroot DIR holding the crashed host's files)",
+        path.display()
+    ))
 }
 
 /// The task names (`comm`, at most 15 bytes) the compiler's processes have: the base names of

@@ -8,12 +8,14 @@
 //! and on), E3 a static scan of that compiler's closure for vector code, E6 cross-host replay
 //! (the case on this host's clang of the same version when the case came from another host;
 //! otherwise the replay is the `baseline`), E2 the faulting instruction of a RISC-V crash (from
-//! the host's kernel log, [`kernel_log`], or the stack dump's module+offset), E4
+//! a core file, [`core_file`], the host's kernel log, [`kernel_log`], or the stack dump's
+//! module+offset), E4
 //! V off through `prctl` on a RISC-V host, E7 resources, and H the capturing host's facts
 //! ([`host_facts`]). The verdict
 //! ([`verdict::decide`]) is a pure function over the evidence implementing the decision table
 //! of rvv.md §4.3, first matching row wins.
 
+pub mod core_file;
 pub mod emulation;
 pub mod experiments;
 pub mod host_facts;
@@ -139,6 +141,8 @@ pub struct Options {
     /// A kernel log of the host where the compiler crashed, for E2; saved into the case as
     /// [`KERNEL_LOG`].
     pub kernel_log: Option<PathBuf>,
+    /// A core file of the crashed compiler, for E2.
+    pub core: Option<PathBuf>,
 }
 
 impl Default for Options {
@@ -149,6 +153,7 @@ impl Default for Options {
             sysroot: std::env::var_os(SYSROOT_ENV).map(PathBuf::from),
             compiler: None,
             kernel_log: None,
+            core: None,
         }
     }
 }
@@ -162,6 +167,20 @@ pub enum ClassifyError {
     NoRiscv64Compiler(PathBuf),
     #[error("kernel log {path}: {why}")]
     KernelLog { path: PathBuf, why: String },
+    #[error("core file {path}: {why}")]
+    Core { path: PathBuf, why: String },
+}
+
+/// Maps a core file (cores of a compiler are large: mapped, not read).
+pub(crate) fn map_core(path: &Path) -> Result<memmap2::Mmap, ClassifyError> {
+    let err = |why: String| ClassifyError::Core {
+        path: path.to_path_buf(),
+        why,
+    };
+    let f = std::fs::File::open(path).map_err(|e| err(format!("cannot open it: {e}")))?;
+    // SAFETY: a read-only mapping of a core file nobody writes while classify reads it; a
+    // core changed underneath would at worst decode a wrong instruction.
+    unsafe { memmap2::Mmap::map(&f) }.map_err(|e| err(format!("cannot map it: {e}")))
 }
 
 /// The case file holding the kernel log given to `classify --kernel-log` (E2 reads it).
@@ -189,6 +208,12 @@ pub fn classify(dir: &Path, opts: &Options) -> Result<Classification, ClassifyEr
     let mut case = Case::load(dir)?;
     if let Some(log) = &opts.kernel_log {
         save_kernel_log(dir, log)?;
+    }
+    if let Some(core) = &opts.core {
+        core_file::read(&map_core(core)?).map_err(|e| ClassifyError::Core {
+            path: core.clone(),
+            why: e.to_string(),
+        })?;
     }
     if let Some(rc) = emulation::riscv64_compiler(&case, opts) {
         if !rc.compiler.is_file() {

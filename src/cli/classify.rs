@@ -34,6 +34,11 @@ pub struct ClassifyArgs {
     /// kernel.log, so later runs use it too.
     #[arg(long, value_name = "FILE")]
     kernel_log: Option<PathBuf>,
+    /// A core file of the crashed compiler (`coredumpctl dump -o core`, or gdb's `gcore`):
+    /// E2 decodes the instruction at its pc, from the core's memory or from the mapped file
+    /// its NT_FILE note names (looked up as is, then under --sysroot).
+    #[arg(long, value_name = "FILE")]
+    core: Option<PathBuf>,
     /// Print the classification section as JSON on stdout, and nothing else.
     #[arg(long)]
     json: bool,
@@ -46,6 +51,7 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<u8> {
         emulator: args.emulator,
         compiler: args.compiler,
         kernel_log: args.kernel_log,
+        core: args.core,
         ..Options::default()
     };
     if args.sysroot.is_some() {

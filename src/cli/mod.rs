@@ -174,6 +174,7 @@ fn is_usage_error(e: &anyhow::Error) -> bool {
                 Some(
                     crate::classify::ClassifyError::NoRiscv64Compiler(_)
                         | crate::classify::ClassifyError::KernelLog { .. }
+                        | crate::classify::ClassifyError::Core { .. }
                         | crate::classify::ClassifyError::Case(
                             crate::case::CaseError::NotACase { .. }
                                 | crate::case::CaseError::TooNew { .. }

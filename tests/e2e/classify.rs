@@ -402,3 +402,87 @@ fn the_kernel_logs_report_gives_e2_the_faulting_instruction() {
         "{stderr}"
     );
 }
+
+/// A core of `fakecc` dying of SIGILL under `qemu-riscv64 -cpu rv64,v=true`, written by gdb's
+/// `gcore` through qemu's gdbstub: qemu-user writes no guest cores (rvv.md §4.4), and gdb is
+/// how a user gets a core of a RISC-V process on any machine. gdb keeps the code in the core.
+fn gcore_of_fakecc(dir: &Path) -> PathBuf {
+    use std::time::{Duration, Instant};
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    std::fs::write(dir.join("u.c"), "int x;\n").unwrap();
+    let mut qemu = Command::new("qemu-riscv64")
+        .args(["-cpu", "rv64,v=true", "-g", &port.to_string(), "./fakecc"])
+        .args(["-c", "u.c", "-o", "u.o"])
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let core = dir.join("fakecc.core");
+    let gdb = Command::new("gdb-multiarch")
+        .args(["-q", "-batch", "-nx"])
+        .args(["-ex", "set architecture riscv:rv64"])
+        .args(["-ex", "set tcp connect-timeout 30"])
+        .args(["-ex", &format!("target remote 127.0.0.1:{port}")])
+        .args(["-ex", "continue"])
+        .args(["-ex", &format!("gcore {}", core.display())])
+        .arg(dir.join("fakecc"))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run gdb-multiarch ({e}): scripts/setup installs it"));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while qemu.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = qemu.kill();
+    let _ = qemu.wait();
+    let out = String::from_utf8_lossy(&gdb.stdout);
+    assert!(
+        core.is_file() && out.contains("SIGILL"),
+        "gdb made no core:\n{out}\n{}",
+        String::from_utf8_lossy(&gdb.stderr)
+    );
+    core
+}
+
+/// `classify --core`: E2 reads the pc from the core's NT_PRSTATUS and the instruction from
+/// the core's memory. A core that is not a RISC-V core is refused as bad input.
+#[test]
+fn a_core_file_gives_e2_the_faulting_instruction() {
+    let (tmp, case) = capture_fakecc("int main(void) { return 0; }\n", "rv64,v=true");
+    let core = gcore_of_fakecc(tmp.path());
+    let run = |core: &Path| {
+        Command::new(BIN)
+            .args(["classify", case.to_str().unwrap(), "--json", "--runs", "1"])
+            .arg("--core")
+            .arg(core)
+            .env_remove("ICEPICK_RISCV64_SYSROOT")
+            .output()
+            .unwrap()
+    };
+    let o = run(&core);
+    expect_success(&o);
+    let c: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let e2 = evidence(&c, "E2");
+    assert_eq!(e2["outcome"], "vector", "{e2:#}");
+    assert_eq!(e2["host_or_emulator"], "core file of the crashed compiler");
+    let d2 = e2["detail"].as_str().unwrap();
+    assert!(d2.contains("signal 4, pc 0x"), "{d2}");
+    assert!(d2.contains("read from the core's memory"), "{d2}");
+    assert!(
+        d2.contains("0x12050087") && d2.contains("XTheadVector-only"),
+        "{d2}"
+    );
+    assert_eq!(c["verdict"], "host-rvv", "{c:#}");
+
+    // An x86 ELF file that is not a core, then no file at all.
+    for bad in [Path::new(BIN), &tmp.path().join("missing.core")] {
+        let o = run(bad);
+        assert_eq!(o.status.code(), Some(2), "{}", bad.display());
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(stderr.contains("core file"), "{stderr}");
+    }
+}
