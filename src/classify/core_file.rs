@@ -100,6 +100,31 @@ pub fn read(core: &[u8]) -> Result<CoreFault, CoreError> {
     })
 }
 
+/// The files mapped into the process, from the core's `NT_FILE` note (any 64-bit
+/// little-endian core): (start, end, byte offset in the file, path).
+pub fn mapped_files(core: &[u8]) -> Vec<(u64, u64, u64, String)> {
+    let Ok(header) = elf::FileHeader64::<Endianness>::parse(core) else {
+        return Vec::new();
+    };
+    let Ok(endian) = header.endian() else {
+        return Vec::new();
+    };
+    let Ok(phdrs) = header.program_headers(endian, core) else {
+        return Vec::new();
+    };
+    for ph in phdrs {
+        let Ok(Some(mut notes)) = ph.notes(endian, core) else {
+            continue;
+        };
+        while let Ok(Some(note)) = notes.next() {
+            if note.n_type(endian) == NT_FILE {
+                return parse_nt_file(note.desc());
+            }
+        }
+    }
+    Vec::new()
+}
+
 /// `NT_FILE`: count, page size, `count` × (start, end, offset in pages), then the names.
 /// Returns (start, end, byte offset, path).
 fn parse_nt_file(desc: &[u8]) -> Vec<(u64, u64, u64, String)> {

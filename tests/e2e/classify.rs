@@ -486,3 +486,56 @@ fn a_core_file_gives_e2_the_faulting_instruction() {
         assert!(stderr.contains("core file"), "{stderr}");
     }
 }
+
+/// The `NT_FILE` note that kernel cores carry (and from which `--core` finds the file holding
+/// the pc when the core leaves code out), read from a real core: gdb's `gcore` of a running
+/// `sleep` on this host writes the note the way the kernel does. Every file mapping in the
+/// process's /proc/PID/maps must come back with the same range and file offset.
+#[test]
+fn nt_file_of_a_real_core_matches_the_process_maps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sleep = Command::new("sleep").arg("60").spawn().unwrap();
+    // Once the loader has mapped libc, the mappings stay as they are while it sleeps.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let read_maps = || std::fs::read_to_string(format!("/proc/{}/maps", sleep.id())).unwrap();
+    while !read_maps().contains("libc") && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Relocation (RELRO) splits mappings right after: read them once it sleeps.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let maps = read_maps();
+    let core = tmp.path().join("sleep.core");
+    let gdb = Command::new("gdb-multiarch")
+        .args(["-q", "-batch", "-nx", "-p", &sleep.id().to_string()])
+        .args(["-ex", &format!("gcore {}", core.display())])
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run gdb-multiarch ({e}): scripts/setup installs it"));
+    let _ = sleep.kill();
+    let _ = sleep.wait();
+    assert!(
+        core.is_file(),
+        "gdb made no core: {}",
+        String::from_utf8_lossy(&gdb.stderr)
+    );
+    let files = icepick::classify::core_file::mapped_files(&std::fs::read(&core).unwrap());
+    let mut checked = 0;
+    for line in maps.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 6 || !f[5].starts_with('/') {
+            continue;
+        }
+        let (start, end) = f[0].split_once('-').unwrap();
+        let want = (
+            u64::from_str_radix(start, 16).unwrap(),
+            u64::from_str_radix(end, 16).unwrap(),
+            u64::from_str_radix(f[2], 16).unwrap(),
+            f[5].to_string(),
+        );
+        assert!(files.contains(&want), "{want:x?} missing from {files:x?}");
+        checked += 1;
+    }
+    assert!(checked >= 4, "sleep maps its binary and libc: {maps}");
+    // The core is x86's: read() refuses it for E2, naming the machine.
+    let err = icepick::classify::core_file::read(&std::fs::read(&core).unwrap()).unwrap_err();
+    assert!(err.to_string().contains(std::env::consts::ARCH), "{err}");
+}
