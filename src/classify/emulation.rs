@@ -279,7 +279,7 @@ pub fn faulting_instruction(
         return e;
     }
     let mut log_note = String::new();
-    for source in [from_core(case, opts), from_kernel_log(dir, case, opts)] {
+    for source in [from_core(dir, case, opts), from_kernel_log(dir, case, opts)] {
         match source {
             Ok(Some(e)) => return e,
             Ok(None) => {}
@@ -415,12 +415,16 @@ fn from_kernel_log(dir: &Path, case: &Case, opts: &Options) -> Result<Option<Evi
     }
 }
 
-/// E2 from `--core FILE`: `Ok(None)` when none was given, `Err` (a note) when it cannot
-/// be decoded.
-fn from_core(case: &Case, opts: &Options) -> Result<Option<Evidence>, String> {
-    let Some(path) = &opts.core else {
+/// E2 from `--core FILE` (or the core an earlier run named, [`super::CORE_PATH`]): `Ok(None)`
+/// when there is none, `Err` (a note) when it cannot be decoded.
+fn from_core(dir: &Path, case: &Case, opts: &Options) -> Result<Option<Evidence>, String> {
+    let saved = std::fs::read_to_string(dir.join(super::CORE_PATH))
+        .ok()
+        .map(|p| PathBuf::from(p.trim_end()));
+    let Some(path) = opts.core.clone().or(saved) else {
         return Ok(None);
     };
+    let path = &path;
     let data = super::map_core(path).map_err(|e| e.to_string())?;
     let fault =
         super::core_file::read(&data).map_err(|e| format!("core file {}: {e}", path.display()))?;

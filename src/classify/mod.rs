@@ -186,6 +186,10 @@ pub(crate) fn map_core(path: &Path) -> Result<memmap2::Mmap, ClassifyError> {
 /// The case file holding the kernel log given to `classify --kernel-log` (E2 reads it).
 pub const KERNEL_LOG: &str = "kernel.log";
 
+/// The case file naming (absolute path, one line) the core given to `classify --core`: cores
+/// are too large to copy, so later runs read it where it is.
+pub const CORE_PATH: &str = "core-path.txt";
+
 /// Checks the kernel log has an "unhandled signal" report and saves it into the case.
 fn save_kernel_log(dir: &Path, log: &Path) -> Result<(), ClassifyError> {
     let err = |why: String| ClassifyError::KernelLog {
@@ -214,6 +218,9 @@ pub fn classify(dir: &Path, opts: &Options) -> Result<Classification, ClassifyEr
             path: core.clone(),
             why: e.to_string(),
         })?;
+        let absolute = std::path::absolute(core).unwrap_or_else(|_| core.clone());
+        let line = format!("{}\n", absolute.display());
+        crate::case::write_atomic(&dir.join(CORE_PATH), line.as_bytes())?;
     }
     if let Some(rc) = emulation::riscv64_compiler(&case, opts) {
         if !rc.compiler.is_file() {

@@ -477,6 +477,15 @@ fn a_core_file_gives_e2_the_faulting_instruction() {
         "{d2}"
     );
     assert_eq!(c["verdict"], "host-rvv", "{c:#}");
+    // The case remembers the core: a later run without --core decodes it again.
+    let again = Command::new(BIN)
+        .args(["classify", case.to_str().unwrap(), "--json", "--runs", "1"])
+        .env_remove("ICEPICK_RISCV64_SYSROOT")
+        .output()
+        .unwrap();
+    expect_success(&again);
+    let c2: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(evidence(&c2, "E2")["detail"], e2["detail"]);
 
     // An x86 ELF file that is not a core, then no file at all.
     for bad in [Path::new(BIN), &tmp.path().join("missing.core")] {
