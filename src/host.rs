@@ -347,9 +347,11 @@ pub fn assess(f: &HostFacts) -> Vec<String> {
         .any(|p| p.decoded.contains(&"xtheadvector"));
     if vendor == Some(MVENDORID_THEAD) {
         let mimpid = f.cpuinfo.number("mimpid");
-        if hwcap_v && mimpid == Some(0) {
+        // Linux's test for a 0.7.1 unit: marchid and mimpid both 0 (marchid may be absent).
+        let marchid = f.cpuinfo.number("marchid");
+        if hwcap_v && mimpid == Some(0) && marchid.unwrap_or(0) == 0 {
             notes.push(
-                "T-Head core (mvendorid 0x5b7, mimpid 0: C906/C910/C920 class, vector 0.7.1) and \
+                "T-Head core (mvendorid 0x5b7, marchid and mimpid 0: C906/C910/C920 class, vector 0.7.1) and \
                  AT_HWCAP reports V (RVV 1.0): a vendor kernel is advertising a 0.7.1 unit as \
                  RVV 1.0, so RVV-1.0 code paths will fault (boot with hide_v0p7_ext, or use a \
                  mainline kernel >= 6.14)"

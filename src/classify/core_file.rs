@@ -91,7 +91,9 @@ pub fn read(core: &[u8]) -> Result<CoreFault, CoreError> {
     let mapped = files
         .into_iter()
         .find(|(start, end, _, _)| (*start..*end).contains(&pc))
-        .map(|(start, _, file_offset, name)| (name, file_offset + (pc - start)));
+        .and_then(|(start, _, file_offset, name)| {
+            Some((name, file_offset.checked_add(pc - start)?))
+        });
     Ok(CoreFault {
         signal,
         pc,
@@ -139,8 +141,12 @@ fn parse_nt_file(desc: &[u8]) -> Vec<(u64, u64, u64, String)> {
     let Ok(count) = usize::try_from(count) else {
         return Vec::new();
     };
-    let names_at = (2 + 3 * count).saturating_mul(8);
-    let Some(names) = desc.get(names_at..) else {
+    let Some(names) = count
+        .checked_mul(3)
+        .and_then(|n| n.checked_add(2))
+        .and_then(|n| n.checked_mul(8))
+        .and_then(|at| desc.get(at..))
+    else {
         return Vec::new();
     };
     names
@@ -186,9 +192,12 @@ mod tests {
                 (0x7000, 0x8000, 5 * 4096, "/usr/lib/libLLVM.so.19.1".into()),
             ]
         );
-        // Truncated notes give what they hold, never a panic.
+        // Truncated or absurd notes give what they hold, never a panic.
         assert!(parse_nt_file(&d[..20]).is_empty());
         assert!(parse_nt_file(&[]).is_empty());
+        let mut huge = d.clone();
+        huge[..8].copy_from_slice(&0x6000_0000_0000_0000u64.to_le_bytes());
+        assert!(parse_nt_file(&huge).is_empty());
     }
 
     #[test]

@@ -347,22 +347,30 @@ fn from_kernel_log(dir: &Path, case: &Case, opts: &Options) -> Result<Option<Evi
     };
     let faults = kernel_log::parse(&text);
     let names = compiler_task_names(case);
-    let (fault, matched) = match faults.iter().rev().find(|f| names.contains(&f.comm)) {
-        Some(f) => (f, true),
-        None => (
-            faults
-                .last()
-                .ok_or("the kernel log has no \"unhandled signal\" report")?,
-            false,
+    // The compiler's report, of the case's signal when the case has one; the latest of them.
+    // Another process's report says nothing about this crash: no fallback to it.
+    let mine: Vec<&kernel_log::KernelFault> =
+        faults.iter().filter(|f| names.contains(&f.comm)).collect();
+    let fault = mine
+        .iter()
+        .rev()
+        .find(|f| Some(f.signal) == case.crash.signal)
+        .or(mine.last())
+        .ok_or_else(|| {
+            let others: std::collections::BTreeSet<&str> =
+                faults.iter().map(|f| f.comm.as_str()).collect();
+            format!(
+                "the kernel log has no report from the compiler ({}), only from: {}",
+                names.join(", "),
+                others.into_iter().collect::<Vec<_>>().join(", ")
+            )
+        })?;
+    let whose = match case.crash.signal {
+        Some(sig) if sig != fault.signal => format!(
+            " (signal {} in the log, {sig} in the case: maybe another crash)",
+            fault.signal
         ),
-    };
-    let whose = if matched {
-        String::new()
-    } else {
-        format!(
-            " (no report names the compiler ({}); this is the log's last report)",
-            names.join(", ")
-        )
+        _ => String::new(),
     };
     let evidence = |outcome: &str, detail: String| Evidence {
         id: "E2".into(),
@@ -388,14 +396,16 @@ fn from_kernel_log(dir: &Path, case: &Case, opts: &Options) -> Result<Option<Evi
         None => (PathBuf::from(&case.compiler.resolved_path), None),
     };
     let closure = crate::elf::resolve(&crate::elf::HostFs, &[compiler], root.as_deref());
+    // RISC-V files only: without a sysroot the closure may be this host's own build.
     let file = closure.files.iter().find(|f| {
-        [&f.path, &f.found_as]
-            .iter()
-            .any(|p| p.file_name().is_some_and(|n| n.to_string_lossy() == m.name))
+        f.header.e_machine == crate::elf::EM_RISCV
+            && [&f.path, &f.found_as]
+                .iter()
+                .any(|p| p.file_name().is_some_and(|n| n.to_string_lossy() == m.name))
     });
     let Some(file) = file else {
         return Err(format!(
-            "the kernel log's pc is in {}, which is not among the compiler's files here (pass --sysroot DIR or --compiler PATH for the crashing host's compiler)",
+            "the kernel log's pc is in {}, which is not among the compiler's RISC-V files here (pass --sysroot DIR or --compiler PATH for the crashing host's compiler)",
             m.name
         ));
     };
@@ -461,15 +471,20 @@ fn from_core(dir: &Path, case: &Case, opts: &Options) -> Result<Option<Evidence>
     };
     // The file as the crashed host had it: at its path, under the sysroot, or the compiler
     // closure's file of that name.
+    // Under the sysroot first: this host may have a file of the same path built for itself,
+    // which is skipped (only RISC-V files are decoded).
     let root = riscv64_compiler(case, opts).and_then(|rc| rc.root);
     let candidates = [
-        Some(PathBuf::from(file)),
         root.map(|r| r.join(file.trim_start_matches('/'))),
+        Some(PathBuf::from(file)),
     ];
     for p in candidates.into_iter().flatten() {
         let Ok(bytes) = std::fs::read(&p) else {
             continue;
         };
+        if crate::elf::header(&bytes).map(|h| h.e_machine).ok() != Some(crate::elf::EM_RISCV) {
+            continue;
+        }
         let Ok(at) = usize::try_from(*offset) else {
             continue;
         };
@@ -481,7 +496,7 @@ fn from_core(dir: &Path, case: &Case, opts: &Options) -> Result<Option<Evidence>
         }
     }
     Err(format!(
-        "core file {}: the pc is in {file}, which is not readable here (pass --sysroot DIR holding the crashed host's files)",
+        "core file {}: the pc is in {file}, which is not here as a RISC-V file (pass --sysroot DIR holding the crashed host's files)",
         path.display()
     ))
 }

@@ -58,7 +58,10 @@ pub fn evidence(host: Option<&Value>, emulator: &[String]) -> Evidence {
     };
     let hwcap_v = h.pointer("/hwcap/v").and_then(Value::as_bool);
     let thead = field("mvendorid").contains(&MVENDORID_THEAD);
-    let mimpid_zero = field("mimpid").contains(&0);
+    // Linux takes a T-Head core for a 0.7.1 vector unit when marchid and mimpid are both 0
+    // (marchid may be missing from older kernels' cpuinfo).
+    let marchid = field("marchid");
+    let mimpid_zero = field("mimpid").contains(&0) && (marchid.is_empty() || marchid.contains(&0));
     let isa: Vec<String> = h
         .pointer("/cpuinfo/fields/isa")
         .and_then(Value::as_object)
@@ -72,7 +75,7 @@ pub fn evidence(host: Option<&Value>, emulator: &[String]) -> Evidence {
     let (outcome, detail) = match (thead && mimpid_zero, hwcap_v) {
         (true, Some(true)) => (
             o::HOST_THEAD_CLAIMS_V,
-            format!("a T-Head core (mvendorid 0x5b7, mimpid 0: vector 0.7.1, XTheadVector){isa}, and AT_HWCAP claims V (RVV 1.0): a vendor kernel advertising the 0.7.1 unit as RVV 1.0"),
+            format!("a T-Head core (mvendorid 0x5b7, marchid and mimpid 0: vector 0.7.1, XTheadVector){isa}, and AT_HWCAP claims V (RVV 1.0): a vendor kernel advertising the 0.7.1 unit as RVV 1.0"),
         ),
         (_, Some(true)) => (
             o::HOST_V,
@@ -138,6 +141,12 @@ mod tests {
         // A SiFive core (mvendorid 0x489) with RVV 1.0.
         let e = evidence(Some(&riscv("0x489", "0x0", Some(true))), &[]);
         assert_eq!(e.outcome, o::HOST_V);
+        // A later T-Head core (non-zero marchid) is not taken for a 0.7.1 unit.
+        let mut h = riscv("0x5b7", "0x0", Some(true));
+        h["cpuinfo"]["fields"]["marchid"] = json!({"0x8000000000000001": 64});
+        assert_eq!(evidence(Some(&h), &[]).outcome, o::HOST_V);
+        h["cpuinfo"]["fields"]["marchid"] = json!({"0x0": 64});
+        assert_eq!(evidence(Some(&h), &[]).outcome, o::HOST_THEAD_CLAIMS_V);
         // A T-Head core whose kernel hides the 0.7.1 unit (hide_v0p7_ext).
         let e = evidence(Some(&riscv("0x5b7", "0x0", Some(false))), &[]);
         assert_eq!(e.outcome, o::HOST_NO_V);

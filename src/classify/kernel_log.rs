@@ -42,13 +42,16 @@ pub struct KernelFault {
     pub cause: Option<u64>,
 }
 
-/// `name[start+size]`: the mapping that holds the pc.
+/// `name[start+size]` (or `name[offset,start+size]`): the mapping that holds the pc.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mapping {
     /// The file's base name (the kernel prints no directory).
     pub name: String,
     pub start: u64,
     pub size: u64,
+    /// The pc's offset in the file, when the kernel printed it (newer kernels:
+    /// `name[offset,start+size]`).
+    pub pc_offset: Option<u64>,
 }
 
 impl KernelFault {
@@ -75,21 +78,26 @@ impl KernelFault {
     /// page of the executable `PT_LOAD` segment's file offset.
     pub fn file_offset(&self, elf: &[u8]) -> Option<u64> {
         let m = self.mapping.as_ref()?;
+        if let Some(off) = m.pc_offset {
+            return Some(off);
+        }
         let rel = self.pc()?.checked_sub(m.start)?;
         if rel >= m.size {
             return None;
         }
         let segments = executable_segments(elf);
-        // With several executable segments, the one whose mapped size matches the mapping.
+        // The executable segment whose mapped size is the mapping's; a lone executable
+        // segment when no size matches (the kernel may have merged or split the mapping).
+        // Several and none matching: no guess.
+        let mapped_size = |vaddr: u64, memsz: u64| {
+            let end = vaddr.checked_add(memsz)?.div_ceil(PAGE).checked_mul(PAGE)?;
+            end.checked_sub(vaddr & !(PAGE - 1))
+        };
         let seg = segments
             .iter()
-            .find(|(off, vaddr, memsz)| {
-                let first = vaddr & !(PAGE - 1);
-                let end = (vaddr + memsz).div_ceil(PAGE) * PAGE;
-                end - first == m.size && *off <= u64::MAX - rel
-            })
-            .or_else(|| segments.first())?;
-        Some((seg.0 & !(PAGE - 1)) + rel)
+            .find(|(_, vaddr, memsz)| mapped_size(*vaddr, *memsz) == Some(m.size))
+            .or_else(|| (segments.len() == 1).then(|| &segments[0]))?;
+        (seg.0 & !(PAGE - 1)).checked_add(rel)
     }
 
     /// The instruction at the pc, decoded from the mapped file.
@@ -172,7 +180,9 @@ fn hex(s: &str) -> Option<u64> {
 fn parse_report(line: &str) -> Option<KernelFault> {
     let (head, rest) = line.split_once(": unhandled signal ")?;
     let open = head.rfind('[')?;
-    let comm = head[..open].to_string();
+    // The task name is the last word before `[pid]`: whatever `dmesg -T` (a date in
+    // brackets) or `dmesg -x` (`kern  :info  : `) put in front is not part of it.
+    let comm = head[..open].split_whitespace().last()?.to_string();
     let pid = head[open + 1..].strip_suffix(']')?.parse().ok()?;
     let mut words = rest.split_whitespace();
     let signal = words.next()?.parse().ok()?;
@@ -199,12 +209,16 @@ fn parse_report(line: &str) -> Option<KernelFault> {
 fn parse_mapping(m: &str) -> Option<Mapping> {
     let open = m.rfind('[')?;
     let inner = m[open + 1..].split(']').next()?;
-    let range = inner.rsplit(',').next()?;
+    let (pc_offset, range) = match inner.split_once(',') {
+        Some((off, range)) => (Some(hex(off)?), range),
+        None => (None, inner),
+    };
     let (start, size) = range.split_once('+')?;
     Some(Mapping {
         name: m[..open].trim().to_string(),
         start: hex(start)?,
         size: hex(size)?,
+        pc_offset,
     })
 }
 
@@ -263,7 +277,8 @@ mod tests {
             Some(Mapping {
                 name: "hello.riscv".into(),
                 start: 0x8000_0000,
-                size: 0x1000
+                size: 0x1000,
+                pc_offset: None,
             })
         );
         assert_eq!((f.badaddr, f.cause), (Some(0x3002_a073), Some(2)));
@@ -318,8 +333,41 @@ Dec 03 10:00:00 sg2042 kernel: status: 0000000200004020 badaddr: 00000000000172d
     }
 
     #[test]
-    fn a_mapping_with_a_file_offset_field_still_parses() {
+    fn a_mapping_with_the_pcs_file_offset_uses_it() {
         let m = parse_mapping("libc.so.6[27a3d,7f0000000000+195000]").unwrap();
         assert_eq!((m.start, m.size), (0x7f00_0000_0000, 0x19_5000));
+        assert_eq!(m.pc_offset, Some(0x27a3d));
+        let f = KernelFault {
+            mapping: Some(m),
+            ..parse(OLD_SIGSEGV)[0].clone()
+        };
+        // No ELF needed: the kernel said where the pc is in the file.
+        assert_eq!(f.file_offset(&[]), Some(0x27a3d));
+    }
+
+    #[test]
+    fn dmesg_human_and_decoded_prefixes_leave_the_task_name_alone() {
+        for line in [
+            "[Tue Dec  3 10:00:00 2024] clang[4242]: unhandled signal 4 code 0x1 at 0x10 in clang[0+1000]",
+            "kern  :info  : [  204.720000] clang[4242]: unhandled signal 4 code 0x1 at 0x10 in clang[0+1000]",
+        ] {
+            let f = &parse(line)[0];
+            assert_eq!((f.comm.as_str(), f.pid), ("clang", 4242), "{line}");
+        }
+    }
+
+    #[test]
+    fn malformed_numbers_do_not_panic() {
+        let f = KernelFault {
+            epc: Some(u64::MAX),
+            mapping: Some(Mapping {
+                name: "x".into(),
+                start: 0,
+                size: u64::MAX,
+                pc_offset: None,
+            }),
+            ..parse(OLD_SIGSEGV)[0].clone()
+        };
+        assert_eq!(f.file_offset(b"not an elf"), None);
     }
 }

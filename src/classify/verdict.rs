@@ -225,26 +225,34 @@ pub fn decide(ev: &[Evidence]) -> Decision {
     // host that is a T-Head 0.7.1 core claiming V, where RVV 1.0 code (E2's instruction, or
     // what E3 finds in the compiler) cannot run.
     let thead_claims_v = is(host, o::HOST_THEAD_CLAIMS_V);
-    let dialect = e2
+    // (what, decided by the host facts, decided by E3)
+    let dialect: Option<(&str, bool, bool)> = e2
         .filter(|e| e.outcome == o::VECTOR)
         .and_then(|e| {
             if e.detail.contains("XTheadVector-only") {
-                Some("XTheadVector (0.7.1) code ran on a vector unit that does not implement it (RVV 1.0)")
+                Some(("XTheadVector (0.7.1) code ran on a vector unit that does not implement it (RVV 1.0)", false, false))
             } else if e.detail.contains("RVV-1.0-only") {
-                Some("RVV 1.0 code ran on a vector unit that does not implement it (an XTheadVector core whose kernel advertises V)")
+                Some(("RVV 1.0 code ran on a vector unit that does not implement it (an XTheadVector core whose kernel advertises V)", false, false))
             } else if thead_claims_v {
-                Some("a vector instruction faulted on a T-Head 0.7.1 (XTheadVector) core whose kernel claims RVV 1.0 (H)")
+                Some(("a vector instruction faulted on a T-Head 0.7.1 (XTheadVector) core whose kernel claims RVV 1.0 (H)", true, false))
             } else {
                 None
             }
         })
         .or_else(|| {
+            let what = if is(e3, "rvv1") {
+                "the compiler holds RVV 1.0 code (E3) and the host is a T-Head 0.7.1 (XTheadVector) core whose kernel claims RVV 1.0 (H)"
+            } else {
+                "the compiler holds vector code (E3) and the host is a T-Head 0.7.1 (XTheadVector) core whose kernel claims RVV 1.0 (H), so any RVV 1.0 instruction in it faults"
+            };
             (thead_claims_v && (is(e3, "rvv1") || is(e3, "ambiguous")) && is(e4, o::NO_CRASH))
-                .then_some("the compiler holds RVV 1.0 code (E3) and the host is a T-Head 0.7.1 (XTheadVector) core whose kernel claims RVV 1.0 (H)")
+                .then_some((what, true, true))
         });
+    let host_decided = host.filter(|_| dialect.is_some_and(|d| d.1));
+    let e3_decided = e3.filter(|_| dialect.is_some_and(|d| d.2));
+    let dialect = dialect.map(|d| d.0);
     let v_off_clean = v_off.filter(|e| e.outcome == o::NO_CRASH);
     let e4_clean = e4.filter(|e| e.outcome == o::NO_CRASH);
-    let host_decided = host.filter(|_| thead_claims_v);
     if let (Some(what), true) = (
         dialect,
         crashed(v_on) && (v_off_clean.is_some() || e4_clean.is_some()),
@@ -255,7 +263,7 @@ pub fn decide(ev: &[Evidence]) -> Decision {
             HIGH,
             51,
             format!("the faulting vector code is of a dialect the host's unit does not run and the crash is gone with V off: {what}; the host advertises V for a unit that does not run this code"),
-            ids(&[e2, host_decided, v_off_clean, e4_clean, v_on.filter(|e| crashed(Some(e)))]),
+            ids(&[e2, host_decided, e3_decided, v_off_clean, e4_clean, v_on.filter(|e| crashed(Some(e)))]),
             None,
         );
     }
@@ -280,7 +288,7 @@ pub fn decide(ev: &[Evidence]) -> Decision {
             ids(&[
                 e2.filter(|e| e.outcome == o::VECTOR),
                 host_decided,
-                e3.filter(|_| decisive && thead_claims_v),
+                e3_decided,
                 e4.filter(|e| e.outcome == o::NO_CRASH),
                 v_off,
                 v128,
@@ -687,6 +695,14 @@ mod tests {
         ]);
         assert_eq!(d.decided_by, vec!["H", "E3", "E4"]);
         assert!(d.reason.contains("T-Head"), "{}", d.reason);
+        // A decisive encoding decides alone: the host fact is not named.
+        let d = decide(&[
+            ev("E1", DETERMINISTIC),
+            ev_d("E2", VECTOR, "0x12050087 vector instruction (RVV-1.0-only)"),
+            ev("H", HOST_THEAD_CLAIMS_V),
+        ]);
+        assert_eq!(d.subcase, Some("dialect-mismatch"));
+        assert_eq!(d.decided_by, vec!["E2"]);
         // Without the host fact the same experiments do not name a dialect.
         let d = decide(&[
             ev("E1", DETERMINISTIC),

@@ -139,18 +139,33 @@ fn hand_over(
         (_, Some(sig)) => format!("signal:{sig}"),
         (code, None) => format!("code:{}", code.unwrap_or(1)),
     };
-    let mut child = Command::new(icepick)
+    let mut child = Command::new(&icepick)
         .args(["wrap", "--record-exit", &status, "--"])
         .arg(program)
         .args(rest)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()?;
     if let Some(mut input) = child.stdin.take() {
         // A failed write (icepick died early) must not stop the wait below.
         let _ = input.write_all(stderr);
     }
-    child.wait()?;
+    let out = child.wait_with_output()?;
+    let mut err = std::io::stderr().lock();
+    if out.status.success() {
+        // The bucket line.
+        let _ = err.write_all(&out.stderr);
+    } else {
+        // Not a usage text in the build's log: one line (an older icepick may not know
+        // --record-exit).
+        let _ = writeln!(
+            err,
+            "icepick: (could not record the crash: {} exited with {}; install icepick and icepick-wrap from the same build)",
+            icepick.display(),
+            out.status
+        );
+    }
     Ok(())
 }
 

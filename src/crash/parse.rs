@@ -334,7 +334,8 @@ const CRASH_MARKERS: &[&[u8]] = &[
 /// marker in stderr. Scans bytes, no allocation, so a launcher can call it on every failed
 /// compile.
 pub fn may_be_crash(stderr: &[u8], exit: ExitInfo) -> bool {
-    if exit.signal.is_some() {
+    // A signal, or a shell-style `128 + N` from a wrapper script around the compiler.
+    if exit.signal.is_some() || exit.code.and_then(signal_from_exit_code).is_some() {
         return true;
     }
     CRASH_MARKERS

@@ -317,7 +317,10 @@ fn a_riscv64_clang_captured_under_qemu_replays_on_x86_clang_of_its_version() {
 /// C920 host's log: the same format as arch/riscv/kernel/traps.c, with `badaddr` zero as when
 /// the hart does not report the bits, so the instruction must come from the file). The pc is
 /// where `word` sits in the static non-PIE `fakecc`, found from its program headers here.
-fn modelled_kernel_report(fakecc: &Path, word: u32) -> String {
+/// With `with_offset`, the mapping is printed as newer kernels do, `fakecc[OFF,START+SIZE]`,
+/// OFF being the pc's offset in the file (here: where the word is, found by searching the
+/// file's bytes, independently of icepick's ELF arithmetic).
+fn modelled_kernel_report(fakecc: &Path, word: u32, with_offset: bool) -> String {
     use object::{Object, ObjectSegment, SegmentFlags};
     let bytes = std::fs::read(fakecc).unwrap();
     let file = object::File::parse(&*bytes).unwrap();
@@ -337,8 +340,13 @@ fn modelled_kernel_report(fakecc: &Path, word: u32) -> String {
     let pc = seg.address() + (at - seg.file_range().0);
     let start = seg.address() & !0xfff;
     let size = (seg.address() + seg.size()).div_ceil(0x1000) * 0x1000 - start;
+    let off = if with_offset {
+        format!("{at:x},")
+    } else {
+        String::new()
+    };
     format!(
-        "[ 5120.118532] fakecc[4242]: unhandled signal 4 code 0x1 at 0x{pc:016x} in fakecc[{start:x}+{size:x}]\n\
+        "[ 5120.118532] fakecc[4242]: unhandled signal 4 code 0x1 at 0x{pc:016x} in fakecc[{off}{start:x}+{size:x}]\n\
          [ 5120.118540] CPU: 17 PID: 4242 Comm: fakecc Not tainted 6.6.20-sg2042 #1\n\
          [ 5120.118544] epc : {pc:016x} ra : 0000000000010c2e sp : 0000003fffffe8a0\n\
          [ 5120.118560] status: 0000000200004020 badaddr: 0000000000000000 cause: 0000000000000002\n"
@@ -352,14 +360,17 @@ fn modelled_kernel_report(fakecc: &Path, word: u32) -> String {
 fn the_kernel_logs_report_gives_e2_the_faulting_instruction() {
     let (tmp, case) = capture_fakecc("int main(void) { return 0; }\n", "rv64,v=true");
     let log = tmp.path().join("dmesg.txt");
-    std::fs::write(
-        &log,
-        format!(
-            "[ 5119.000000] systemd-journald[312]: Received client request to flush\n{}",
-            modelled_kernel_report(&tmp.path().join("fakecc"), 0x1205_0087)
-        ),
-    )
-    .unwrap();
+    let write_log = |with_offset: bool| {
+        std::fs::write(
+            &log,
+            format!(
+                "[ 5119.000000] systemd-journald[312]: Received client request to flush\n{}",
+                modelled_kernel_report(&tmp.path().join("fakecc"), 0x1205_0087, with_offset)
+            ),
+        )
+        .unwrap()
+    };
+    write_log(true);
     let run = |log: &Path| {
         Command::new(BIN)
             .args(["classify", case.to_str().unwrap(), "--json", "--runs", "1"])
@@ -376,6 +387,7 @@ fn the_kernel_logs_report_gives_e2_the_faulting_instruction() {
     assert_eq!(e2["outcome"], "vector", "{e2:#}");
     assert_eq!(e2["host_or_emulator"], "kernel log of the crashing host");
     let d2 = e2["detail"].as_str().unwrap();
+    let first = d2.to_string();
     assert!(
         d2.starts_with("kernel log: `fakecc[4242]: unhandled signal 4"),
         "{d2}"
@@ -391,6 +403,39 @@ fn the_kernel_logs_report_gives_e2_the_faulting_instruction() {
         std::fs::read_to_string(case.join("kernel.log")).unwrap(),
         std::fs::read_to_string(&log).unwrap()
     );
+    // The older format (no file offset): the offset comes from the executable segment.
+    write_log(false);
+    let o = run(&log);
+    expect_success(&o);
+    let c: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let d2 = evidence(&c, "E2")["detail"].as_str().unwrap().to_string();
+    assert!(
+        d2.contains("0x12050087") && d2.contains("XTheadVector-only"),
+        "{d2}"
+    );
+    // Both formats find the same place in the file.
+    let place = |d: &str| {
+        let at = d.find("fakecc+0x").unwrap_or_else(|| panic!("{d}"));
+        d[at..].split_whitespace().next().unwrap().to_string()
+    };
+    assert_eq!(place(&d2), place(&first));
+
+    // Reports from other processes only: E2 does not take them for the compiler's.
+    std::fs::write(
+        &log,
+        "[ 1.0] journald[312]: unhandled signal 11 code 0x1 at 0x38 in libc.so.6[2000024000+13e000]\n",
+    )
+    .unwrap();
+    let o = run(&log);
+    expect_success(&o);
+    let c: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let e2 = evidence(&c, "E2");
+    assert_ne!(
+        e2["host_or_emulator"], "kernel log of the crashing host",
+        "{e2:#}"
+    );
+    // The stack dump still decodes the fault; the log's note is not needed then.
+    assert_eq!(e2["outcome"], "vector", "{e2:#}");
 
     let empty = tmp.path().join("empty.log");
     std::fs::write(&empty, "[    0.000000] Linux version 6.6.20\n").unwrap();
