@@ -313,6 +313,16 @@ fn a_riscv64_clang_captured_under_qemu_replays_on_x86_clang_of_its_version() {
         .all(|e| e["id"] != "baseline"));
 }
 
+/// `icepick classify CASE --json --runs 1 EXTRA…` without a sysroot.
+fn classify_once(case: &Path, extra: &[&std::ffi::OsStr]) -> std::process::Output {
+    Command::new(BIN)
+        .args(["classify", case.to_str().unwrap(), "--json", "--runs", "1"])
+        .args(extra)
+        .env_remove("ICEPICK_RISCV64_SYSROOT")
+        .output()
+        .unwrap()
+}
+
 /// The report a RISC-V kernel prints when `fakecc` dies of SIGILL at `word` (a model of a
 /// C920 host's log: the same format as arch/riscv/kernel/traps.c, with `badaddr` zero as when
 /// the hart does not report the bits, so the instruction must come from the file). The pc is
@@ -371,15 +381,7 @@ fn the_kernel_logs_report_gives_e2_the_faulting_instruction() {
         .unwrap()
     };
     write_log(true);
-    let run = |log: &Path| {
-        Command::new(BIN)
-            .args(["classify", case.to_str().unwrap(), "--json", "--runs", "1"])
-            .arg("--kernel-log")
-            .arg(log)
-            .env_remove("ICEPICK_RISCV64_SYSROOT")
-            .output()
-            .unwrap()
-    };
+    let run = |log: &Path| classify_once(&case, &["--kernel-log".as_ref(), log.as_os_str()]);
     let o = run(&log);
     expect_success(&o);
     let c: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -499,15 +501,7 @@ fn gcore_of_fakecc(dir: &Path) -> PathBuf {
 fn a_core_file_gives_e2_the_faulting_instruction() {
     let (tmp, case) = capture_fakecc("int main(void) { return 0; }\n", "rv64,v=true");
     let core = gcore_of_fakecc(tmp.path());
-    let run = |core: &Path| {
-        Command::new(BIN)
-            .args(["classify", case.to_str().unwrap(), "--json", "--runs", "1"])
-            .arg("--core")
-            .arg(core)
-            .env_remove("ICEPICK_RISCV64_SYSROOT")
-            .output()
-            .unwrap()
-    };
+    let run = |core: &Path| classify_once(&case, &["--core".as_ref(), core.as_os_str()]);
     let o = run(&core);
     expect_success(&o);
     let c: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -523,11 +517,7 @@ fn a_core_file_gives_e2_the_faulting_instruction() {
     );
     assert_eq!(c["verdict"], "host-rvv", "{c:#}");
     // The case remembers the core: a later run without --core decodes it again.
-    let again = Command::new(BIN)
-        .args(["classify", case.to_str().unwrap(), "--json", "--runs", "1"])
-        .env_remove("ICEPICK_RISCV64_SYSROOT")
-        .output()
-        .unwrap();
+    let again = classify_once(&case, &[]);
     expect_success(&again);
     let c2: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
     assert_eq!(evidence(&c2, "E2")["detail"], e2["detail"]);
