@@ -107,7 +107,8 @@ impl CpuInfo {
     }
 }
 
-fn parse_number(s: &str) -> Option<u64> {
+/// A cpuinfo number: `0x…` hex, else decimal.
+pub(crate) fn parse_number(s: &str) -> Option<u64> {
     match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
         Some(h) => u64::from_str_radix(h, 16).ok(),
         None => s.parse().ok(),

@@ -298,37 +298,22 @@ pub fn faulting_instruction(
                 .map(|r| r.join(module.trim_start_matches('/'))),
         ];
         for path in candidates.into_iter().flatten() {
-            let Ok(bytes) = std::fs::read(&path) else {
+            let Some(bytes) = read_riscv_elf(&path) else {
                 continue;
             };
-            let Ok(h) = crate::elf::header(&bytes) else {
-                continue;
-            };
-            if h.e_machine != crate::elf::EM_RISCV {
-                continue;
-            }
             let Some(insn) = crate::elf::vaddr_to_offset(&bytes, offset)
                 .and_then(|off| crate::elf::decode_at(&bytes, off as usize))
             else {
                 continue;
             };
-            let outcome = outcome_of(&insn);
-            return Evidence {
-                id: "E2".into(),
-                experiment: experiment.into(),
-                ran: true,
-                host_or_emulator: host,
-                outcome: outcome.into(),
-                signature: None,
-                coarse_signature: None,
-                detail: format!(
-                    "#{} {}+0x{offset:x} ({}): {}",
-                    f.index,
-                    module,
-                    f.symbol.as_deref().unwrap_or("?"),
-                    insn.describe()
-                ),
-            };
+            let detail = format!(
+                "#{} {}+0x{offset:x} ({}): {}",
+                f.index,
+                module,
+                f.symbol.as_deref().unwrap_or("?"),
+                insn.describe()
+            );
+            return decoded(experiment, &host, &insn, detail);
         }
     }
     not_run(
@@ -372,57 +357,64 @@ fn from_kernel_log(dir: &Path, case: &Case, opts: &Options) -> Result<Option<Evi
         ),
         _ => String::new(),
     };
-    let evidence = |outcome: &str, detail: String| Evidence {
-        id: "E2".into(),
-        experiment: "faulting instruction: decode the pc of the host kernel's report".into(),
-        ran: true,
-        host_or_emulator: "kernel log of the crashing host".into(),
-        outcome: outcome.into(),
-        signature: None,
-        coarse_signature: None,
-        detail: format!("kernel log: `{}`{whose}: {detail}", fault.line),
+    let evidence = |insn: &crate::elf::Instruction, detail: String| {
+        let detail = format!("kernel log: `{}`{whose}: {detail}", fault.line);
+        Some(decoded(
+            "faulting instruction: decode the pc of the host kernel's report",
+            "kernel log of the crashing host",
+            insn,
+            detail,
+        ))
     };
     if let Some(insn) = fault.trapped_instruction() {
-        return Ok(Some(evidence(
-            outcome_of(&insn),
-            format!("the trapped instruction (badaddr): {}", insn.describe()),
-        )));
+        let detail = format!("the trapped instruction (badaddr): {}", insn.describe());
+        return Ok(evidence(&insn, detail));
     }
     let (Some(m), Some(pc)) = (&fault.mapping, fault.pc()) else {
         return Err("the kernel log's report names no pc and mapped file".into());
     };
-    let (compiler, root) = match riscv64_compiler(case, opts) {
-        Some(rc) => (rc.compiler, rc.root),
-        None => (PathBuf::from(&case.compiler.resolved_path), None),
-    };
-    let closure = crate::elf::resolve(&crate::elf::HostFs, &[compiler], root.as_deref());
-    // RISC-V files only: without a sysroot the closure may be this host's own build.
-    let file = closure.files.iter().find(|f| {
-        f.header.e_machine == crate::elf::EM_RISCV
-            && [&f.path, &f.found_as]
-                .iter()
-                .any(|p| p.file_name().is_some_and(|n| n.to_string_lossy() == m.name))
-    });
-    let Some(file) = file else {
+    let Some((path, bytes)) = compiler_file_named(case, opts, &m.name) else {
         return Err(format!(
             "the kernel log's pc is in {}, which is not among the compiler's RISC-V files here (pass --sysroot DIR or --compiler PATH for the crashing host's compiler)",
             m.name
         ));
     };
-    match fault.instruction_in(&file.bytes) {
-        Some((off, insn)) => Ok(Some(evidence(
-            outcome_of(&insn),
-            format!(
+    match fault.instruction_in(&bytes) {
+        Some((off, insn)) => {
+            let detail = format!(
                 "pc 0x{pc:x} = {}+0x{off:x} (file offset): {}",
-                file.path.display(),
+                path.display(),
                 insn.describe()
-            ),
-        ))),
+            );
+            Ok(evidence(&insn, detail))
+        }
         None => Err(format!(
             "the kernel log's pc 0x{pc:x} does not fall in an executable segment of {}",
-            file.path.display()
+            path.display()
         )),
     }
+}
+
+/// The compiler's RISC-V file whose base name is `name` (the kernel prints no directory):
+/// the compiler itself, or a library in its directories ([`sysroot_lib_dirs`]). Reads only
+/// that file, not the whole closure.
+fn compiler_file_named(case: &Case, opts: &Options, name: &str) -> Option<(PathBuf, Vec<u8>)> {
+    let (compiler, root) = match riscv64_compiler(case, opts) {
+        Some(rc) => (rc.compiler, rc.root),
+        None => (PathBuf::from(&case.compiler.resolved_path), None),
+    };
+    // The kernel names the file a symlink points to.
+    let compiler =
+        crate::elf::closure::canonicalize(&crate::elf::HostFs, root.as_deref(), &compiler);
+    let itself = (compiler.file_name()? == name).then(|| compiler.clone());
+    itself
+        .into_iter()
+        .chain(
+            sysroot_lib_dirs(root.as_deref(), &compiler)
+                .into_iter()
+                .map(|d| d.join(name)),
+        )
+        .find_map(|p| read_riscv_elf(&p).map(|bytes| (p, bytes)))
 }
 
 /// E2 from `--core FILE` (or the core an earlier run named, [`super::CORE_PATH`]): `Ok(None)`
@@ -443,21 +435,18 @@ fn from_core(dir: &Path, case: &Case, opts: &Options) -> Result<Option<Evidence>
         .map(|s| format!("signal {s}, "))
         .unwrap_or_default();
     let evidence = |insn: &crate::elf::Instruction, whence: String| {
-        Some(Evidence {
-            id: "E2".into(),
-            experiment: "faulting instruction: decode the pc of the core file".into(),
-            ran: true,
-            host_or_emulator: "core file of the crashed compiler".into(),
-            outcome: outcome_of(insn).into(),
-            signature: None,
-            coarse_signature: None,
-            detail: format!(
-                "core `{}`: {signal}pc 0x{:x}, {whence}: {}",
-                path.display(),
-                fault.pc,
-                insn.describe()
-            ),
-        })
+        let detail = format!(
+            "core `{}`: {signal}pc 0x{:x}, {whence}: {}",
+            path.display(),
+            fault.pc,
+            insn.describe()
+        );
+        Some(decoded(
+            "faulting instruction: decode the pc of the core file",
+            "core file of the crashed compiler",
+            insn,
+            detail,
+        ))
     };
     if let Some(insn) = &fault.in_memory {
         return Ok(evidence(insn, "read from the core's memory".into()));
@@ -479,12 +468,9 @@ fn from_core(dir: &Path, case: &Case, opts: &Options) -> Result<Option<Evidence>
         Some(PathBuf::from(file)),
     ];
     for p in candidates.into_iter().flatten() {
-        let Ok(bytes) = std::fs::read(&p) else {
+        let Some(bytes) = read_riscv_elf(&p) else {
             continue;
         };
-        if crate::elf::header(&bytes).map(|h| h.e_machine).ok() != Some(crate::elf::EM_RISCV) {
-            continue;
-        }
         let Ok(at) = usize::try_from(*offset) else {
             continue;
         };
@@ -515,6 +501,27 @@ fn compiler_task_names(case: &Case) -> Vec<String> {
     .collect();
     names.dedup();
     names
+}
+
+/// The file's bytes when it is a RISC-V ELF file (E2 decodes nothing else: a file of the
+/// same path on this host may be its own build).
+fn read_riscv_elf(path: &Path) -> Option<Vec<u8>> {
+    let bytes = std::fs::read(path).ok()?;
+    (crate::elf::header(&bytes).ok()?.e_machine == crate::elf::EM_RISCV).then_some(bytes)
+}
+
+/// E2 that ran and decoded `insn`.
+fn decoded(experiment: &str, on: &str, insn: &crate::elf::Instruction, detail: String) -> Evidence {
+    Evidence {
+        id: "E2".into(),
+        experiment: experiment.into(),
+        ran: true,
+        host_or_emulator: on.into(),
+        outcome: outcome_of(insn).into(),
+        signature: None,
+        coarse_signature: None,
+        detail,
+    }
 }
 
 fn outcome_of(insn: &crate::elf::Instruction) -> &'static str {

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::outcome as o;
 use super::Evidence;
-use crate::host::MVENDORID_THEAD;
+use crate::host::{parse_number, MVENDORID_THEAD};
 
 /// The experiment's name in the evidence table.
 const EXPERIMENT: &str = "host facts recorded at capture (cpuinfo vendor ids, AT_HWCAP)";
@@ -53,7 +53,7 @@ pub fn evidence(host: Option<&Value>, emulator: &[String]) -> Evidence {
     let field = |key: &str| -> Vec<u64> {
         h.pointer(&format!("/cpuinfo/fields/{key}"))
             .and_then(Value::as_object)
-            .map(|m| m.keys().filter_map(|k| hex(k)).collect())
+            .map(|m| m.keys().filter_map(|k| parse_number(k.trim())).collect())
             .unwrap_or_default()
     };
     let hwcap_v = h.pointer("/hwcap/v").and_then(Value::as_bool);
@@ -98,14 +98,6 @@ fn article(word: &str) -> &'static str {
         "an"
     } else {
         "a"
-    }
-}
-
-fn hex(s: &str) -> Option<u64> {
-    let s = s.trim();
-    match s.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16).ok(),
-        None => s.parse().ok(),
     }
 }
 
