@@ -161,7 +161,7 @@ mod tests {
     fn reproducer_script_from_the_samples() {
         let dir = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../shared/research/samples/clang-19/crash_O2_opts.crashdir"
+            "/tests/fixtures/samples/clang-19/crash_O2_opts.crashdir"
         );
         let script = std::fs::read_dir(dir)
             .unwrap()

@@ -6,7 +6,7 @@ fn cmd(line: &str) -> CompilerCommand {
     CompilerCommand::from_argv(&shlex::split(line).unwrap()).unwrap()
 }
 
-const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/research/samples");
+const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/samples");
 
 #[test]
 fn inputs_skip_option_values() {

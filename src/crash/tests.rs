@@ -1,16 +1,17 @@
-//! Tests over every recorded real crash: `shared/research/samples` (clang 14/16/19, GCC 12,
-//! HIP, RISC-V, llc) and `shared/corpus` (public LLVM issues).
+//! Tests over every recorded real crash: `tests/fixtures/samples` (clang 14/16/19, GCC 12,
+//! HIP, RISC-V, llc; see its README) and `corpus/` (public LLVM issues).
 //!
 //! Kept out of `parse.rs`/`signature.rs` because they check the whole module at once: the
-//! parsed facts, then the signature ids that `crash-tools/signature_ref.py` recorded in
-//! `samples/SIGNATURES.txt`.
+//! parsed facts, then the signature ids that a reference implementation (`signature_ref.py`)
+//! recorded in `tests/fixtures/samples/SIGNATURES.txt`.
 
 use std::path::{Path, PathBuf};
 
 use super::{may_be_crash, parse, signature, Crash, CrashKind, ExitInfo, Family};
 
-fn shared() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared")
+/// The repository root: paths below are `tests/fixtures/samples/…` and `corpus/…`.
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
 }
 
 fn read(path: &Path) -> String {
@@ -36,7 +37,7 @@ fn exit_of(stderr: &Path) -> ExitInfo {
 }
 
 fn parse_file(rel: &str) -> Option<Crash> {
-    let path = shared().join(rel);
+    let path = repo().join(rel);
     parse(&read(&path), exit_of(&path))
 }
 
@@ -73,7 +74,7 @@ const DEVIATIONS: &[(&str, &str)] = &[
 /// id and the same (150-character) canonical string as the reference.
 #[test]
 fn signatures_txt_is_reproduced() {
-    let table = read(&shared().join("research/samples/SIGNATURES.txt"));
+    let table = read(&repo().join("tests/fixtures/samples/SIGNATURES.txt"));
     let mut crashes = 0;
     let mut rows = 0;
     for line in table.lines().filter(|l| !l.trim().is_empty()) {
@@ -81,7 +82,7 @@ fn signatures_txt_is_reproduced() {
         let (id, rest) = line.split_once("  ").unwrap();
         let (canonical, rel) = rest.rsplit_once("  ").unwrap();
         let rel = rel.strip_prefix("samples/").unwrap();
-        let rel = format!("research/samples/{rel}");
+        let rel = format!("tests/fixtures/samples/{rel}");
         let parsed = parse_file(&rel);
         if NOT_CRASHES.iter().any(|n| rel.contains(n)) {
             assert_eq!(parsed, None, "{rel} is not a crash");
@@ -120,15 +121,15 @@ fn one_bug_one_id() {
             "crash_cxx",
             "crash_O2_opts",
         ] {
-            pragma.push(format!("research/samples/{v}/{s}.stderr"));
+            pragma.push(format!("tests/fixtures/samples/{v}/{s}.stderr"));
         }
-        let fatal = signature(&crash_of(&format!("research/samples/{v}/fatal.stderr")));
+        let fatal = signature(&crash_of(&format!("tests/fixtures/samples/{v}/fatal.stderr")));
         assert_eq!(fatal.id, "49fea7e2b2b0", "{v}");
     }
     for h in ["devonly1arch", "devonly2arch", "rdc"] {
         for v in ["16", "19"] {
             pragma.push(format!(
-                "research/samples/hip/crash_{h}_clang{v}/stderr.txt"
+                "tests/fixtures/samples/hip/crash_{h}_clang{v}/stderr.txt"
             ));
         }
     }
@@ -139,13 +140,13 @@ fn one_bug_one_id() {
         assert!(!sig.weak);
     }
     // parser_crash differs between 14 and 16/19 only at F3: the coarse bucket joins them.
-    let c14 = signature(&crash_of("research/samples/clang-14/parser_crash.stderr"));
-    let c19 = signature(&crash_of("research/samples/clang-19/parser_crash.stderr"));
+    let c14 = signature(&crash_of("tests/fixtures/samples/clang-14/parser_crash.stderr"));
+    let c19 = signature(&crash_of("tests/fixtures/samples/clang-19/parser_crash.stderr"));
     assert_ne!(c14.id, c19.id);
     assert_eq!(c14.coarse_id, c19.coarse_id);
     assert_eq!(c14.frames[..2], c19.frames[..2]);
     // GCC: identical with and without -freport-bug.
-    let g = |n: &str| signature(&crash_of(&format!("research/samples/gcc-12/{n}.stderr"))).id;
+    let g = |n: &str| signature(&crash_of(&format!("tests/fixtures/samples/gcc-12/{n}.stderr"))).id;
     assert_eq!(g("ice_deterministic"), "33df95cabc8c");
     assert_eq!(g("ice_deterministic_reportbug"), "33df95cabc8c");
     assert_eq!(g("ice_deterministic_reportbug_noaslr"), "33df95cabc8c");
@@ -234,7 +235,7 @@ const FACTS: &[Facts] = {
 #[test]
 fn facts_of_every_crash_sample() {
     for facts in FACTS {
-        let rel = format!("research/samples/{}", facts.rel);
+        let rel = format!("tests/fixtures/samples/{}", facts.rel);
         let c = crash_of(&rel);
         assert_eq!(c.family, facts.family, "{rel}");
         assert_eq!(c.kind, facts.kind, "{rel}");
@@ -263,10 +264,10 @@ fn facts_of_every_crash_sample() {
         "llvm-tools",
         "riscv",
     ] {
-        for entry in std::fs::read_dir(shared().join("research/samples").join(dir)).unwrap() {
+        for entry in std::fs::read_dir(repo().join("tests/fixtures/samples").join(dir)).unwrap() {
             let name = entry.unwrap().file_name().into_string().unwrap();
             if name.ends_with(".stderr")
-                && parse_file(&format!("research/samples/{dir}/{name}")).is_some()
+                && parse_file(&format!("tests/fixtures/samples/{dir}/{name}")).is_some()
             {
                 all += 1;
                 assert!(
@@ -281,7 +282,7 @@ fn facts_of_every_crash_sample() {
 
 #[test]
 fn details_of_selected_samples() {
-    let c = crash_of("research/samples/clang-19/crash_sym.stderr");
+    let c = crash_of("tests/fixtures/samples/clang-19/crash_sym.stderr");
     assert_eq!(
         c.program_arguments.as_deref(),
         Some("/usr/bin/clang-19 -c pragma_crash.c -o /dev/null -fcrash-diagnostics-dir=/home/user/samples/clang-19/crash_sym.crashdir")
@@ -326,7 +327,7 @@ fn details_of_selected_samples() {
     assert_eq!(f34.line, Some(74));
 
     // Debian clang-14 without symbolizer: mangled glibc format, demangled here.
-    let c = crash_of("research/samples/clang-14/crash_nosym.stderr");
+    let c = crash_of("tests/fixtures/samples/clang-14/crash_nosym.stderr");
     assert_eq!(
         c.frames[6].symbol.as_deref(),
         Some("clang::Preprocessor::HandlePragmaDirective(clang::PragmaIntroducer)")
@@ -339,27 +340,27 @@ fn details_of_selected_samples() {
     assert_eq!(c.frames[10].offset, Some(0xa4e3f3));
 
     // dladdr format: bare basenames, named frames carry no module offset.
-    let c = crash_of("research/samples/clang-19/crash_nosym.stderr");
+    let c = crash_of("tests/fixtures/samples/clang-19/crash_nosym.stderr");
     assert_eq!(c.frames[5].module.as_deref(), Some("libclang-cpp.so.19.1"));
     assert_eq!(c.frames[5].symbol_offset, Some(92));
     assert_eq!(c.frames[36].symbol.as_deref(), Some("_start"));
 
     // Out-of-process: Program arguments is the -cc1 line.
-    let c = crash_of("research/samples/clang-14/crash_noint.stderr");
+    let c = crash_of("tests/fixtures/samples/clang-14/crash_noint.stderr");
     assert!(c
         .program_arguments
         .unwrap()
         .starts_with("/usr/lib/llvm-14/bin/clang -cc1 -triple x86_64-pc-linux-gnu"));
 
     // Fatal error: the message, and `Process::Exit` frames before report_fatal_error.
-    let c = crash_of("research/samples/clang-16/fatal.stderr");
+    let c = crash_of("tests/fixtures/samples/clang-16/fatal.stderr");
     assert_eq!(
         c.message.as_deref(),
         Some("#pragma clang __debug llvm_fatal_error")
     );
 
     // GCC: pass, message, frames with their location lines.
-    let c = crash_of("research/samples/gcc-12/ice_deterministic.stderr");
+    let c = crash_of("tests/fixtures/samples/gcc-12/ice_deterministic.stderr");
     assert_eq!(c.gcc_pass.as_deref(), Some("RTL:final"));
     assert_eq!(c.message.as_deref(), Some("Segmentation fault"));
     assert_eq!(c.frames[0].symbol, None);
@@ -369,7 +370,7 @@ fn details_of_selected_samples() {
     );
     assert_eq!(c.frames[1].file.as_deref(), Some("./nptl/pthread_kill.c"));
     assert_eq!(c.frames[1].line, Some(44));
-    let c = crash_of("research/samples/gcc-12/ice_deterministic_reportbug_noaslr.stderr");
+    let c = crash_of("tests/fixtures/samples/gcc-12/ice_deterministic_reportbug_noaslr.stderr");
     assert_eq!(
         c.reproducer_files,
         ["/home/user/samples/gcc-12/reportbug_tmp/ccRnCQzI.out"]
@@ -383,11 +384,11 @@ fn details_of_selected_samples() {
     assert!(!sig.weak);
 
     // HIP multi-job: the failing device job's -cc1 line names the arch.
-    let c = crash_of("research/samples/hip/crash_rdc_clang19/stderr.txt");
+    let c = crash_of("tests/fixtures/samples/hip/crash_rdc_clang19/stderr.txt");
     assert!(c.program_arguments.unwrap().contains("-target-cpu gfx90a"));
 
     // Legacy pass manager, innermost pass.
-    let sig = signature(&crash_of("research/samples/clang-14/sigsegv_t16.stderr"));
+    let sig = signature(&crash_of("tests/fixtures/samples/clang-14/sigsegv_t16.stderr"));
     assert_eq!(sig.phase, "X86 cmov Conversion");
     assert_eq!(sig.frames[0], "llvm::TargetSchedModel::init");
 }
@@ -509,27 +510,27 @@ fn corpus_facts() {
     assert!(signature(&c).weak);
 }
 
-/// Every stderr under shared/ parses without panicking, and whatever parses has a signature.
+/// Every recorded stderr (fixtures and corpus) parses without panicking, and whatever parses has a signature.
 #[test]
 fn every_file_parses() {
     let mut files = vec![];
     for dir in [
-        "research/samples/clang-14",
-        "research/samples/clang-16",
-        "research/samples/clang-19",
-        "research/samples/gcc-12",
-        "research/samples/llvm-tools",
-        "research/samples/riscv",
+        "tests/fixtures/samples/clang-14",
+        "tests/fixtures/samples/clang-16",
+        "tests/fixtures/samples/clang-19",
+        "tests/fixtures/samples/gcc-12",
+        "tests/fixtures/samples/llvm-tools",
+        "tests/fixtures/samples/riscv",
     ] {
-        for e in std::fs::read_dir(shared().join(dir)).unwrap() {
+        for e in std::fs::read_dir(repo().join(dir)).unwrap() {
             let p = e.unwrap().path();
             if p.extension().is_some_and(|x| x == "stderr") {
                 files.push(p);
             }
         }
     }
-    for root in ["research/samples/hip", "corpus"] {
-        for e in std::fs::read_dir(shared().join(root)).unwrap() {
+    for root in ["tests/fixtures/samples/hip", "corpus"] {
+        for e in std::fs::read_dir(repo().join(root)).unwrap() {
             let p = e.unwrap().path().join("stderr.txt");
             if p.is_file() {
                 files.push(p);
@@ -578,8 +579,8 @@ fn stderr_files(dir: &Path, out: &mut Vec<PathBuf>) {
 #[test]
 fn the_launchers_prefilter_lets_every_real_crash_through() {
     let mut files = Vec::new();
-    stderr_files(&shared().join("research/samples"), &mut files);
-    stderr_files(&shared().join("corpus"), &mut files);
+    stderr_files(&repo().join("tests/fixtures/samples"), &mut files);
+    stderr_files(&repo().join("corpus"), &mut files);
     let mut crashes = 0;
     for f in &files {
         let text = std::fs::read(f).unwrap();
@@ -632,4 +633,39 @@ fn the_launchers_prefilter_lets_every_real_crash_through() {
             }
         }
     }
+}
+
+/// Every real-crash case in `corpus/` keeps the output it was recorded with, and the facts its
+/// `expected.json` states about the crash and its signature hold for that output (the e2e
+/// capture tests check the same file against a live capture).
+#[test]
+fn corpus_expected_facts_hold_for_the_recorded_output() {
+    let mut checked = 0;
+    for entry in std::fs::read_dir(repo().join("corpus")).unwrap() {
+        let dir = entry.unwrap().path();
+        let (stderr, expected) = (dir.join("stderr.txt"), dir.join("expected.json"));
+        if !stderr.is_file() {
+            continue;
+        }
+        let expected: serde_json::Value = serde_json::from_str(&read(&expected)).unwrap();
+        let crash = parse(&read(&stderr), exit_of(&stderr))
+            .unwrap_or_else(|| panic!("{}: no crash", stderr.display()));
+        let facts = serde_json::json!({ "crash": crash, "signature": signature(&crash) });
+        for (path, want) in expected.as_object().unwrap() {
+            if !(path.starts_with("crash.") || path.starts_with("signature.")) {
+                continue; // `compiler`, `job.*`: facts of a capture, not of the output
+            }
+            let mut got = &facts;
+            for part in path.split('.') {
+                let (name, index) = part.split_once('[').unwrap_or((part, ""));
+                got = &got[name];
+                if let Ok(i) = index.trim_end_matches(']').parse::<usize>() {
+                    got = &got[i];
+                }
+            }
+            assert_eq!(got, want, "{path} in {}", dir.display());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "only {checked} facts checked");
 }

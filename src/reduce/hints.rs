@@ -40,7 +40,7 @@ mod tests {
     use crate::crash::{parse, ExitInfo};
 
     fn corpus_crash(name: &str) -> Crash {
-        let dir = format!("{}/../shared/corpus/{name}", env!("CARGO_MANIFEST_DIR"));
+        let dir = format!("{}/corpus/{name}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(format!("{dir}/stderr.txt")).unwrap();
         let rc: i32 = std::fs::read_to_string(format!("{dir}/rc.txt"))
             .unwrap()

@@ -1,5 +1,5 @@
-//! `icepick capture` on real crashes: the repository's corpus and the shared corpus of public
-//! LLVM bug reports, each through the real compiler.
+//! `icepick capture` on real crashes: the repository's corpus (cases written for icepick and
+//! crashes from public LLVM bug reports), each through the real compiler.
 
 use crate::util::*;
 
@@ -63,9 +63,10 @@ fn riscv_vector_cross_compile() {
     assert!(replay.contains("-march=rv64gcv"), "{replay}");
 }
 
-/// Captures a shared-corpus case; `strip` removes flags from its cmd.txt first.
-fn capture_shared(name: &str, strip: &[&str]) -> serde_json::Value {
-    let (_tmp, dir) = scratch_copy(&shared_corpus(name));
+/// Captures a corpus case of a public LLVM bug report; `strip` removes flags from its cmd.txt
+/// first. The facts of its `expected.json` must hold for the capture.
+fn capture_report_case(name: &str, strip: &[&str]) -> serde_json::Value {
+    let (_tmp, dir) = scratch_copy(&corpus(name));
     let argv: Vec<String> = cmd_txt(&dir)
         .into_iter()
         .filter(|a| !strip.contains(&a.as_str()))
@@ -76,6 +77,7 @@ fn capture_shared(name: &str, strip: &[&str]) -> serde_json::Value {
     assert_eq!(case["status"], "captured");
     assert_eq!(case["preprocessing"]["status"], "reproduced");
     assert!(out.join(case["input"].as_str().unwrap()).is_file());
+    check_expected(&case, &dir.join("expected.json"));
     case
 }
 
@@ -90,7 +92,7 @@ fn frames(case: &serde_json::Value) -> Vec<String> {
 
 #[test]
 fn gh59446_frontend_segfault_on_clang16() {
-    let case = capture_shared("fe-gh59446", &[]);
+    let case = capture_report_case("fe-gh59446", &[]);
     assert_eq!(case["crash"]["kind"], "segfault");
     assert_eq!(
         frames(&case)[..2],
@@ -109,7 +111,7 @@ fn gh59446_frontend_segfault_on_clang16() {
 
 #[test]
 fn gh75010_riscv_backend_fatal_error() {
-    let case = capture_shared("rv-gh75010", &[]);
+    let case = capture_report_case("rv-gh75010", &[]);
     assert_eq!(case["crash"]["kind"], "fatal_error");
     assert_eq!(
         case["crash"]["message"],
@@ -125,7 +127,7 @@ fn gh75010_riscv_backend_fatal_error() {
 
 #[test]
 fn amdgpu_cannot_select_is_the_gfx600_device_job() {
-    let case = capture_shared("amdgpu-si-flat", &[]);
+    let case = capture_report_case("amdgpu-si-flat", &[]);
     assert_eq!(case["crash"]["kind"], "fatal_error");
     assert!(case["crash"]["message"]
         .as_str()
@@ -143,7 +145,7 @@ fn amdgpu_cannot_select_is_the_gfx600_device_job() {
 #[test]
 fn gh68553_stack_overflow_without_a_stack_dump_is_rerun_out_of_process() {
     // Without -fno-integrated-cc1 the driver dies with SIGSEGV and prints nothing.
-    let case = capture_shared("opt-gh68553", &["-fno-integrated-cc1"]);
+    let case = capture_report_case("opt-gh68553", &["-fno-integrated-cc1"]);
     assert_eq!(case["crash"]["kind"], "stack_overflow");
     assert_eq!(case["capture"]["added_flags"][0], "-fno-integrated-cc1");
     assert!(case["crash"]["frames"].as_array().unwrap().len() > 100);

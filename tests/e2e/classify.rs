@@ -61,7 +61,7 @@ fn evidence<'a>(c: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
 #[test]
 fn gh75010_crashes_under_qemu_with_v_off_and_on_so_it_is_a_compiler_bug() {
     let sysroot = riscv64_sysroot();
-    let (_tmp, case) = capture(&shared_corpus("rv-gh75010"));
+    let (_tmp, case) = capture(&corpus("rv-gh75010"));
     let c = classify(&case, Some(&sysroot));
     assert_eq!(c["verdict"], "compiler-bug", "{c:#}");
     assert_eq!(c["rule"], 3, "{c:#}");
@@ -242,7 +242,7 @@ fn a_crash_the_same_with_v_off_and_on_is_not_the_host() {
 #[test]
 fn a_riscv64_clang_captured_under_qemu_replays_on_x86_clang_of_its_version() {
     let sysroot = riscv64_sysroot();
-    let (_tmp, dir) = scratch_copy(&shared_corpus("rv-gh75010"));
+    let (_tmp, dir) = scratch_copy(&corpus("rv-gh75010"));
     let clang = sysroot.join("usr/lib/llvm-19/bin/clang");
     let emulator = format!("qemu-riscv64 -L {} -cpu rv64,v=true", sysroot.display());
     let case = dir.join("case");

@@ -53,7 +53,7 @@ fn single_letters(march: &str) -> String {
 
 #[test]
 fn gh75010_needs_debug_info_optimisation_and_a_vector_extension() {
-    let (_tmp, dir) = scratch_copy(&shared_corpus("rv-gh75010"));
+    let (_tmp, dir) = scratch_copy(&corpus("rv-gh75010"));
     let case = capture_case(&dir, &cmd_txt(&dir));
     let f = flags_json(&case);
     assert_eq!(row(&f, "-g")["needed"], true, "{f:#}");
@@ -84,7 +84,7 @@ fn gh75010_needs_debug_info_optimisation_and_a_vector_extension() {
 
 #[test]
 fn amdgpu_si_flat_crashes_on_gfx600_and_gfx601_only() {
-    let (_tmp, dir) = scratch_copy(&shared_corpus("amdgpu-si-flat"));
+    let (_tmp, dir) = scratch_copy(&corpus("amdgpu-si-flat"));
     let case = capture_case(&dir, &cmd_txt(&dir));
     let f = flags_json(&case);
     let a = row(&f, "offload arch");
@@ -101,7 +101,7 @@ fn amdgpu_si_flat_crashes_on_gfx600_and_gfx601_only() {
 
 #[test]
 fn gh68553_crashes_at_o2_o3_os_but_not_o0_o1() {
-    let (_tmp, dir) = scratch_copy(&shared_corpus("opt-gh68553"));
+    let (_tmp, dir) = scratch_copy(&corpus("opt-gh68553"));
     let argv: Vec<String> = cmd_txt(&dir)
         .into_iter()
         .filter(|a| a != "-fno-integrated-cc1")
@@ -155,7 +155,7 @@ fn cc1_reproducer_of_the_vector_pragma_crash_bisects_feature_groups() {
 
 #[test]
 fn cc1_reproducer_of_an_rv64gcv_backend_crash_keeps_v_in_at_most_40_runs() {
-    let (_tmp, dir) = scratch_copy(&shared_corpus("rv-gh75010"));
+    let (_tmp, dir) = scratch_copy(&corpus("rv-gh75010"));
     let case = capture_reproducer(&dir, &cmd_txt(&dir));
     let f = flags_json(&case);
     let runs = f["compiler_runs"].as_u64().unwrap();

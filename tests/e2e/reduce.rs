@@ -33,7 +33,7 @@ fn replay_reduced(case: &Path, r: &serde_json::Value) -> String {
 
 #[test]
 fn gh59446_reduces_to_a_few_lines_that_still_crash_the_same_way_for_any_jobs() {
-    let (_tmp, dir) = scratch_copy(&shared_corpus("fe-gh59446"));
+    let (_tmp, dir) = scratch_copy(&corpus("fe-gh59446"));
     let case1 = capture_case(&dir, &cmd_txt(&dir));
     let case2 = dir.join("case2");
     copy_dir(&case1, &case2);
@@ -145,7 +145,7 @@ fn resume_without_an_earlier_run_is_a_usage_error() {
 
 #[test]
 fn creduce_style_interestingness_script() {
-    let (_tmp, dir) = scratch_copy(&shared_corpus("fe-gh59446"));
+    let (_tmp, dir) = scratch_copy(&corpus("fe-gh59446"));
     let script = dir.join("interesting.sh");
     std::fs::write(
         &script,

@@ -7,17 +7,11 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_icepick");
 /// The small launcher binary (`icepick-wrap <compiler> …` = `icepick wrap <compiler> …`).
 pub const LAUNCHER: &str = env!("CARGO_BIN_EXE_icepick-wrap");
 
-/// The repository's own corpus.
+/// A case of the repository's own corpus (`corpus/NAME`): the cases written for icepick and the
+/// real crashes from public LLVM bug reports (each folder's README gives its provenance).
 pub fn corpus(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("corpus")
-        .join(name)
-}
-
-/// The shared corpus of real LLVM bug reports (read-only; never copied into the repo).
-pub fn shared_corpus(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus")
         .join(name)
 }
 

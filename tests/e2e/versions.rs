@@ -4,7 +4,7 @@ use crate::util::*;
 
 #[test]
 fn gh59446_crashes_on_14_to_16_and_is_fixed_by_19() {
-    let (_tmp, dir) = scratch_copy(&shared_corpus("fe-gh59446"));
+    let (_tmp, dir) = scratch_copy(&corpus("fe-gh59446"));
     let out = dir.join("case");
     let (code, _, stderr) = capture_json(&dir, &out, &cmd_txt(&dir));
     assert_eq!(code, 0, "{stderr}");
