@@ -1,4 +1,5 @@
-//! Fills in names of unnamed frames from the modules' ELF symbol tables (`crash-formats.md` §7).
+//! Fills in names of unnamed frames from the modules' ELF symbol tables
+//! (`docs/crash-formats.md` §7).
 //!
 //! Without llvm-symbolizer LLVM names only exported (`.dynsym`) functions, and with it a
 //! Debian build names the same set; a self-built LLVM has a `.symtab` too. Lookups are
@@ -9,6 +10,14 @@
 //! The dladdr format prints no module offset, only the runtime address and `name + delta`;
 //! the module's load base is recovered from its named frames (`address - delta - st_value`,
 //! page-aligned, agreed on by most of them), which gives the unnamed frames their offsets.
+//!
+//! A crash log may come from another machine or an older package: the file found today under
+//! a module's name can be another build, whose symbols at those offsets are other functions.
+//! So frames are named from a file only when it is plausibly the one that crashed
+//! ([`Table::is_the_crashed_module`], `docs/crash-formats.md` §7): every offset the log gives
+//! lies in the file's code, the names the log printed are the names the file has there, and
+//! frames that print only `name + delta` agree on a load base. Otherwise the module's frames
+//! stay unnamed: no name is better than a wrong one.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -100,20 +109,68 @@ impl Table {
     /// The module offset as a virtual address. LLVM prints `address - load bias`, which is
     /// already one; an offset that only makes sense as a file offset is converted.
     fn to_vaddr(&self, offset: u64) -> u64 {
-        let in_code = |a: u64| {
-            self.segments
-                .iter()
-                .any(|s| s.executable && (s.vaddr..s.vaddr.saturating_add(s.memsz)).contains(&a))
-        };
-        if self.segments.is_empty() || in_code(offset) {
+        if self.in_code(offset) {
             return offset;
         }
         self.segments
             .iter()
             .find(|s| (s.file_offset..s.file_offset.saturating_add(s.file_size)).contains(&offset))
             .map(|s| offset - s.file_offset + s.vaddr)
-            .filter(|&a| in_code(a))
+            .filter(|&a| self.in_code(a))
             .unwrap_or(offset)
+    }
+
+    /// Whether the virtual address lies in an executable segment (a segment-less file, which
+    /// `object` could still parse, is given the benefit of the doubt).
+    fn in_code(&self, addr: u64) -> bool {
+        self.segments.is_empty()
+            || self
+                .segments
+                .iter()
+                .any(|s| s.executable && (s.vaddr..s.vaddr.saturating_add(s.memsz)).contains(&addr))
+    }
+
+    /// Whether this file can be the module `frames` (all of one module) were printed from,
+    /// with `base` the load base recovered from them (dladdr and glibc formats):
+    /// - frames that print only `name + delta` must have agreed on a base;
+    /// - every known offset must fall in the file's code;
+    /// - every name the log printed for a known offset must be the name this file has there,
+    ///   and at least one must match when the log printed any (a file that names none of the
+    ///   log's frames is not the one that printed them).
+    fn is_the_crashed_module(&self, frames: &[&super::Frame], base: Option<u64>) -> bool {
+        let vouches_for_base = |f: &&super::Frame| {
+            f.offset.is_none()
+                && f.symbol.is_some()
+                && f.symbol_offset.is_some()
+                && f.address.is_some()
+        };
+        if base.is_none() && frames.iter().any(vouches_for_base) {
+            return false;
+        }
+        let (mut named, mut agreeing) = (0, 0);
+        for f in frames {
+            let offset = f
+                .offset
+                .or_else(|| base.zip(f.address).and_then(|(b, a)| a.checked_sub(b)));
+            let Some(offset) = offset else {
+                continue;
+            };
+            if !self.in_code(self.to_vaddr(offset)) {
+                return false;
+            }
+            let Some(printed) = f.symbol.as_deref() else {
+                continue;
+            };
+            named += 1;
+            match self.lookup(offset) {
+                Some(sym) if same_function(printed, &demangle(&sym.name)) => agreeing += 1,
+                Some(_) => return false,
+                // A name from debug info or `.symtab` of the printing machine that this file
+                // does not export: neither for nor against.
+                None => {}
+            }
+        }
+        named == 0 || agreeing > 0
     }
 
     /// The symbol whose range contains `offset`, if any.
@@ -195,6 +252,13 @@ fn name_key(name: &str) -> String {
     name.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
+/// Whether two demangled names are the same function: equal up to spaces, or (demanglers
+/// also disagree on template arguments, `<32u>` vs `<(unsigned int)32>`) the same last
+/// identifier.
+fn same_function(a: &str, b: &str) -> bool {
+    name_key(a) == name_key(b) || last_identifier(a).is_some_and(|i| last_identifier(b) == Some(i))
+}
+
 type Slot = Arc<OnceLock<Option<Table>>>;
 
 /// Resolves `module+offset` frames to function names, caching parsed symbol tables.
@@ -234,7 +298,8 @@ impl Symbolizer {
     }
 
     /// Names the unnamed frames it can; returns how many it named. Frames whose module is
-    /// unknown or unreadable are left alone.
+    /// unknown or unreadable, or resolves to a file that is not the one that crashed, are left
+    /// alone.
     pub fn symbolize(&self, crash: &mut Crash) -> usize {
         let mut modules: Vec<String> = crash
             .frames
@@ -262,6 +327,14 @@ impl Symbolizer {
             } else {
                 None
             };
+            let frames: Vec<&super::Frame> = crash
+                .frames
+                .iter()
+                .filter(|f| in_module(&f.module))
+                .collect();
+            if !table.is_the_crashed_module(&frames, base) {
+                continue;
+            }
             for frame in crash.frames.iter_mut().filter(|f| in_module(&f.module)) {
                 if frame.offset.is_none() {
                     frame.offset = base.zip(frame.address).and_then(|(b, a)| a.checked_sub(b));
@@ -337,193 +410,5 @@ fn load_base<'a>(table: &Table, frames: impl Iterator<Item = &'a super::Frame>) 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::crash::{parse, CrashKind, ExitInfo, Family, Frame};
-
-    const LIBLLVM19: &str = "/usr/lib/llvm-19/lib/libLLVM.so.19.1";
-    const LIBCLANG14: &str = "/usr/lib/llvm-14/lib/libclang-cpp.so.14";
-
-    fn samples() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/research/samples")
-    }
-
-    fn crash_with(frames: Vec<Frame>) -> Crash {
-        Crash {
-            family: Family::Clang,
-            kind: CrashKind::Segfault,
-            signal: Some(11),
-            message: None,
-            tool: None,
-            in_process: None,
-            cc1_exit_code: None,
-            program_arguments: None,
-            pretty_stack: vec![],
-            frames,
-            gcc_pass: None,
-            reproducer_files: vec![],
-            source_errors: 0,
-        }
-    }
-
-    fn unnamed(module: &str, offset: u64) -> Frame {
-        Frame {
-            module: Some(module.to_owned()),
-            offset: Some(offset),
-            ..Frame::default()
-        }
-    }
-
-    /// Looks an exported function up in the real libLLVM with `object` itself, then names a
-    /// frame pointing into the middle of it.
-    #[test]
-    fn names_an_exported_function_of_real_libllvm() {
-        let data = std::fs::read(LIBLLVM19).expect("clang-19 is installed by scripts/setup");
-        let file = object::File::parse(&*data).unwrap();
-        let sym = file
-            .dynamic_symbols()
-            .find(|s| s.name() == Ok("_ZN4llvm3sys15PrintStackTraceERNS_11raw_ostreamEi"))
-            .unwrap();
-        assert!(sym.size() > 0x10);
-        let mut crash = crash_with(vec![
-            unnamed(LIBLLVM19, sym.address() + 0x10),
-            unnamed(LIBLLVM19, sym.address() + sym.size()), // one past the end
-        ]);
-        let symbolizer = Symbolizer::new(vec![]);
-        assert_eq!(symbolizer.symbolize(&mut crash), 1);
-        let f = &crash.frames[0];
-        assert_eq!(
-            f.symbol.as_deref(),
-            Some("llvm::sys::PrintStackTrace(llvm::raw_ostream&, int)")
-        );
-        assert!(f.symbolized_by_icepick);
-        assert_ne!(
-            crash.frames[1].symbol.as_deref(),
-            Some("llvm::sys::PrintStackTrace(llvm::raw_ostream&, int)")
-        );
-    }
-
-    /// The symbolized and the unsymbolized print of one crash: every frame llvm-symbolizer
-    /// named gets the same name from icepick, and every frame it left unnamed stays unnamed
-    /// (a stripped local function, not its exported neighbour).
-    #[test]
-    fn agrees_with_llvm_symbolizer_on_the_pragma_crash() {
-        for version in ["clang-14", "clang-16", "clang-19"] {
-            let path = samples().join(version).join("crash_sym.stderr");
-            let text = std::fs::read_to_string(&path).unwrap();
-            let printed = parse(&text, ExitInfo::default()).unwrap();
-            let mut stripped = printed.clone();
-            for f in &mut stripped.frames {
-                f.symbol = None;
-            }
-            let symbolizer = Symbolizer::new(vec![]);
-            let named = symbolizer.symbolize(&mut stripped);
-            let mut checked = 0;
-            for (p, s) in printed.frames.iter().zip(&stripped.frames) {
-                let module = p.module.as_deref().unwrap_or("");
-                if module.is_empty() || module.contains("libc.so") {
-                    continue; // file:line frames (libc debug info), libc without .dynsym names
-                }
-                let want = p.symbol.as_deref().map(name_key);
-                let got = s.symbol.as_deref().map(name_key);
-                assert_eq!(got, want, "{version} frame #{}", p.index);
-                checked += 1;
-            }
-            assert!(
-                checked > 25 && named > 20,
-                "{version}: {checked} checked, {named} named"
-            );
-        }
-    }
-
-    #[test]
-    fn stripped_local_is_not_named_after_its_neighbour() {
-        let mut crash = crash_with(vec![unnamed(LIBCLANG14, 0xa4e3f3)]);
-        let symbolizer = Symbolizer::new(vec![]);
-        assert_eq!(symbolizer.symbolize(&mut crash), 0);
-        assert_eq!(crash.frames[0].symbol, None);
-        // The nearest exported symbol below is the one a naive lookup would pick.
-        let table = symbolizer.table(LIBCLANG14).unwrap();
-        let table = table.get().unwrap().as_ref().unwrap();
-        let below = table.symbols.partition_point(|s| s.start <= 0xa4e3f3) - 1;
-        assert!(demangle(&table.symbols[below].name).contains("SkipMalformedDecl"));
-    }
-
-    /// Debian clang-19 without llvm-symbolizer (dladdr format): bare basenames found through
-    /// the search dirs, load bases recovered from the named frames.
-    #[test]
-    fn dladdr_frames_via_search_dirs() {
-        let text = std::fs::read_to_string(samples().join("clang-19/crash_nosym.stderr")).unwrap();
-        let sym_text =
-            std::fs::read_to_string(samples().join("clang-19/crash_sym.stderr")).unwrap();
-        let mut crash = parse(&text, ExitInfo::default()).unwrap();
-        let printed = parse(&sym_text, ExitInfo::default()).unwrap();
-        for f in &mut crash.frames {
-            if f.index == 6 || f.index == 7 {
-                f.symbol = None;
-            }
-        }
-        let symbolizer =
-            Symbolizer::new(vec!["/nonexistent".into(), "/usr/lib/llvm-19/lib".into()]);
-        let named = symbolizer.symbolize(&mut crash);
-        assert!(named >= 2, "{named}");
-        for i in [6, 7] {
-            assert_eq!(
-                crash.frames[i].symbol.as_deref().map(name_key),
-                printed.frames[i].symbol.as_deref().map(name_key)
-            );
-            assert_eq!(crash.frames[i].offset, printed.frames[i].offset);
-        }
-        // Frame 4 is a local function in both prints.
-        assert_eq!(crash.frames[4].offset, Some(0xc20eb9));
-        assert_eq!(crash.frames[4].symbol, None);
-    }
-
-    #[test]
-    fn last_identifiers() {
-        let rows = [
-            (
-                "clang::Preprocessor::HandlePragmaDirective(clang::PragmaIntroducer)",
-                Some("HandlePragmaDirective"),
-            ),
-            (
-                "llvm::SmallVector<int, 4u>::grow(unsigned long) const",
-                Some("grow"),
-            ),
-            ("std::vector<int>::push_back<int&>(int&)", Some("push_back")),
-            ("_start", Some("_start")),
-            ("llvm::APInt::operator<<=(unsigned int)", None),
-            ("(anonymous namespace)::f()", Some("f")),
-        ];
-        for (name, want) in rows {
-            assert_eq!(last_identifier(name), want, "{name}");
-        }
-    }
-
-    #[test]
-    fn unknown_modules_are_left_alone() {
-        let mut crash = crash_with(vec![
-            unnamed("/nonexistent/libfoo.so", 0x10),
-            unnamed("libbar.so.1", 0x10),
-            unnamed("/etc/hostname", 0x10),
-        ]);
-        let before = crash.clone();
-        let symbolizer = Symbolizer::new(vec!["/etc".into()]);
-        assert_eq!(symbolizer.symbolize(&mut crash), 0);
-        assert_eq!(crash, before);
-    }
-
-    #[test]
-    fn shared_across_threads() {
-        let symbolizer = Symbolizer::new(vec![]);
-        std::thread::scope(|s| {
-            for _ in 0..4 {
-                s.spawn(|| {
-                    let mut crash = crash_with(vec![unnamed(LIBLLVM19, 0xeb73c6)]);
-                    assert_eq!(symbolizer.symbolize(&mut crash), 1);
-                });
-            }
-        });
-        assert_eq!(symbolizer.tables.lock().unwrap().len(), 1);
-    }
-}
+#[path = "symbolize_tests.rs"]
+mod tests;

@@ -123,7 +123,9 @@ fn one_bug_one_id() {
         ] {
             pragma.push(format!("tests/fixtures/samples/{v}/{s}.stderr"));
         }
-        let fatal = signature(&crash_of(&format!("tests/fixtures/samples/{v}/fatal.stderr")));
+        let fatal = signature(&crash_of(&format!(
+            "tests/fixtures/samples/{v}/fatal.stderr"
+        )));
         assert_eq!(fatal.id, "49fea7e2b2b0", "{v}");
     }
     for h in ["devonly1arch", "devonly2arch", "rdc"] {
@@ -140,13 +142,22 @@ fn one_bug_one_id() {
         assert!(!sig.weak);
     }
     // parser_crash differs between 14 and 16/19 only at F3: the coarse bucket joins them.
-    let c14 = signature(&crash_of("tests/fixtures/samples/clang-14/parser_crash.stderr"));
-    let c19 = signature(&crash_of("tests/fixtures/samples/clang-19/parser_crash.stderr"));
+    let c14 = signature(&crash_of(
+        "tests/fixtures/samples/clang-14/parser_crash.stderr",
+    ));
+    let c19 = signature(&crash_of(
+        "tests/fixtures/samples/clang-19/parser_crash.stderr",
+    ));
     assert_ne!(c14.id, c19.id);
     assert_eq!(c14.coarse_id, c19.coarse_id);
     assert_eq!(c14.frames[..2], c19.frames[..2]);
     // GCC: identical with and without -freport-bug.
-    let g = |n: &str| signature(&crash_of(&format!("tests/fixtures/samples/gcc-12/{n}.stderr"))).id;
+    let g = |n: &str| {
+        signature(&crash_of(&format!(
+            "tests/fixtures/samples/gcc-12/{n}.stderr"
+        )))
+        .id
+    };
     assert_eq!(g("ice_deterministic"), "33df95cabc8c");
     assert_eq!(g("ice_deterministic_reportbug"), "33df95cabc8c");
     assert_eq!(g("ice_deterministic_reportbug_noaslr"), "33df95cabc8c");
@@ -388,7 +399,9 @@ fn details_of_selected_samples() {
     assert!(c.program_arguments.unwrap().contains("-target-cpu gfx90a"));
 
     // Legacy pass manager, innermost pass.
-    let sig = signature(&crash_of("tests/fixtures/samples/clang-14/sigsegv_t16.stderr"));
+    let sig = signature(&crash_of(
+        "tests/fixtures/samples/clang-14/sigsegv_t16.stderr",
+    ));
     assert_eq!(sig.phase, "X86 cmov Conversion");
     assert_eq!(sig.frames[0], "llvm::TargetSchedModel::init");
 }
