@@ -1,7 +1,7 @@
 //! Host facts for a case captured on a RISC-V machine (`icepick probe`, issue 5 part 4): kernel,
 //! `/proc/cpuinfo` ISA and vendor ids, `AT_HWCAP`, `riscv_hwprobe`, the per-task vector control
 //! (`prctl(PR_RISCV_V_GET_CONTROL)`), `/proc/sys/abi/riscv_v_default_allow` and the
-//! `hide_v0p7_ext` boot flag (`../shared/research/rvv.md` §1.1, §4.1).
+//! `hide_v0p7_ext` boot flag (`docs/rvv.md` §1.1, `docs/classify.md` "Host facts").
 //!
 //! Parsing and decoding are pure functions tested on sample text; [`probe`] reads `/proc` and
 //! makes the syscalls (no processes). The RISC-V-only syscalls are behind
@@ -321,7 +321,7 @@ pub fn cmdline_has(cmdline: &str, flag: &str) -> bool {
         .any(|w| w == flag || w.strip_prefix(flag).is_some_and(|r| r.starts_with('=')))
 }
 
-/// Plain-words reading of the facts (rvv.md §1.1: a vendor kernel that sets HWCAP V on an
+/// Plain-words reading of the facts (docs/rvv.md §1.1: a vendor kernel that sets HWCAP V on an
 /// XTheadVector core sends RVV-1.0 dispatch onto a 0.7.1 unit).
 pub fn assess(f: &HostFacts) -> Vec<String> {
     let mut notes = Vec::new();
@@ -533,7 +533,7 @@ mod os {
 mod tests {
     use super::*;
 
-    /// An SG2042: the values quoted in the sophgo/linux-riscv PR #50 thread (rvv.md §1.1), laid out
+    /// An SG2042: the values quoted in the sophgo/linux-riscv PR #50 thread (docs/rvv.md §1.1), laid out
     /// as the kernel prints cpuinfo; two harts of 64.
     const SG2042: &str = "processor\t: 0\nhart\t\t: 0\nisa\t\t: rv64imafdcv\nmmu\t\t: sv39\n\
         mvendorid\t: 0x5b7\nmarchid\t\t: 0x0\nmimpid\t\t: 0x0\n\n\
@@ -589,7 +589,7 @@ mod tests {
 
     #[test]
     fn hwcap_letters() {
-        // qemu-riscv64 rv64 (rvv.md §1.5): 0x112d = acdfim; with v=true 0x20112d.
+        // qemu-riscv64 rv64 (docs/rvv.md §1.5): 0x112d = acdfim; with v=true 0x20112d.
         let h = decode_hwcap(0x112d, true);
         assert_eq!(h.letters.as_deref(), Some("acdfim"));
         assert_eq!(h.v, Some(false));
@@ -601,7 +601,7 @@ mod tests {
 
     #[test]
     fn hwprobe_decoding() {
-        // qemu 10 with v=true (rvv.md §1.5).
+        // qemu 10 with v=true (docs/rvv.md §1.5).
         let p = hwprobe_pair(4, "ima_ext_0", 4, 0x1_2000_00ff);
         assert!(p.known);
         assert_eq!(

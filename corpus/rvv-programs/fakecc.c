@@ -1,5 +1,5 @@
 /* A model of a compiler on a RISC-V host whose kernel advertises V for a vector unit of the
- * other dialect (a T-Head C920 with a vendor kernel, ../shared/research/rvv.md §1). No real
+ * other dialect (a T-Head C920 with a vendor kernel, docs/rvv.md §1). No real
  * binary here shows that on demand, so tests/e2e/classify.rs builds this with
  * `riscv64-linux-gnu-gcc -O2 -static` and treats it as the crashing compiler; it is not a
  * real host fault, and the tests say so.

@@ -1,5 +1,5 @@
 /* XTheadVector (0.7.1-style) encodings as raw `.word`s, the way
- * ../shared/research/rvv-proto/vprobe.c's `thead` path does: binutils without XTheadVector
+ * a hand-encoded vector probe does (docs/rvv.md §1.4): binutils without XTheadVector
  * support cannot assemble them, and objdump shows them as data. tests/e2e/inspect.rs checks
  * that `icepick inspect` finds them (objdump cannot decode them, so the test lists them) and
  * runs this under qemu-riscv64, which implements only RVV 1.0: with -cpu rv64,v=true the

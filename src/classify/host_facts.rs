@@ -1,6 +1,6 @@
 //! The capturing host's facts (case.json `host`, recorded by capture from what `icepick
 //! probe` sees) as evidence `H`. One fact decides between the two host-RVV sub-cases of
-//! rvv.md §4.3 row 6: a T-Head core of the C906/C910/C920 class (vector 0.7.1,
+//! docs/classify.md row 6: a T-Head core of the C906/C910/C920 class (vector 0.7.1,
 //! XTheadVector) whose kernel sets V (RVV 1.0) in AT_HWCAP, as SG2042 vendor kernels did,
 //! sends RVV-1.0 code onto a unit that cannot run it (a dialect mismatch), where any other
 //! host's vector fault points at the kernel's vector context.

@@ -2,7 +2,7 @@
 //! (its vector unit, its kernel), or the machine's (memory, time)? Decided by experiment,
 //! with every experiment recorded as [`Evidence`] in `case.json`'s `classification` section.
 //!
-//! Experiments ([`experiments`], [`emulation`]), named as in `../shared/research/rvv.md` §4.2:
+//! Experiments ([`experiments`], [`emulation`]), named as in `docs/classify.md`:
 //! E1 determinism (serial and parallel reruns on the capturing host, or under the emulator the
 //! case was captured under), E5 emulation (a riscv64 compiler under `qemu-riscv64` with V off
 //! and on), E3 a static scan of that compiler's closure for vector code, E6 cross-host replay
@@ -13,7 +13,7 @@
 //! V off through `prctl` on a RISC-V host, E7 resources, and H the capturing host's facts
 //! ([`host_facts`]). The verdict
 //! ([`verdict::decide`]) is a pure function over the evidence implementing the decision table
-//! of rvv.md §4.3, first matching row wins.
+//! of `docs/classify.md`, first matching row wins.
 
 pub mod core_file;
 pub mod emulation;
@@ -115,7 +115,7 @@ pub struct Classification {
     pub subcase: Option<String>,
     /// `high`, `medium` or `low`.
     pub confidence: String,
-    /// Row of the decision table (rvv.md §4.3) that matched.
+    /// Row of the decision table (docs/classify.md) that matched.
     pub rule: u32,
     /// Why, in one sentence.
     pub reason: String,
@@ -265,7 +265,7 @@ pub fn markdown_section(v: &serde_json::Value) -> String {
         .unwrap_or_default();
     let _ = writeln!(
         s,
-        "**{}**{sub}, confidence {}: {} (decided by {}; rvv.md §4.3 row {})\n",
+        "**{}**{sub}, confidence {}: {} (decided by {}; docs/classify.md row {})\n",
         c.verdict,
         c.confidence,
         c.reason,

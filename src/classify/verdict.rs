@@ -1,5 +1,5 @@
 //! The verdict: a pure function over the evidence implementing the decision table of
-//! `../shared/research/rvv.md` §4.3 (first matching row wins).
+//! `docs/classify.md` (first matching row wins).
 //!
 //! Row numbers follow the table. Rows added here, numbered in [`Decision::rule`] as row × 10 +
 //! letter ([`rule_name`]):
@@ -37,7 +37,7 @@ const HIGH: &str = "high";
 const MEDIUM: &str = "medium";
 const LOW: &str = "low";
 
-/// The row of the table as rvv.md writes it: `3`, `3b`, `4c` …
+/// The row of the table as docs/classify.md writes it: `3`, `3b`, `4c` …
 pub fn rule_name(rule: u32) -> String {
     if rule > 10 && rule % 10 != 0 {
         let letter = char::from(b'a' + (rule % 10) as u8);
@@ -90,7 +90,7 @@ fn decision(
     }
 }
 
-/// Decides from the evidence (rvv.md §4.3, first match wins).
+/// Decides from the evidence (docs/classify.md, first match wins).
 pub fn decide(ev: &[Evidence]) -> Decision {
     let e1 = get(ev, "E1");
     let e2 = get(ev, "E2");
@@ -221,7 +221,7 @@ pub fn decide(ev: &[Evidence]) -> Decision {
     }
     // Row 5b: a one-dialect vector instruction faulted, V off removes the crash, and emulation
     // with V on crashes too (with clean emulation, row 6 decides).
-    // The dialect that faulted: from E2's decisive encoding, or (rvv.md §4.3 row 6a) from a
+    // The dialect that faulted: from E2's decisive encoding, or (docs/classify.md row 6a) from a
     // host that is a T-Head 0.7.1 core claiming V, where RVV 1.0 code (E2's instruction, or
     // what E3 finds in the compiler) cannot run.
     let thead_claims_v = is(host, o::HOST_THEAD_CLAIMS_V);

@@ -1,7 +1,7 @@
 //! Backtrace lines → [`Frame`]s, for every format LLVM and GCC print.
 //!
 //! Kept apart from `parse.rs` because there are five formats, each with its own quirks
-//! (`crash-formats.md` §1, §4):
+//! (`docs/crash-formats.md` §1, §4):
 //! 1. llvm-symbolizer output: ` #4 0x… name (module+0xOFF)` or ` #34 0x… name file:line:col`;
 //! 2. the dladdr fallback of LLVM ≥ 15: `4  libclang-cpp.so.19.1 0x… name + 92` (bare module
 //!    basename, decimal offset from the *symbol*, no module offset);

@@ -3,7 +3,7 @@
 //! Everything here is pure (text in, values out) except [`symbolize`], which reads ELF symbol
 //! tables of the modules named in the frames. The parsers cover clang 14/16/19 (symbolized,
 //! unsymbolized `module+0xOFF`, dladdr and glibc `backtrace_symbols` formats), in-process and
-//! out-of-process cc1, LLVM tools, and GCC ICEs; see `../shared/research/crash-formats.md`.
+//! out-of-process cc1, LLVM tools, and GCC ICEs; see `docs/crash-formats.md`.
 
 mod frames;
 mod model;

@@ -116,7 +116,7 @@ pub struct Crash {
     pub source_errors: u32,
 }
 
-/// A stable identity for a crash (SIGNATURE v1, `crash-formats.md` §8).
+/// A stable identity for a crash (SIGNATURE v1, `docs/crash-formats.md` §8).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Signature {
     /// 12 hex digits of sha1 over `text`.
@@ -124,7 +124,7 @@ pub struct Signature {
     /// 12 hex digits of sha1 over the coarse text (top frame only), for matching across versions.
     pub coarse_id: String,
     /// The canonical string that was hashed: `v1|kind|msg'|phase'|F1' > F2' > F3'` (the
-    /// reference `signature_ref.py` hashes no family; the kinds already tell GCC from clang).
+    /// reference implementation behind `SIGNATURES.txt` hashes no family; the kinds already tell GCC from clang).
     pub text: String,
     /// Kind as hashed (`SIGSEGV`, `fatal_error`, `assert`, `gcc_ice` …).
     pub kind: String,

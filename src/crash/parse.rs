@@ -1,7 +1,7 @@
 //! Compiler stderr + exit status → [`Crash`], or `None` when the compiler did not crash.
 //!
 //! Every line is matched against every marker, in any order: clang prints its banner and its
-//! driver error in either order (`crash-formats.md` §1), and GCC prints `during … pass` before
+//! driver error in either order (`docs/crash-formats.md` §1), and GCC prints `during … pass` before
 //! the ICE. Only after the whole text is read is the crash kind decided, by a fixed precedence
 //! (assertion > unreachable > fatal error > GCC ICE > signals), so the result never depends on
 //! which line came first.
@@ -72,7 +72,7 @@ const SIGKILL: i32 = 9;
 const SIGSEGV: i32 = 11;
 const SIGTERM: i32 = 15;
 
-/// The exit code of `report_fatal_error` (`crash-formats.md` §1).
+/// The exit code of `report_fatal_error` (`docs/crash-formats.md` §1).
 const FATAL_ERROR_EXIT: i32 = 70;
 
 /// Frames at least this many times the same function (or the same unnamed module+offset)
@@ -315,7 +315,7 @@ fn is_stack_overflow(frames: &[Frame]) -> bool {
 }
 
 /// Text of which at least one appears in every crash [`parse`] recognises without a signal
-/// death (`crash-formats.md`): a cheap test for `icepick-wrap`, which hands only such failed
+/// death (`docs/crash-formats.md`): a cheap test for `icepick-wrap`, which hands only such failed
 /// compiles to `icepick` for parsing.
 const CRASH_MARKERS: &[&[u8]] = &[
     b"Stack dump:",

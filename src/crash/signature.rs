@@ -1,7 +1,8 @@
-//! [`Crash`] → [`Signature`]: SIGNATURE v1 (`crash-formats.md` §8).
+//! [`Crash`] → [`Signature`]: SIGNATURE v1 (`docs/crash-formats.md` §8).
 //!
-//! The canonical string and its normalisations follow `crash-tools/signature_ref.py` line for
-//! line, so that the ids in `samples/SIGNATURES.txt` are reproduced. Deliberate deviations (each
+//! The canonical string and its normalisations follow a reference implementation
+//! (`signature_ref.py`) line for line, so that the ids it recorded in
+//! `tests/fixtures/samples/SIGNATURES.txt` are reproduced. Deliberate deviations (each
 //! pinned by a test below):
 //! - no signature exists for outputs the reference calls `unknown`/`exit1` but that are not
 //!   crashes: [`super::parse`] returns `None` for them;

@@ -109,7 +109,7 @@ fn signatures_txt_is_reproduced() {
 }
 
 /// The same bug hashes alike symbolized or not, in- or out-of-process, on 14/16/19 and in the
-/// HIP device job (`crash-formats.md` §8 "Validation").
+/// HIP device job (`docs/crash-formats.md` §8 "Validation").
 #[test]
 fn one_bug_one_id() {
     let mut pragma = vec![];

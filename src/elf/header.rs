@@ -3,7 +3,7 @@
 //!
 //! `Tag_RISCV_arch` is only a hint: it is the merged superset of the inputs' arch strings, so
 //! inline assembly under `.option arch,+v` leaves it at `rv64gc`, and a library whose vector
-//! code sits behind ifuncs lists `v1p0` although it may never run it (rvv.md §1.3).
+//! code sits behind ifuncs lists `v1p0` although it may never run it (docs/rvv.md §1.3).
 
 use serde::Serialize;
 

@@ -2,7 +2,7 @@
 //! [`decode_at`], which labels one instruction (E2: the faulting instruction of a crash).
 //!
 //! Encodings are from the RVV 1.0 spec (tag `v1.0`), the 0.7.1 draft and T-Head's
-//! `xtheadvector.adoc` (`../shared/research/rvv.md` §1.4). Every vector instruction is 32 bits.
+//! `xtheadvector.adoc` (`docs/rvv.md` §1.4). Every vector instruction is 32 bits.
 //! The kernel's first-use trap filter (`riscv_v_first_use_handler`) accepts exactly the three
 //! groups this module counts: OP-V, LOAD-FP/STORE-FP with a vector width, and vector CSRs.
 //!

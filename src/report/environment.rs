@@ -141,7 +141,7 @@ mod tests {
     }
 
     /// The facts of an SG2042 with a vendor kernel, as `probe` reports them (mvendorid and
-    /// the ISA string from the sophgo/linux-riscv thread in rvv.md §1.1).
+    /// the ISA string from the sophgo/linux-riscv thread in docs/rvv.md §1.1).
     #[test]
     fn a_riscv_host_gets_its_vector_facts_and_probes_reading() {
         let h = json!({

@@ -1,7 +1,7 @@
 //! A "Try it on Compiler Explorer" link, built offline: no request to godbolt.org is made.
 //!
 //! LLVM maintainers ask for a Compiler Explorer link with every crash report
-//! (crash-formats.md §6). Compiler Explorer opens a session from its whole state in the URL:
+//! (docs/crash-formats.md §6). Compiler Explorer opens a session from its whole state in the URL:
 //! `https://godbolt.org/clientstate/<base64 of a ClientState JSON>` (its `docs/API.md`,
 //! "GET /clientstate/<base64>"). The server (`lib/handlers/route-api.ts`,
 //! `unstoredStateHandler`) decodes the path parameter with Node's `Buffer.from(s, 'base64')`,

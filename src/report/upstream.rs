@@ -1,5 +1,5 @@
 //! What an upstream LLVM issue needs beyond the crash itself: the target tag for the title,
-//! suggested labels (crash-formats.md §6), and redaction of local paths and names before a
+//! suggested labels (docs/crash-formats.md §6), and redaction of local paths and names before a
 //! report leaves the machine.
 
 use crate::case::Case;

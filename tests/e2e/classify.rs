@@ -156,7 +156,7 @@ fn capture_fakecc(text: &str, cpu: &str) -> (tempfile::TempDir, PathBuf) {
     (tmp, case)
 }
 
-/// A model of the C920 fault (rvv.md §1), not a real host fault: `fakecc` takes a vector path
+/// A model of the C920 fault (docs/rvv.md §1), not a real host fault: `fakecc` takes a vector path
 /// when AT_HWCAP has V and that path is XTheadVector code, so on qemu's RVV 1.0 unit
 /// (`v=true`, the "host" it was captured on) it dies with SIGILL, and with `v=false` it takes
 /// the scalar path. E2 decodes the faulting word as XTheadVector-only: host-rvv, dialect
@@ -451,7 +451,7 @@ fn the_kernel_logs_report_gives_e2_the_faulting_instruction() {
 }
 
 /// A core of `fakecc` dying of SIGILL under `qemu-riscv64 -cpu rv64,v=true`, written by gdb's
-/// `gcore` through qemu's gdbstub: qemu-user writes no guest cores (rvv.md §4.4), and gdb is
+/// `gcore` through qemu's gdbstub: qemu-user writes no guest cores (docs/rvv.md §3), and gdb is
 /// how a user gets a core of a RISC-V process on any machine. gdb keeps the code in the core.
 fn gcore_of_fakecc(dir: &Path) -> PathBuf {
     use std::time::{Duration, Instant};

@@ -222,7 +222,7 @@ fn inspect_rvv1_program_agrees_with_objdump() {
     let f = &files[0];
     assert_eq!(f["machine"], "RISC-V");
     assert_eq!(f["riscv_flags"]["float_abi"], "double");
-    // .option arch,+v does not reach Tag_RISCV_arch (rvv.md §1.3).
+    // .option arch,+v does not reach Tag_RISCV_arch (docs/rvv.md §1.3).
     let arch = f["arch"].as_str().unwrap();
     assert!(
         arch.starts_with("rv64i") && !arch.contains("_v1p0"),
@@ -387,7 +387,7 @@ fn inspect_lists_non_riscv_files_with_zero_counts() {
     assert_eq!(r["missing"].as_array().unwrap().len(), 0);
 }
 
-/// Debian trixie's riscv64 clang-19 and its DT_NEEDED closure. rvv.md §2 found no vector code
+/// Debian trixie's riscv64 clang-19 and its DT_NEEDED closure. docs/rvv.md §2 found no vector code
 /// in it except 12 `csrr vlenb` in libgcc_s's DWARF unwinder.
 #[test]
 fn inspect_riscv64_clang_closure() {
