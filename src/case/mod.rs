@@ -132,39 +132,85 @@ pub struct Case {
     pub versions: Option<serde_json::Value>,
 }
 
-/// Problems reading or writing a case directory.
+/// Problems reading or writing a case directory. Every variant but [`CaseError::Io`] is about
+/// the case given (missing, not a case, damaged, unsafe) and maps to exit 2 (see
+/// [`CaseError::is_bad_input`]); `Io` is icepick failing to read or write what it should
+/// be able to.
 #[derive(Debug, thiserror::Error)]
 pub enum CaseError {
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
+    /// The error is part of the message, not a `source`: printed as a chain it would repeat.
+    #[error("{path}: {error}")]
+    Io { path: PathBuf, error: io::Error },
     #[error("{path} is not a case directory (no {CASE_FILE}); run `icepick capture` first")]
     NotACase { path: PathBuf },
-    #[error("{path}: invalid case file: {source}")]
-    Invalid {
-        path: PathBuf,
-        #[source]
-        source: serde_json::Error,
-    },
+    #[error("{path} is a file, not a case directory; give the directory that holds {CASE_FILE} ({dir})", dir = parent_or_dot(path).display())]
+    NotADirectory { path: PathBuf },
+    #[error("cannot read {path}: {error}")]
+    Unreadable { path: PathBuf, error: io::Error },
+    #[error("{path} is not a valid case file ({why}); it is damaged or was not written by icepick: capture the crash again")]
+    Invalid { path: PathBuf, why: String },
     #[error("{path}: schema_version {found} is newer than this icepick understands ({SCHEMA_VERSION}); upgrade icepick")]
     TooNew { path: PathBuf, found: u32 },
     #[error("{path} already exists; choose another --out or remove it")]
     Exists { path: PathBuf },
+    #[error("case.json field `{field}` = {value:?} {why}; a case's files must be inside the case directory")]
+    OutsideCase {
+        field: String,
+        value: String,
+        why: String,
+    },
+    #[error("case.json field `{field}` {why}; the case is damaged: capture the crash again")]
+    BadField { field: String, why: String },
+    #[error("the case's input `{name}` is missing ({path} does not exist): restore it, or capture the crash again with `icepick capture`")]
+    MissingInput { name: String, path: PathBuf },
+}
+
+impl CaseError {
+    /// The case given is wrong (exit 2), as opposed to icepick failing on a good one.
+    pub fn is_bad_input(&self) -> bool {
+        !matches!(self, CaseError::Io { .. })
+    }
+}
+
+fn parent_or_dot(p: &Path) -> &Path {
+    match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
 }
 
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> CaseError + '_ {
-    move |source| CaseError::Io {
+    move |error| CaseError::Io {
         path: path.to_owned(),
-        source,
+        error,
     }
 }
 
 impl Case {
-    /// Reads `DIR/case.json`.
+    /// Reads `DIR/case.json` and checks it ([`validate`]): every file it names is inside
+    /// `DIR`, its input exists, and the fields stages rely on have the right shape. Any
+    /// error is a typed [`CaseError`]; nothing here panics on any content.
     pub fn load(dir: &Path) -> Result<Case, CaseError> {
+        let case = Self::parse(dir)?;
+        validate::check(dir, &case)?;
+        Ok(case)
+    }
+
+    /// Reads and parses `DIR/case.json` without checking the files it names.
+    fn parse(dir: &Path) -> Result<Case, CaseError> {
+        match fs::metadata(dir) {
+            Ok(m) if !m.is_dir() => {
+                return Err(CaseError::NotADirectory {
+                    path: dir.to_owned(),
+                })
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(CaseError::NotACase {
+                    path: dir.to_owned(),
+                })
+            }
+            _ => {}
+        }
         let path = dir.join(CASE_FILE);
         let text = match fs::read(&path) {
             Ok(t) => t,
@@ -173,21 +219,52 @@ impl Case {
                     path: dir.to_owned(),
                 })
             }
-            Err(e) => return Err(io_err(&path)(e)),
+            Err(error) => return Err(CaseError::Unreadable { path, error }),
+        };
+        let invalid = |path: &Path, why: String| CaseError::Invalid {
+            path: path.to_owned(),
+            why,
         };
         let value: serde_json::Value =
-            serde_json::from_slice(&text).map_err(|source| CaseError::Invalid {
-                path: path.clone(),
-                source,
-            })?;
-        let found = value
-            .get("schema_version")
-            .and_then(|v| v.as_u64())
-            .unwrap_or(0) as u32;
-        if found > SCHEMA_VERSION {
-            return Err(CaseError::TooNew { path, found });
+            serde_json::from_slice(&text).map_err(|e| invalid(&path, format!("not JSON: {e}")))?;
+        if !value.is_object() {
+            return Err(invalid(&path, "not a JSON object".into()));
         }
-        serde_json::from_value(value).map_err(|source| CaseError::Invalid { path, source })
+        match value.get("schema_version").and_then(|v| v.as_u64()) {
+            Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+            Some(v) if v > u64::from(SCHEMA_VERSION) => {
+                return Err(CaseError::TooNew {
+                    path,
+                    found: u32::try_from(v).unwrap_or(u32::MAX),
+                })
+            }
+            Some(v) => {
+                return Err(invalid(
+                    &path,
+                    format!("schema_version {v}: this icepick reads {SCHEMA_VERSION}"),
+                ))
+            }
+            None => {
+                return Err(invalid(
+                    &path,
+                    format!("no schema_version {SCHEMA_VERSION}"),
+                ))
+            }
+        }
+        serde_json::from_value(value.clone()).map_err(|e| {
+            let why = match validate::first_bad_field(&value) {
+                Some(field) => format!("field `{field}`: {e}"),
+                None => e.to_string(),
+            };
+            invalid(&path, why)
+        })
+    }
+
+    /// The path of the case file that field `field` (e.g. `reduction.output`) names, checked
+    /// as [`Case::load`] checks `input`: `Ok(None)` when it does not exist.
+    pub fn file(dir: &Path, field: &str, name: &str) -> Result<Option<PathBuf>, CaseError> {
+        let root = fs::canonicalize(dir).map_err(io_err(dir))?;
+        validate::case_file(&root, dir, field, name)
     }
 
     /// `argv` as it runs on the case's host: behind the case's emulator, if it has one.
@@ -250,7 +327,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CaseError> {
     tmp.as_file().sync_all().map_err(io_err(path))?;
     tmp.persist(path).map_err(|e| CaseError::Io {
         path: path.to_owned(),
-        source: e.error,
+        error: e.error,
     })?;
     Ok(())
 }
@@ -321,16 +398,19 @@ impl NewCaseDir {
             }
         };
         let tmp = self.tmp.keep();
-        fs::rename(&tmp, &dest).map_err(|source| {
+        fs::rename(&tmp, &dest).map_err(|error| {
             let _ = fs::remove_dir_all(&tmp);
             CaseError::Io {
                 path: dest.clone(),
-                source,
+                error,
             }
         })?;
         Ok(dest)
     }
 }
+
+mod validate;
+pub use validate::unsafe_name;
 
 #[cfg(test)]
 pub(crate) mod tests;

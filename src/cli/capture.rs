@@ -75,10 +75,14 @@ pub(crate) fn capture_from_args(args: &CaptureArgs) -> anyhow::Result<Outcome> {
     } else {
         anyhow::bail!(capture::CaptureError::NoInput);
     };
+    let out = args.out.as_ref().map(|o| absolutize(&cwd, o));
+    if let Some(out) = &out {
+        refuse_taken_out(out)?;
+    }
     let req = Request {
         argv,
         cwd: run_dir,
-        out: args.out.as_ref().map(|o| absolutize(&cwd, o)),
+        out,
         cases_parent: cwd.clone(),
         timeout: Duration::from_secs(args.timeout.max(1)),
         reruns: args.reruns,
@@ -97,6 +101,22 @@ pub(crate) fn capture_from_args(args: &CaptureArgs) -> anyhow::Result<Outcome> {
         }
     };
     Ok(capture::capture(&req, &mut progress)?)
+}
+
+/// `--out DIR` must not exist or be an empty directory: decided before the compiler runs,
+/// so a taken name costs nothing and nothing in it is touched.
+fn refuse_taken_out(out: &Path) -> Result<(), crate::case::CaseError> {
+    let taken = match std::fs::symlink_metadata(out) {
+        Err(_) => false,
+        Ok(m) if m.is_dir() => std::fs::read_dir(out).map_or(true, |mut r| r.next().is_some()),
+        Ok(_) => true,
+    };
+    if taken {
+        return Err(crate::case::CaseError::Exists {
+            path: out.to_owned(),
+        });
+    }
+    Ok(())
 }
 
 /// A case that capture wrote: its directory and content.

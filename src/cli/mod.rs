@@ -135,10 +135,59 @@ pub fn main() -> ExitCode {
             } else {
                 error::FAILED
             };
-            eprintln!("icepick: error: {e:#}");
+            eprintln!("icepick: error: {}", message(&e));
             ExitCode::from(code)
         }
     }
+}
+
+/// The error and its causes in one line, each cause once: a cause whose text its parent
+/// already shows (`{path}: {source}` messages) is not repeated ("X: X").
+fn message(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
+/// The [`CaseError`](crate::case::CaseError) a stage's error wraps, if it is one.
+fn case_error<'a>(c: &'a (dyn std::error::Error + 'static)) -> Option<&'a crate::case::CaseError> {
+    use crate::case::CaseError;
+    if let Some(e) = c.downcast_ref::<CaseError>() {
+        return Some(e);
+    }
+    match c.downcast_ref::<crate::reduce::ReduceError>() {
+        Some(crate::reduce::ReduceError::Case(e)) => return Some(e),
+        Some(_) => return None,
+        None => {}
+    }
+    if let Some(crate::versions::VersionsError::Case(e)) =
+        c.downcast_ref::<crate::versions::VersionsError>()
+    {
+        return Some(e);
+    }
+    if let Some(crate::classify::ClassifyError::Case(e)) =
+        c.downcast_ref::<crate::classify::ClassifyError>()
+    {
+        return Some(e);
+    }
+    if let Some(crate::flags::FlagsError::Case(e)) = c.downcast_ref::<crate::flags::FlagsError>() {
+        return Some(e);
+    }
+    if let Some(capture_stage::CaptureError::Case(e)) =
+        c.downcast_ref::<capture_stage::CaptureError>()
+    {
+        return Some(e);
+    }
+    None
 }
 
 fn is_usage_error(e: &anyhow::Error) -> bool {
@@ -153,20 +202,18 @@ fn is_usage_error(e: &anyhow::Error) -> bool {
                     | capture_stage::CaptureError::UnreadableInput(..)
             )
         ) || c.downcast_ref::<capture_stage::SourceError>().is_some()
+            || case_error(c).is_some_and(|e| e.is_bad_input())
             || matches!(
                 c.downcast_ref::<crate::versions::VersionsError>(),
-                Some(crate::versions::VersionsError::Case(
-                    crate::case::CaseError::NotACase { .. }
-                ))
+                Some(crate::versions::VersionsError::CompilerNotFound(_))
             )
             || matches!(
                 c.downcast_ref::<crate::reduce::ReduceError>(),
                 Some(
                     crate::reduce::ReduceError::NothingToResume
-                        | crate::reduce::ReduceError::Case(
-                            crate::case::CaseError::NotACase { .. }
-                                | crate::case::CaseError::TooNew { .. }
-                        )
+                        | crate::reduce::ReduceError::BadScript { .. }
+                        | crate::reduce::ReduceError::ScriptRejectsOriginal { .. }
+                        | crate::reduce::ReduceError::NoFile { .. }
                 )
             )
             || matches!(
@@ -175,18 +222,6 @@ fn is_usage_error(e: &anyhow::Error) -> bool {
                     crate::classify::ClassifyError::NoRiscv64Compiler(_)
                         | crate::classify::ClassifyError::KernelLog { .. }
                         | crate::classify::ClassifyError::Core { .. }
-                        | crate::classify::ClassifyError::Case(
-                            crate::case::CaseError::NotACase { .. }
-                                | crate::case::CaseError::TooNew { .. }
-                        )
-                )
-            )
-            || matches!(
-                c.downcast_ref::<crate::case::CaseError>(),
-                Some(
-                    crate::case::CaseError::NotACase { .. }
-                        | crate::case::CaseError::Exists { .. }
-                        | crate::case::CaseError::TooNew { .. }
                 )
             )
     })

@@ -161,9 +161,13 @@ pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
         if args.json {
             writeln!(out, "{}", serde_json::to_string(&r)?)?;
         } else {
+            let kept = match &r.original {
+                Some(o) => format!("original kept in {}", o.display()),
+                None => format!("{} unchanged", r.file.display()),
+            };
             writeln!(
                 out,
-                "reduced {}: {} -> {} in {} tests ({} s){}; original kept in {}",
+                "reduced {}: {} -> {} in {} tests ({} s){}; {kept}",
                 r.file.display(),
                 human_bytes(r.bytes_before),
                 human_bytes(r.bytes_after),
@@ -174,7 +178,6 @@ pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
                 } else {
                     ""
                 },
-                r.original.display()
             )?;
         }
         return Ok(error::OK);

@@ -88,6 +88,23 @@ pub enum ReduceError {
     NotReproducing(String, String),
     #[error("--resume: no earlier reduction in this case; run without --resume")]
     NothingToResume,
+    #[error("cannot read {path}: {error}")]
+    NoFile {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("the test script {script} {why}")]
+    BadScript { script: PathBuf, why: String },
+    #[error("the test script {script} {status} on the original {file}; it must exit 0 on the original (it ran in a scratch directory holding only `{name}`), so nothing was reduced{output}")]
+    ScriptRejectsOriginal {
+        script: PathBuf,
+        file: PathBuf,
+        name: String,
+        /// `returned 1`, `was killed by signal 9`, `did not finish within 600 s`.
+        status: String,
+        /// The script's output, capped, on lines of its own (empty when it printed nothing).
+        output: String,
+    },
     #[error(transparent)]
     Exec(#[from] exec::ExecError),
 }

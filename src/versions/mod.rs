@@ -35,6 +35,10 @@ pub enum VersionsError {
     Case(#[from] CaseError),
     #[error("no clang found (looked on PATH and in /usr/lib/llvm-*/bin); name compilers with --compiler")]
     NoCompilers,
+    #[error("--compiler {0}: not found (not on PATH and not a path to an executable); install it or give its full path")]
+    CompilerNotFound(PathBuf),
+    #[error("cannot run {compiler}: {why}")]
+    Run { compiler: PathBuf, why: String },
 }
 
 /// Clang drivers on this machine: `/usr/lib/llvm-*/bin/clang` and `clang`/`clang-N` on PATH,
@@ -160,7 +164,24 @@ pub fn run_versions(
     let compilers: Vec<PathBuf> = if compilers.is_empty() {
         find_clangs()
     } else {
-        compilers.to_vec()
+        // Each named compiler must be there: one that cannot run has no version to report,
+        // and its failure to start must never read as "no crash". The compilers run in the
+        // case directory, so a relative path is made absolute from here first.
+        let cwd = std::env::current_dir().unwrap_or_default();
+        compilers
+            .iter()
+            .map(|c| {
+                let found = c
+                    .to_str()
+                    .and_then(|s| exec::which(s, &cwd))
+                    .ok_or_else(|| VersionsError::CompilerNotFound(c.clone()))?;
+                Ok(if c.components().count() > 1 {
+                    found
+                } else {
+                    c.clone()
+                })
+            })
+            .collect::<Result<_, VersionsError>>()?
     };
     if compilers.is_empty() {
         return Err(VersionsError::NoCompilers);
@@ -208,7 +229,13 @@ pub fn run_versions(
             })
             .unwrap_or_default();
         let (outcome, signature) = match &outs[2 * i + 1] {
-            Err(_) => ("no-crash".to_string(), None),
+            // A compiler that could not be started did not "not crash".
+            Err(e) => {
+                return Err(VersionsError::Run {
+                    compiler: c.clone(),
+                    why: e.to_string(),
+                })
+            }
             Ok(o) if o.status == Status::TimedOut => ("timeout".into(), None),
             Ok(o) => {
                 let lib = crate::capture::library_dirs(
