@@ -190,6 +190,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
         }
     };
     let mut original_stderr = first.output.stderr.clone();
+    let reproducer_files = crash.reproducer_files.clone();
     let mut added_flags = Vec::new();
 
     // A stack overflow kills clang's in-process crash handler: no stack dump at all. Out of
@@ -203,7 +204,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
     {
         progress("no stack dump; rerunning with -fno-integrated-cc1");
         let retry = command.with_extra_args(&["-fno-integrated-cc1"]);
-        let r = runner.run(&retry, None)?;
+        let r = runner.run(&no_crash_diagnostics(&retry), None)?;
         if let (Some(c), Some(s)) = (r.crash, r.signature) {
             if !c.frames.is_empty() {
                 crash = c;
@@ -222,12 +223,11 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
 
     let version = compiler_version(&mut runner, &command)?;
 
-    // Reruns: later stages rely on "same signature" meaning "same crash".
-    let replay_base = if is_clang
-        && !command.is_cc1()
-        && !command.args.iter().any(|a| a == "-fno-crash-diagnostics")
-    {
-        command.with_extra_args(&["-fno-crash-diagnostics"])
+    // Reruns: later stages rely on "same signature" meaning "same crash". Every rerun, here
+    // and in the later stages (they run `replay_command`, derived from this), carries
+    // `-fno-crash-diagnostics`: only the user's own run leaves clang's reproducer files.
+    let replay_base = if is_clang {
+        no_crash_diagnostics(&command)
     } else {
         command.clone()
     };
@@ -246,7 +246,25 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
     };
 
     // Which job crashed.
-    let (job_sel, job) = find_job(&mut runner, &replay_base, &crash, &signature, progress)?;
+    let (job_sel, job, job_run) =
+        find_job(&mut runner, &replay_base, &crash, &signature, progress)?;
+    // A multi-job compile whose device cc1 died in `report_fatal_error` prints no stack; the
+    // job alone (one job runs in process, under clang's crash handler) prints the frames.
+    // The case is about that job from here on, so its crash is the one to match.
+    let job_stderr = job_run.map(|r| {
+        if let (Some(c), Some(s)) = (r.crash, r.signature) {
+            if crash.frames.is_empty() && !c.frames.is_empty() {
+                progress(&format!(
+                    "job {} alone prints a stack dump: signature {} from here on",
+                    info_label(&job),
+                    s.id
+                ));
+                crash = c;
+                signature = s;
+            }
+        }
+        r.output.stderr
+    });
 
     let case_dir = NewCaseDir::start(req.out.as_deref().and_then(Path::parent).map_or(
         req.cases_parent.as_path(),
@@ -259,6 +277,11 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
         },
     ))?;
     case_dir.write("original.stderr", &original_stderr)?;
+    if let Some(stderr) = &job_stderr {
+        case_dir.write("logs/job.stderr", stderr)?;
+    }
+    // Clang's own reproducer pair from the user's run is evidence: into the case with it.
+    crash.reproducer_files = move_reproducer_files(&reproducer_files, started, case_dir.path());
     for (i, r) in reruns.iter().enumerate() {
         case_dir.write(&format!("logs/rerun-{}.stderr", i + 1), &r.output.stderr)?;
     }
@@ -299,7 +322,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
             }
             _ => {
                 progress(&format!("preprocessing ({mode})"));
-                let pp = command.preprocess(
+                let pp = replay_base.preprocess(
                     &job_sel,
                     &input_abs.to_string_lossy(),
                     *mode == "rewrite-includes",
@@ -485,14 +508,16 @@ fn finish(req: &Request, dir: NewCaseDir, p: Parts<'_>) -> Result<Outcome, Captu
     })
 }
 
-/// Finds the crashing job of an offload compile; plain compiles have one job.
+/// Finds the crashing job of an offload compile; plain compiles have one job. When the job
+/// was found by running it alone, that run comes back too (its crash may have the frames the
+/// whole command's output lacked).
 fn find_job(
     runner: &mut Runner,
     command: &CompilerCommand,
     crash: &Crash,
     signature: &Signature,
     progress: &mut dyn FnMut(&str),
-) -> Result<(JobSelector, JobInfo), ExecError> {
+) -> Result<(JobSelector, JobInfo, Option<Run>), ExecError> {
     let single = JobInfo {
         kind: "single".into(),
         offload_arch: None,
@@ -508,12 +533,13 @@ fn find_job(
                     offload_arch: Some(arch),
                     listed: Vec::new(),
                 },
+                None,
             ),
-            _ => (JobSelector::Whole, single),
+            _ => (JobSelector::Whole, single, None),
         });
     }
     if !command.is_offload() {
-        return Ok((JobSelector::Whole, single));
+        return Ok((JobSelector::Whole, single, None));
     }
     // List the jobs the driver runs.
     let mut listing = command.with_extra_args(&["-###"]);
@@ -536,30 +562,34 @@ fn find_job(
         .map(|j| &j.kind)
         .filter(|k| **k != JobKind::Tool)
         .collect();
-    let as_info = |kind: &JobKind, listed: Vec<String>| match kind {
-        JobKind::Device { arch } => (
-            JobSelector::Device(arch.clone()),
-            JobInfo {
-                kind: "device".into(),
-                offload_arch: Some(arch.clone()),
-                listed,
-            },
-        ),
-        _ => (
-            JobSelector::Host,
-            JobInfo {
-                kind: "host".into(),
-                offload_arch: None,
-                listed,
-            },
-        ),
+    let as_info = |kind: &JobKind, listed: Vec<String>| -> (JobSelector, JobInfo) {
+        match kind {
+            JobKind::Device { arch } => (
+                JobSelector::Device(arch.clone()),
+                JobInfo {
+                    kind: "device".into(),
+                    offload_arch: Some(arch.clone()),
+                    listed,
+                },
+            ),
+            _ => (
+                JobSelector::Host,
+                JobInfo {
+                    kind: "host".into(),
+                    offload_arch: None,
+                    listed,
+                },
+            ),
+        }
     };
     // Out-of-process cc1 (every multi-job compile) names its job in `Program arguments`.
     if let Some(kind) = crash.program_arguments.as_deref().and_then(job_of_cc1) {
-        return Ok(as_info(&kind, listed));
+        let (sel, info) = as_info(&kind, listed);
+        return Ok((sel, info, None));
     }
     if compiles.len() == 1 {
-        return Ok(as_info(compiles[0], listed));
+        let (sel, info) = as_info(compiles[0], listed);
+        return Ok((sel, info, None));
     }
     // Otherwise try each job alone and keep the one that gives this crash.
     for kind in compiles {
@@ -578,8 +608,8 @@ fn find_job(
         };
         progress(&format!("trying job {}", info_label(&info)));
         let r = runner.run(&only.with_output("/dev/null"), None)?;
-        if r.signature.as_ref().map(|s| &s.id) == Some(&signature.id) {
-            return Ok((sel, info));
+        if same_crash(crash, signature, &r) {
+            return Ok((sel, info, Some(r)));
         }
     }
     Ok((
@@ -589,7 +619,79 @@ fn find_job(
             offload_arch: None,
             listed,
         },
+        None,
     ))
+}
+
+/// True when `run` crashed the way `crash` (with `signature`) did. A crash printed without a
+/// stack (a multi-job compile's cc1 that died in `report_fatal_error`: out of process that is a
+/// plain `exit(70)`) matches a run of the same kind and message whatever frames that run shows.
+fn same_crash(crash: &Crash, signature: &Signature, run: &Run) -> bool {
+    match (&run.crash, &run.signature) {
+        (Some(c), Some(s)) => {
+            s.id == signature.id
+                || (crash.frames.is_empty() && frameless_id(c) == frameless_id(crash))
+        }
+        _ => false,
+    }
+}
+
+/// The signature id of `crash` without its frames and pretty stack: kind and message.
+fn frameless_id(crash: &Crash) -> String {
+    let mut c = crash.clone();
+    c.frames.clear();
+    c.pretty_stack.clear();
+    crash::signature(&c).id
+}
+
+/// `command` with `-fno-crash-diagnostics` (clang only: it writes a reproducer pair into the
+/// temp directory on every crash), unless it has it or is a cc1 command (only the driver
+/// writes reproducers).
+fn no_crash_diagnostics(command: &CompilerCommand) -> CompilerCommand {
+    if command.is_cc1() || command.args.iter().any(|a| a == "-fno-crash-diagnostics") {
+        command.clone()
+    } else {
+        command.with_extra_args(&["-fno-crash-diagnostics"])
+    }
+}
+
+/// Where clang's reproducer files go in a case.
+pub const REPRODUCER_DIR: &str = "clang-reproducer";
+
+/// Moves the reproducer files clang named (`PLEASE ATTACH … located at:`) into
+/// `case/clang-reproducer/` and returns their case-relative paths. Only regular files (not
+/// symlinks) written since the capture started are taken: the names come from the
+/// compiler's output, which is not trusted to name files icepick should take. Files that
+/// cannot be moved stay where they are and are left out.
+fn move_reproducer_files(files: &[String], started: Instant, case: &Path) -> Vec<String> {
+    let since = std::time::SystemTime::now()
+        .checked_sub(started.elapsed() + Duration::from_secs(2))
+        .unwrap_or(std::time::UNIX_EPOCH);
+    let mut moved = Vec::new();
+    for f in files {
+        let src = Path::new(f);
+        let Some(name) = src.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let fresh = std::fs::symlink_metadata(src)
+            .is_ok_and(|m| m.file_type().is_file() && m.modified().is_ok_and(|t| t >= since));
+        if !src.is_absolute() || !fresh || name.starts_with('.') {
+            continue;
+        }
+        let dir = case.join(REPRODUCER_DIR);
+        let dest = dir.join(name);
+        if dest.exists() || std::fs::create_dir_all(&dir).is_err() {
+            continue;
+        }
+        let ok = std::fs::rename(src, &dest).is_ok()
+            || (std::fs::copy(src, &dest).is_ok() && std::fs::remove_file(src).is_ok());
+        if ok {
+            moved.push(format!("{REPRODUCER_DIR}/{name}"));
+        } else {
+            let _ = std::fs::remove_file(&dest);
+        }
+    }
+    moved
 }
 
 fn is_job_flag(a: &str) -> bool {
