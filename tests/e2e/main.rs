@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod capture;
+mod capture_jobs;
 mod classify;
 mod dashboard;
 mod flags;
