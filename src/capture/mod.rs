@@ -4,9 +4,13 @@
 //!
 //! Compiler runs, in order: the original command; `--version`; a `-fno-integrated-cc1` rerun
 //! when the in-process cc1 died without a stack dump; `--reruns` reruns to check
-//! determinism; `-###` for offload compiles; then per attempted preprocessing mode one `-E`
-//! and one replay.
+//! determinism; `-###` for offload compiles, and each job alone when the output does not name
+//! the crashing one ([`jobs`]); then per attempted preprocessing mode one `-E` and one replay.
+//! Only the original command may write clang's reproducer files; they move into the case
+//! ([`reproducer`]).
 
+mod jobs;
+mod reproducer;
 mod sources;
 
 use std::path::{Path, PathBuf};
@@ -16,13 +20,14 @@ use crate::case::{
     CaptureStats, Case, CaseError, CaseStatus, Compiler, JobInfo, NewCaseDir, Preprocessing,
     Reproducibility, SCHEMA_VERSION,
 };
-use crate::command::{
-    job_of_cc1, parse_hash_hash_hash, CompilerCommand, JobKind, JobSelector, Lang,
-};
+use crate::command::{CompilerCommand, Lang};
 use crate::crash::{self, Crash, ExitInfo, Signature, Symbolizer};
 use crate::exec::{self, Cmd, ExecError, Output, Status};
 use crate::report;
 
+use jobs::{find_job, info_label};
+pub use reproducer::REPRODUCER_DIR;
+use reproducer::{move_reproducer_files, no_crash_diagnostics};
 pub use sources::{command_from_compdb, command_from_reproducer, FoundCommand, SourceError};
 
 /// What to capture and how.
@@ -506,211 +511,6 @@ fn finish(req: &Request, dir: NewCaseDir, p: Parts<'_>) -> Result<Outcome, Captu
         dir: dest,
         case: Box::new(case),
     })
-}
-
-/// Finds the crashing job of an offload compile; plain compiles have one job. When the job
-/// was found by running it alone, that run comes back too (its crash may have the frames the
-/// whole command's output lacked).
-fn find_job(
-    runner: &mut Runner,
-    command: &CompilerCommand,
-    crash: &Crash,
-    signature: &Signature,
-    progress: &mut dyn FnMut(&str),
-) -> Result<(JobSelector, JobInfo, Option<Run>), ExecError> {
-    let single = JobInfo {
-        kind: "single".into(),
-        offload_arch: None,
-        listed: Vec::new(),
-    };
-    if command.is_cc1() {
-        let kind = job_of_cc1(&command.args.join(" "));
-        return Ok(match kind {
-            Some(JobKind::Device { arch }) => (
-                JobSelector::Whole,
-                JobInfo {
-                    kind: "device".into(),
-                    offload_arch: Some(arch),
-                    listed: Vec::new(),
-                },
-                None,
-            ),
-            _ => (JobSelector::Whole, single, None),
-        });
-    }
-    if !command.is_offload() {
-        return Ok((JobSelector::Whole, single, None));
-    }
-    // List the jobs the driver runs.
-    let mut listing = command.with_extra_args(&["-###"]);
-    listing.args.retain(|a| a != "-fno-crash-diagnostics");
-    let r = runner.run(&listing, None)?;
-    let jobs = parse_hash_hash_hash(&r.output.stderr_text());
-    let listed: Vec<String> = jobs
-        .iter()
-        .map(|j| match &j.kind {
-            JobKind::Host => "host".to_string(),
-            JobKind::Device { arch } => format!("device:{arch}"),
-            JobKind::Tool => format!(
-                "tool:{}",
-                j.command.program.rsplit('/').next().unwrap_or_default()
-            ),
-        })
-        .collect();
-    let compiles: Vec<&JobKind> = jobs
-        .iter()
-        .map(|j| &j.kind)
-        .filter(|k| **k != JobKind::Tool)
-        .collect();
-    let as_info = |kind: &JobKind, listed: Vec<String>| -> (JobSelector, JobInfo) {
-        match kind {
-            JobKind::Device { arch } => (
-                JobSelector::Device(arch.clone()),
-                JobInfo {
-                    kind: "device".into(),
-                    offload_arch: Some(arch.clone()),
-                    listed,
-                },
-            ),
-            _ => (
-                JobSelector::Host,
-                JobInfo {
-                    kind: "host".into(),
-                    offload_arch: None,
-                    listed,
-                },
-            ),
-        }
-    };
-    // Out-of-process cc1 (every multi-job compile) names its job in `Program arguments`.
-    if let Some(kind) = crash.program_arguments.as_deref().and_then(job_of_cc1) {
-        let (sel, info) = as_info(&kind, listed);
-        return Ok((sel, info, None));
-    }
-    if compiles.len() == 1 {
-        let (sel, info) = as_info(compiles[0], listed);
-        return Ok((sel, info, None));
-    }
-    // Otherwise try each job alone and keep the one that gives this crash.
-    for kind in compiles {
-        let (sel, info) = as_info(kind, listed.clone());
-        let only = match &sel {
-            JobSelector::Device(arch) => {
-                let mut c = command.clone();
-                c.args.retain(|a| !is_job_flag(a));
-                c.with_extra_args(&["--cuda-device-only", &format!("--offload-arch={arch}")])
-            }
-            _ => {
-                let mut c = command.clone();
-                c.args.retain(|a| !is_job_flag(a));
-                c.with_extra_args(&["--cuda-host-only"])
-            }
-        };
-        progress(&format!("trying job {}", info_label(&info)));
-        let r = runner.run(&only.with_output("/dev/null"), None)?;
-        if same_crash(crash, signature, &r) {
-            return Ok((sel, info, Some(r)));
-        }
-    }
-    Ok((
-        JobSelector::Whole,
-        JobInfo {
-            kind: "single".into(),
-            offload_arch: None,
-            listed,
-        },
-        None,
-    ))
-}
-
-/// True when `run` crashed the way `crash` (with `signature`) did. A crash printed without a
-/// stack (a multi-job compile's cc1 that died in `report_fatal_error`: out of process that is a
-/// plain `exit(70)`) matches a run of the same kind and message whatever frames that run shows.
-fn same_crash(crash: &Crash, signature: &Signature, run: &Run) -> bool {
-    match (&run.crash, &run.signature) {
-        (Some(c), Some(s)) => {
-            s.id == signature.id
-                || (crash.frames.is_empty() && frameless_id(c) == frameless_id(crash))
-        }
-        _ => false,
-    }
-}
-
-/// The signature id of `crash` without its frames and pretty stack: kind and message.
-fn frameless_id(crash: &Crash) -> String {
-    let mut c = crash.clone();
-    c.frames.clear();
-    c.pretty_stack.clear();
-    crash::signature(&c).id
-}
-
-/// `command` with `-fno-crash-diagnostics` (clang only: it writes a reproducer pair into the
-/// temp directory on every crash), unless it has it or is a cc1 command (only the driver
-/// writes reproducers).
-fn no_crash_diagnostics(command: &CompilerCommand) -> CompilerCommand {
-    if command.is_cc1() || command.args.iter().any(|a| a == "-fno-crash-diagnostics") {
-        command.clone()
-    } else {
-        command.with_extra_args(&["-fno-crash-diagnostics"])
-    }
-}
-
-/// Where clang's reproducer files go in a case.
-pub const REPRODUCER_DIR: &str = "clang-reproducer";
-
-/// Moves the reproducer files clang named (`PLEASE ATTACH … located at:`) into
-/// `case/clang-reproducer/` and returns their case-relative paths. Only regular files (not
-/// symlinks) written since the capture started are taken: the names come from the
-/// compiler's output, which is not trusted to name files icepick should take. Files that
-/// cannot be moved stay where they are and are left out.
-fn move_reproducer_files(files: &[String], started: Instant, case: &Path) -> Vec<String> {
-    let since = std::time::SystemTime::now()
-        .checked_sub(started.elapsed() + Duration::from_secs(2))
-        .unwrap_or(std::time::UNIX_EPOCH);
-    let mut moved = Vec::new();
-    for f in files {
-        let src = Path::new(f);
-        let Some(name) = src.file_name().and_then(|n| n.to_str()) else {
-            continue;
-        };
-        let fresh = std::fs::symlink_metadata(src)
-            .is_ok_and(|m| m.file_type().is_file() && m.modified().is_ok_and(|t| t >= since));
-        if !src.is_absolute() || !fresh || name.starts_with('.') {
-            continue;
-        }
-        let dir = case.join(REPRODUCER_DIR);
-        let dest = dir.join(name);
-        if dest.exists() || std::fs::create_dir_all(&dir).is_err() {
-            continue;
-        }
-        let ok = std::fs::rename(src, &dest).is_ok()
-            || (std::fs::copy(src, &dest).is_ok() && std::fs::remove_file(src).is_ok());
-        if ok {
-            moved.push(format!("{REPRODUCER_DIR}/{name}"));
-        } else {
-            let _ = std::fs::remove_file(&dest);
-        }
-    }
-    moved
-}
-
-fn is_job_flag(a: &str) -> bool {
-    a.starts_with("--offload-arch")
-        || a.starts_with("--cuda-gpu-arch")
-        || matches!(
-            a,
-            "--cuda-device-only"
-                | "--cuda-host-only"
-                | "--offload-device-only"
-                | "--offload-host-only"
-        )
-}
-
-fn info_label(info: &JobInfo) -> String {
-    match &info.offload_arch {
-        Some(a) => format!("{}:{a}", info.kind),
-        None => info.kind.clone(),
-    }
 }
 
 /// The replay of a command whose input was already preprocessed: the same command with the
