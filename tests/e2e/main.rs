@@ -13,3 +13,4 @@ mod reduce;
 mod store;
 mod util;
 mod versions;
+mod wrap_tty;
