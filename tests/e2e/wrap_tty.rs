@@ -86,13 +86,17 @@ fn wrap_on_a_pty_keeps_colour_and_objects_identical() {
         "{shown:?}"
     );
 
-    // gcc takes its own spelling.
-    let argv = [&[LAUNCHER, "gcc"][..], &flags, &["gcc.o"]].concat();
+    // gcc takes its own spelling (the cross gcc scripts/setup installs), objects equal too.
+    let gcc = "riscv64-linux-gnu-gcc";
+    let bare = piped(dir, &store, &[&[gcc][..], &flags, &["gcc-bare.o"]].concat());
+    assert_eq!(bare.status.code(), Some(0));
+    let argv = [&[LAUNCHER, gcc][..], &flags, &["gcc.o"]].concat();
     let shown = on_a_pty(dir, &store, &argv);
     assert!(
         shown.contains("unused variable") && shown.contains("\x1b["),
         "{shown:?}"
     );
+    assert_eq!(read(dir, "gcc.o"), read(dir, "gcc-bare.o"));
 
     // No terminal: nothing is added (today's behaviour), the object is the same.
     for launcher in [&[BIN, "wrap"][..], &[LAUNCHER][..]] {
