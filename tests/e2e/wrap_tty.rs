@@ -114,3 +114,47 @@ fn wrap_on_a_pty_keeps_colour_and_objects_identical() {
         assert_eq!(read(dir, "p.o"), read(dir, "bare.o"));
     }
 }
+
+#[test]
+fn wrap_on_a_pty_still_records_a_coloured_crash() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let store = dir.join("store");
+    std::fs::write(
+        dir.join("boom.c"),
+        "int f(int x) {\n#pragma clang __debug crash\n  return x;\n}\n",
+    )
+    .unwrap();
+    for launcher in [&[BIN, "wrap"][..], &[LAUNCHER][..]] {
+        let argv = [
+            launcher,
+            &[
+                "clang-19",
+                "-fno-crash-diagnostics",
+                "-c",
+                "boom.c",
+                "-o",
+                "boom.o",
+            ],
+        ]
+        .concat();
+        let line: Vec<String> = argv.iter().map(|a| quote(a)).collect();
+        let o = Command::new("script")
+            .args(["-qec", &line.join(" "), "/dev/null"])
+            .current_dir(dir)
+            .env("TERM", "xterm")
+            .env("ICEPICK_STORE", &store)
+            .env("ICEPICK_WRAP_CAPTURE", "0")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let shown = String::from_utf8_lossy(&o.stdout);
+        assert_ne!(o.status.code(), Some(0), "{shown}");
+        // The compiler's own lines are coloured, and icepick still read them as a crash.
+        assert!(shown.contains("\x1b["), "{shown:?}");
+        assert!(
+            shown.contains("icepick: crash recorded in bucket"),
+            "{launcher:?}: {shown}"
+        );
+    }
+}
