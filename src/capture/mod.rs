@@ -4,9 +4,13 @@
 //!
 //! Compiler runs, in order: the original command; `--version`; a `-fno-integrated-cc1` rerun
 //! when the in-process cc1 died without a stack dump; `--reruns` reruns to check
-//! determinism; `-###` for offload compiles; then per attempted preprocessing mode one `-E`
-//! and one replay.
+//! determinism; `-###` for offload compiles, and each job alone when the output does not name
+//! the crashing one ([`jobs`]); then per attempted preprocessing mode one `-E` and one replay.
+//! Only the original command may write clang's reproducer files; they move into the case
+//! ([`reproducer`]).
 
+mod jobs;
+mod reproducer;
 mod sources;
 
 use std::path::{Path, PathBuf};
@@ -16,13 +20,14 @@ use crate::case::{
     CaptureStats, Case, CaseError, CaseStatus, Compiler, JobInfo, NewCaseDir, Preprocessing,
     Reproducibility, SCHEMA_VERSION,
 };
-use crate::command::{
-    job_of_cc1, parse_hash_hash_hash, CompilerCommand, JobKind, JobSelector, Lang,
-};
+use crate::command::{CompilerCommand, Lang};
 use crate::crash::{self, Crash, ExitInfo, Signature, Symbolizer};
 use crate::exec::{self, Cmd, ExecError, Output, Status};
 use crate::report;
 
+use jobs::{find_job, info_label};
+pub use reproducer::REPRODUCER_DIR;
+use reproducer::{move_reproducer_files, no_crash_diagnostics};
 pub use sources::{command_from_compdb, command_from_reproducer, FoundCommand, SourceError};
 
 /// What to capture and how.
@@ -190,6 +195,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
         }
     };
     let mut original_stderr = first.output.stderr.clone();
+    let reproducer_files = crash.reproducer_files.clone();
     let mut added_flags = Vec::new();
 
     // A stack overflow kills clang's in-process crash handler: no stack dump at all. Out of
@@ -203,7 +209,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
     {
         progress("no stack dump; rerunning with -fno-integrated-cc1");
         let retry = command.with_extra_args(&["-fno-integrated-cc1"]);
-        let r = runner.run(&retry, None)?;
+        let r = runner.run(&no_crash_diagnostics(&retry), None)?;
         if let (Some(c), Some(s)) = (r.crash, r.signature) {
             if !c.frames.is_empty() {
                 crash = c;
@@ -222,12 +228,11 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
 
     let version = compiler_version(&mut runner, &command)?;
 
-    // Reruns: later stages rely on "same signature" meaning "same crash".
-    let replay_base = if is_clang
-        && !command.is_cc1()
-        && !command.args.iter().any(|a| a == "-fno-crash-diagnostics")
-    {
-        command.with_extra_args(&["-fno-crash-diagnostics"])
+    // Reruns: later stages rely on "same signature" meaning "same crash". Every rerun, here
+    // and in the later stages (they run `replay_command`, derived from this), carries
+    // `-fno-crash-diagnostics`: only the user's own run leaves clang's reproducer files.
+    let replay_base = if is_clang {
+        no_crash_diagnostics(&command)
     } else {
         command.clone()
     };
@@ -246,7 +251,25 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
     };
 
     // Which job crashed.
-    let (job_sel, job) = find_job(&mut runner, &replay_base, &crash, &signature, progress)?;
+    let (job_sel, job, job_run) =
+        find_job(&mut runner, &replay_base, &crash, &signature, progress)?;
+    // A multi-job compile whose device cc1 died in `report_fatal_error` prints no stack; the
+    // job alone (one job runs in process, under clang's crash handler) prints the frames.
+    // The case is about that job from here on, so its crash is the one to match.
+    let job_stderr = job_run.map(|r| {
+        if let (Some(c), Some(s)) = (r.crash, r.signature) {
+            if crash.frames.is_empty() && !c.frames.is_empty() {
+                progress(&format!(
+                    "job {} alone prints a stack dump: signature {} from here on",
+                    info_label(&job),
+                    s.id
+                ));
+                crash = c;
+                signature = s;
+            }
+        }
+        r.output.stderr
+    });
 
     let case_dir = NewCaseDir::start(req.out.as_deref().and_then(Path::parent).map_or(
         req.cases_parent.as_path(),
@@ -259,6 +282,11 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
         },
     ))?;
     case_dir.write("original.stderr", &original_stderr)?;
+    if let Some(stderr) = &job_stderr {
+        case_dir.write("logs/job.stderr", stderr)?;
+    }
+    // Clang's own reproducer pair from the user's run is evidence: into the case with it.
+    crash.reproducer_files = move_reproducer_files(&reproducer_files, started, case_dir.path());
     for (i, r) in reruns.iter().enumerate() {
         case_dir.write(&format!("logs/rerun-{}.stderr", i + 1), &r.output.stderr)?;
     }
@@ -299,7 +327,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
             }
             _ => {
                 progress(&format!("preprocessing ({mode})"));
-                let pp = command.preprocess(
+                let pp = replay_base.preprocess(
                     &job_sel,
                     &input_abs.to_string_lossy(),
                     *mode == "rewrite-includes",
@@ -483,132 +511,6 @@ fn finish(req: &Request, dir: NewCaseDir, p: Parts<'_>) -> Result<Outcome, Captu
         dir: dest,
         case: Box::new(case),
     })
-}
-
-/// Finds the crashing job of an offload compile; plain compiles have one job.
-fn find_job(
-    runner: &mut Runner,
-    command: &CompilerCommand,
-    crash: &Crash,
-    signature: &Signature,
-    progress: &mut dyn FnMut(&str),
-) -> Result<(JobSelector, JobInfo), ExecError> {
-    let single = JobInfo {
-        kind: "single".into(),
-        offload_arch: None,
-        listed: Vec::new(),
-    };
-    if command.is_cc1() {
-        let kind = job_of_cc1(&command.args.join(" "));
-        return Ok(match kind {
-            Some(JobKind::Device { arch }) => (
-                JobSelector::Whole,
-                JobInfo {
-                    kind: "device".into(),
-                    offload_arch: Some(arch),
-                    listed: Vec::new(),
-                },
-            ),
-            _ => (JobSelector::Whole, single),
-        });
-    }
-    if !command.is_offload() {
-        return Ok((JobSelector::Whole, single));
-    }
-    // List the jobs the driver runs.
-    let mut listing = command.with_extra_args(&["-###"]);
-    listing.args.retain(|a| a != "-fno-crash-diagnostics");
-    let r = runner.run(&listing, None)?;
-    let jobs = parse_hash_hash_hash(&r.output.stderr_text());
-    let listed: Vec<String> = jobs
-        .iter()
-        .map(|j| match &j.kind {
-            JobKind::Host => "host".to_string(),
-            JobKind::Device { arch } => format!("device:{arch}"),
-            JobKind::Tool => format!(
-                "tool:{}",
-                j.command.program.rsplit('/').next().unwrap_or_default()
-            ),
-        })
-        .collect();
-    let compiles: Vec<&JobKind> = jobs
-        .iter()
-        .map(|j| &j.kind)
-        .filter(|k| **k != JobKind::Tool)
-        .collect();
-    let as_info = |kind: &JobKind, listed: Vec<String>| match kind {
-        JobKind::Device { arch } => (
-            JobSelector::Device(arch.clone()),
-            JobInfo {
-                kind: "device".into(),
-                offload_arch: Some(arch.clone()),
-                listed,
-            },
-        ),
-        _ => (
-            JobSelector::Host,
-            JobInfo {
-                kind: "host".into(),
-                offload_arch: None,
-                listed,
-            },
-        ),
-    };
-    // Out-of-process cc1 (every multi-job compile) names its job in `Program arguments`.
-    if let Some(kind) = crash.program_arguments.as_deref().and_then(job_of_cc1) {
-        return Ok(as_info(&kind, listed));
-    }
-    if compiles.len() == 1 {
-        return Ok(as_info(compiles[0], listed));
-    }
-    // Otherwise try each job alone and keep the one that gives this crash.
-    for kind in compiles {
-        let (sel, info) = as_info(kind, listed.clone());
-        let only = match &sel {
-            JobSelector::Device(arch) => {
-                let mut c = command.clone();
-                c.args.retain(|a| !is_job_flag(a));
-                c.with_extra_args(&["--cuda-device-only", &format!("--offload-arch={arch}")])
-            }
-            _ => {
-                let mut c = command.clone();
-                c.args.retain(|a| !is_job_flag(a));
-                c.with_extra_args(&["--cuda-host-only"])
-            }
-        };
-        progress(&format!("trying job {}", info_label(&info)));
-        let r = runner.run(&only.with_output("/dev/null"), None)?;
-        if r.signature.as_ref().map(|s| &s.id) == Some(&signature.id) {
-            return Ok((sel, info));
-        }
-    }
-    Ok((
-        JobSelector::Whole,
-        JobInfo {
-            kind: "single".into(),
-            offload_arch: None,
-            listed,
-        },
-    ))
-}
-
-fn is_job_flag(a: &str) -> bool {
-    a.starts_with("--offload-arch")
-        || a.starts_with("--cuda-gpu-arch")
-        || matches!(
-            a,
-            "--cuda-device-only"
-                | "--cuda-host-only"
-                | "--offload-device-only"
-                | "--offload-host-only"
-        )
-}
-
-fn info_label(info: &JobInfo) -> String {
-    match &info.offload_arch {
-        Some(a) => format!("{}:{a}", info.kind),
-        None => info.kind.clone(),
-    }
 }
 
 /// The replay of a command whose input was already preprocessed: the same command with the

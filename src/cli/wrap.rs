@@ -15,6 +15,18 @@
 //! compile whose output may be a crash ([`crate::crash::may_be_crash`]) to `icepick wrap
 //! --record-exit STATUS -- <compiler> <args…>`, with the stderr tail on stdin.
 //!
+//! Colours: icepick reads the compiler's stderr through a pipe, so clang and gcc would stop
+//! colouring their diagnostics although the build's stderr is a terminal. Like ccache, the
+//! launcher then adds `-fcolor-diagnostics` (clang) or `-fdiagnostics-color` (gcc) to the
+//! compile it runs — only when stderr is a terminal, `TERM` is set and not `dumb`, and the
+//! command does not choose itself (any `-f[no-]color-diagnostics`, `-f[no-]diagnostics-color…`);
+//! see [`colour_flag`]. `NO_COLOR` is left to the compiler, as without icepick (clang and gcc
+//! colour a terminal whatever it says; ccache does the same). The flag changes no object
+//! file byte; it is not added when the command records itself into the object
+//! (`-frecord-command-line`, `-grecord-gcc-switches` …), nor to clang compiling only
+//! assembler (`argument unused` would break `-Werror`). The recorded command is the build's
+//! own, and escape sequences are stripped before the output is read as a crash.
+//!
 //! Environment: `ICEPICK_STORE` (the store), `ICEPICK_WRAP_CAPTURE=0` (record only, capture
 //! later with `icepick triage --pending`), `ICEPICK_WRAP_RERUNS` (determinism reruns during
 //! capture, default 0: the capture's own first run already repeats the crash),
@@ -106,10 +118,11 @@ pub fn launcher() -> u8 {
         return not_started(program, &e);
     }
     std::env::set_var(NESTED, "1");
-    let (status, stderr) = match exec::passthrough(program, rest, STDERR_TAIL) {
+    let (status, stderr) = match exec::passthrough(program, &coloured(program, rest), STDERR_TAIL) {
         Ok(r) => r,
         Err(e) => return not_started(program, &e),
     };
+    let stderr = strip_escapes(stderr);
     let exit = exit_info(status);
     if !status.success() && crate::crash::may_be_crash(&stderr, exit) {
         if let Err(e) = hand_over(program, rest, exit, &stderr) {
@@ -220,13 +233,19 @@ fn wrap(args: WrapArgs) -> u8 {
         // Single-threaded here, before any child exists.
         std::env::set_var(NESTED, "1");
     }
-    let (status, stderr) = match exec::passthrough(program, rest, STDERR_TAIL) {
+    let run_args = if nested {
+        rest.to_vec()
+    } else {
+        coloured(program, rest)
+    };
+    let (status, stderr) = match exec::passthrough(program, &run_args, STDERR_TAIL) {
         Ok(r) => r,
         Err(e) => return not_started(program, &e),
     };
     if status.success() || nested {
         return exit_like(status);
     }
+    let stderr = strip_escapes(stderr);
     let exit = exit_info(status);
     // Handling the crash must not change the build's result, whatever happens, panics
     // included (the default hook would print a multi-line message).
@@ -296,6 +315,147 @@ fn on_failure(
             }
         }
     })
+}
+
+/// `rest` with the colour flag [`colour_flag`] picks, if any, right after the compiler (or,
+/// for `ccache`/`sccache`, after the compiler it runs).
+fn coloured(program: &OsString, rest: &[OsString]) -> Vec<OsString> {
+    let mut args = rest.to_vec();
+    if !stderr_is_colour_terminal() {
+        return args;
+    }
+    let (compiler, at) = match basename(program) {
+        "ccache" | "sccache" => match rest.first() {
+            Some(c) => (c, 1),
+            None => return args,
+        },
+        _ => (program, 0),
+    };
+    if let Some(flag) = colour_flag(compiler, &rest[at..]) {
+        args.insert(at, flag.into());
+    }
+    args
+}
+
+/// Whether the compiler would colour its diagnostics, were its stderr ours: a terminal, and
+/// `TERM` set and not `dumb` (the test of gcc's `auto` and of ccache).
+fn stderr_is_colour_terminal() -> bool {
+    // SAFETY: isatty only reads the descriptor's state.
+    let tty = unsafe { libc::isatty(libc::STDERR_FILENO) } == 1;
+    tty && std::env::var_os("TERM")
+        .is_some_and(|t| !t.is_empty() && !t.eq_ignore_ascii_case("dumb"))
+}
+
+fn basename(program: &OsString) -> &str {
+    let p = program.to_str().unwrap_or("");
+    p.rsplit('/').next().unwrap_or(p)
+}
+
+/// The flag that makes `compiler` colour its diagnostics into a pipe, when adding it is safe:
+/// the compiler is clang or gcc (by name, as ccache guesses), the command chooses no colour
+/// itself and does not record its own command line in the output, and (clang) it has an input
+/// that is not plain assembler, where clang would warn that the flag is unused.
+pub fn colour_flag(compiler: &OsString, args: &[OsString]) -> Option<&'static str> {
+    let name = basename(compiler);
+    let clang = name.contains("clang") && !name.contains("clang-cl");
+    let gcc = !name.contains("clang")
+        && (name.contains("gcc") || name.contains("g++"))
+        && !name.contains("nvcc");
+    if !clang && !gcc {
+        return None;
+    }
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let chosen_or_recorded = args.iter().any(|a| {
+        let a = a.as_str();
+        matches!(
+            a,
+            "-fcolor-diagnostics"
+                | "-fno-color-diagnostics"
+                | "-fno-diagnostics-color"
+                | "-frecord-command-line"
+                | "-grecord-command-line"
+                | "-frecord-gcc-switches"
+                | "-grecord-gcc-switches"
+        ) || a.starts_with("-fdiagnostics-color")
+    });
+    if chosen_or_recorded {
+        return None;
+    }
+    if gcc {
+        return Some("-fdiagnostics-color");
+    }
+    let command = crate::command::CompilerCommand {
+        program: name.to_string(),
+        args,
+    };
+    let inputs = command.input_indices();
+    let compiles_something = inputs.iter().any(|&i| {
+        let x = command.args[..i]
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(j, a)| {
+                if a == "-x" {
+                    command
+                        .args
+                        .get(j + 1)
+                        .filter(|_| j + 1 < i)
+                        .map(String::as_str)
+                } else {
+                    a.strip_prefix("-x")
+                        .filter(|v| !v.is_empty() && !a.starts_with("-xc-"))
+                }
+            });
+        match x {
+            Some("assembler") => false,
+            Some(x) if x != "none" => true,
+            _ => !command.args[i].ends_with(".s"),
+        }
+    });
+    compiles_something.then_some("-fcolor-diagnostics")
+}
+
+/// `stderr` without terminal escape sequences (CSI `ESC [ … letter`, OSC `ESC ] … BEL|ESC \`),
+/// so that coloured output parses like plain output.
+fn strip_escapes(stderr: Vec<u8>) -> Vec<u8> {
+    if !stderr.contains(&0x1b) {
+        return stderr;
+    }
+    let mut out = Vec::with_capacity(stderr.len());
+    let mut i = 0;
+    while i < stderr.len() {
+        match (stderr[i], stderr.get(i + 1)) {
+            (0x1b, Some(b'[')) => {
+                i += 2;
+                while i < stderr.len() && !(0x40..=0x7e).contains(&stderr[i]) {
+                    i += 1;
+                }
+                i += 1;
+            }
+            (0x1b, Some(b']')) => {
+                i += 2;
+                while i < stderr.len() {
+                    if stderr[i] == 0x07 {
+                        i += 1;
+                        break;
+                    }
+                    if stderr[i] == 0x1b && stderr.get(i + 1) == Some(&b'\\') {
+                        i += 2;
+                        break;
+                    }
+                    i += 1;
+                }
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 fn one_line(s: &str) -> String {
@@ -376,5 +536,69 @@ mod tests {
         assert!(recorded_exit("11").is_none());
         assert!(recorded_exit("code:x").is_none());
         assert!(recorded_exit("exit:1").is_none());
+    }
+
+    fn flag(compiler: &str, args: &str) -> Option<&'static str> {
+        let args: Vec<OsString> = args.split_whitespace().map(OsString::from).collect();
+        colour_flag(&OsString::from(compiler), &args)
+    }
+
+    #[test]
+    fn colour_flag_follows_the_compiler_and_the_users_choice() {
+        assert_eq!(
+            flag("clang-19", "-c x.c -o x.o"),
+            Some("-fcolor-diagnostics")
+        );
+        assert_eq!(
+            flag("/usr/bin/clang++", "-c x.cpp"),
+            Some("-fcolor-diagnostics")
+        );
+        assert_eq!(flag("gcc", "-c x.c"), Some("-fdiagnostics-color"));
+        assert_eq!(
+            flag("riscv64-linux-gnu-g++-12", "-c x.cpp"),
+            Some("-fdiagnostics-color")
+        );
+        assert_eq!(flag("cc", "-c x.c"), None);
+        assert_eq!(flag("nvcc", "-c x.cu"), None);
+        assert_eq!(flag("clang-cl", "/c x.c"), None);
+        for chosen in [
+            "-fno-color-diagnostics",
+            "-fcolor-diagnostics",
+            "-fdiagnostics-color=never",
+            "-fdiagnostics-color",
+            "-fno-diagnostics-color",
+            "-grecord-command-line",
+            "-frecord-gcc-switches",
+        ] {
+            assert_eq!(flag("clang", &format!("-c {chosen} x.c")), None, "{chosen}");
+            assert_eq!(flag("gcc", &format!("-c {chosen} x.c")), None, "{chosen}");
+        }
+    }
+
+    #[test]
+    fn colour_flag_not_for_clang_on_assembler_only() {
+        assert_eq!(flag("clang", "-c x.s -o x.o"), None);
+        assert_eq!(flag("clang", "-x assembler -c x.asm"), None);
+        assert_eq!(flag("clang", "-v"), None);
+        assert_eq!(flag("clang", "-c x.S"), Some("-fcolor-diagnostics"));
+        assert_eq!(
+            flag("clang", "-c x.s -x c y.c"),
+            Some("-fcolor-diagnostics")
+        );
+        assert_eq!(
+            flag("clang", "x.o y.o -o prog"),
+            Some("-fcolor-diagnostics")
+        );
+        assert_eq!(flag("gcc", "-c x.s"), Some("-fdiagnostics-color"));
+    }
+
+    #[test]
+    fn escapes_are_stripped() {
+        let coloured = b"clang-19: \x1b[0;1;31merror: \x1b[0m\x1b[1mclang frontend command failed\x1b[0m\n\x1b]8;;http://x\x07link\x1b]8;;\x1b\\ end";
+        assert_eq!(
+            String::from_utf8(strip_escapes(coloured.to_vec())).unwrap(),
+            "clang-19: error: clang frontend command failed\nlink end"
+        );
+        assert_eq!(strip_escapes(b"plain".to_vec()), b"plain");
     }
 }

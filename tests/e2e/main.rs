@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod capture;
+mod capture_jobs;
 mod classify;
 mod dashboard;
 mod flags;
@@ -12,3 +13,4 @@ mod reduce;
 mod store;
 mod util;
 mod versions;
+mod wrap_tty;
