@@ -10,6 +10,7 @@ mod dashboard;
 mod flags;
 mod inspect;
 mod reduce;
+mod standalone;
 mod store;
 mod util;
 mod versions;
