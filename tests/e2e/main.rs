@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod capture;
+mod case_safety;
 mod classify;
 mod dashboard;
 mod flags;
