@@ -451,3 +451,31 @@ fn report_on_case_json_file_is_exit_2() {
         assert!(!stderr.contains("Not a directory"), "{stderr}");
     }
 }
+
+#[test]
+fn case_kernel_log_symlink_out_of_the_case_is_not_read() {
+    // `classify` reads the case's kernel.log (E2): in a case from elsewhere it may be a link
+    // to any file of whoever runs icepick.
+    let d = tempfile::tempdir().unwrap();
+    let case = crash_case(d.path());
+    let outside = d.path().join("private.log");
+    std::fs::write(
+        &outside,
+        "[    5.100000] clang[123]: unhandled signal 4 code 0x1 at 0x0000003f8a1b2c in libLLVM.so.19.1[3f80000000+2000000]\nPRIVATE_LINE\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&outside, case.join("kernel.log")).unwrap();
+    let o = icepick(
+        d.path(),
+        &["classify", "--json", "--runs", "1", case.to_str().unwrap()],
+    );
+    expect_success(&o);
+    let (stdout, stderr) = text(&o);
+    assert!(
+        stdout.contains("kernel.log in the case is not a file inside it"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(!stdout.contains("PRIVATE_LINE") && !stdout.contains("3f8a1b2c"));
+    let saved = std::fs::read_to_string(case.join("case.json")).unwrap();
+    assert!(!saved.contains("PRIVATE_LINE") && !saved.contains("3f8a1b2c"));
+}
