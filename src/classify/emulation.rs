@@ -327,7 +327,18 @@ pub fn faulting_instruction(
 /// E2 from the kernel log saved in the case ([`super::KERNEL_LOG`]): `Ok(None)` when there is
 /// none, `Err` (a note for the evidence) when it cannot be decoded.
 fn from_kernel_log(dir: &Path, case: &Case, opts: &Options) -> Result<Option<Evidence>, String> {
-    let Ok(text) = std::fs::read_to_string(dir.join(super::KERNEL_LOG)) else {
+    // A case from elsewhere may hold a `kernel.log` symlink leading out of it: not read.
+    let path = match Case::file(dir, super::KERNEL_LOG, super::KERNEL_LOG) {
+        Ok(Some(p)) => p,
+        Ok(None) => return Ok(None),
+        Err(_) => {
+            return Err(format!(
+                "{} in the case is not a file inside it (a symlink out of the case?); not read",
+                super::KERNEL_LOG
+            ))
+        }
+    };
+    let Ok(text) = std::fs::read_to_string(path) else {
         return Ok(None);
     };
     let faults = kernel_log::parse(&text);

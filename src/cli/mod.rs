@@ -279,6 +279,45 @@ pub(crate) fn absolutize(cwd: &Path, p: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     #[test]
+    fn an_error_chain_says_each_cause_once() {
+        // The shape that printed "Not a directory (os error 20): Not a directory (os error 20)".
+        #[derive(Debug, thiserror::Error)]
+        #[error("{path}: {source}")]
+        struct Doubling {
+            path: String,
+            source: std::io::Error,
+        }
+        let io = std::io::Error::from_raw_os_error(libc::ENOTDIR);
+        let text = io.to_string();
+        let e = anyhow::Error::new(Doubling {
+            path: "x/case.json".into(),
+            source: io,
+        })
+        .context("loading the case");
+        assert_eq!(
+            super::message(&e),
+            format!("loading the case: x/case.json: {text}")
+        );
+        assert_eq!(super::message(&e).matches(&text).count(), 1);
+    }
+
+    #[test]
+    fn case_errors_inside_stage_errors_are_bad_input() {
+        let bad = crate::case::CaseError::MissingInput {
+            name: "input.c".into(),
+            path: "c/input.c".into(),
+        };
+        let e = anyhow::Error::new(crate::flags::FlagsError::Case(bad));
+        assert!(super::is_usage_error(&e));
+        let io = crate::case::CaseError::Io {
+            path: "c/case.json".into(),
+            error: std::io::Error::other("disk full"),
+        };
+        let e = anyhow::Error::new(crate::reduce::ReduceError::Case(io));
+        assert!(!super::is_usage_error(&e));
+    }
+
+    #[test]
     fn clap_definition_is_valid() {
         use clap::CommandFactory;
         super::Cli::command().debug_assert();

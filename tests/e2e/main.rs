@@ -5,6 +5,7 @@
 mod bad_input;
 mod capture;
 mod capture_jobs;
+mod case_safety;
 mod classify;
 mod dashboard;
 mod flags;
