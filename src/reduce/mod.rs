@@ -211,10 +211,12 @@ pub fn reduce_case(
         signature: case.signature.id.clone(),
         symbolizer: Symbolizer::new(case.library_dirs()),
     };
+    // Candidates live in icepick's private scratch directory (removed however icepick ends).
+    let scratch = exec::scratch_dir();
     let work = tempfile::Builder::new()
-        .prefix(".reduce-")
-        .tempdir_in(dir)
-        .map_err(|e| ReduceError::Io(dir.to_path_buf(), e))?;
+        .prefix("reduce-")
+        .tempdir_in(&scratch)
+        .map_err(|e| ReduceError::Io(scratch, e))?;
     let counter = AtomicU64::new(0);
     let run_candidate =
         |text: &[u8], timeout: Duration, cancel: &(dyn Fn() -> bool + Sync)| -> bool {

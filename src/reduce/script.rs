@@ -38,7 +38,10 @@ fn interesting(
     timeout: Duration,
     cancel: &(dyn Fn() -> bool + Sync),
 ) -> bool {
-    let Ok(dir) = tempfile::Builder::new().prefix("icepick-test-").tempdir() else {
+    let Ok(dir) = tempfile::Builder::new()
+        .prefix("test-")
+        .tempdir_in(exec::scratch_dir())
+    else {
         return false;
     };
     if std::fs::write(dir.path().join(name), text).is_err() {
