@@ -158,7 +158,7 @@ pub fn shutdown() {
 /// Removes scratch directories `icepick-<pid>-*` in `base` that belong to this user and whose
 /// process is gone (left by an icepick killed before anything could clean up, and whose
 /// guardian was killed too).
-fn sweep_stale(base: &Path) {
+pub(crate) fn sweep_stale(base: &Path) {
     let Ok(entries) = std::fs::read_dir(base) else {
         return;
     };
