@@ -675,7 +675,7 @@ fn first_line(out: &Output) -> String {
     if line.is_empty() {
         status
     } else {
-        format!("{status}: {}", line.trim())
+        format!("{status}: {}", exec::one_line(line, exec::ONE_LINE_MAX))
     }
 }
 

@@ -177,6 +177,8 @@ pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
             "verified: {}",
             if r.verified {
                 "yes, same signature".to_string()
+            } else if crate::interrupt::is_interrupted() {
+                "not checked (interrupted; --resume continues and verifies)".to_string()
             } else {
                 "NO: the result does not reproduce the crash".to_string()
             }

@@ -336,7 +336,10 @@ pub fn reduce_case(
     let plain = retarget(&replay, &case.input, &output_name, &[]);
     let with_flags = retarget(&replay, &case.input, &output_name, &flags);
     let long = timeout * 2;
-    let (verified, extra) = if oracle.same_crash(&plain, long, &|| false) {
+    let (verified, extra) = if crate::interrupt::is_interrupted() {
+        // Ctrl-C: stop now; the best so far is written, `--resume` verifies it later.
+        (false, Vec::new())
+    } else if oracle.same_crash(&plain, long, &|| false) {
         (true, Vec::new())
     } else if oracle.same_crash(&with_flags, long, &|| false) {
         (true, flags.clone())
