@@ -258,6 +258,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
             }
         },
     ))?;
+    let _unfinished = exec::remove_at_exit(case_dir.path()); // Ctrl-C leaves no half case
     case_dir.write("original.stderr", &original_stderr)?;
     for (i, r) in reruns.iter().enumerate() {
         case_dir.write(&format!("logs/rerun-{}.stderr", i + 1), &r.output.stderr)?;

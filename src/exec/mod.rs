@@ -43,7 +43,7 @@ mod capped;
 mod session;
 
 pub use capped::{marker, one_line, ONE_LINE_MAX};
-pub use session::{scratch_dir, shutdown, SCRATCH_PREFIX};
+pub use session::{remove_at_exit, scratch_dir, shutdown, RemoveAtExit, SCRATCH_PREFIX};
 
 /// Default cap on each of stdout and stderr (half kept from the start, half from the end).
 pub const DEFAULT_OUTPUT_CAP: usize = 8 << 20;

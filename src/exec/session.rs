@@ -36,6 +36,33 @@ static SESSION: OnceLock<Option<Session>> = OnceLock::new();
 /// Process groups of children running now: [`shutdown`] kills them.
 static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 static SHUT_DOWN: AtomicBool = AtomicBool::new(false);
+/// Directories [`shutdown`] removes (see [`remove_at_exit`]).
+static AT_EXIT: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Removes the directory `path` (recursively) if icepick exits while the returned guard is
+/// alive: for scratch that must live elsewhere than [`scratch_dir`] (a case being assembled
+/// beside its destination). Dropping the guard forgets it and removes nothing.
+#[must_use = "the directory is removed at exit only while the guard lives"]
+pub struct RemoveAtExit(PathBuf);
+
+/// See [`RemoveAtExit`].
+pub fn remove_at_exit(path: &Path) -> RemoveAtExit {
+    lock(&AT_EXIT).push(path.to_path_buf());
+    RemoveAtExit(path.to_path_buf())
+}
+
+impl Drop for RemoveAtExit {
+    fn drop(&mut self) {
+        let mut v = lock(&AT_EXIT);
+        if let Some(i) = v.iter().position(|p| *p == self.0) {
+            v.swap_remove(i);
+        }
+    }
+}
+
+fn lock<T>(m: &'static Mutex<T>) -> std::sync::MutexGuard<'static, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn session() -> Option<&'static Session> {
     SESSION.get_or_init(|| Session::start().ok()).as_ref()
@@ -105,7 +132,7 @@ pub(crate) fn untrack(pgid: i32) {
 }
 
 fn lock_groups() -> std::sync::MutexGuard<'static, Vec<i32>> {
-    GROUPS.lock().unwrap_or_else(|e| e.into_inner())
+    lock(&GROUPS)
 }
 
 fn tell_guardian(record: i32) {
@@ -138,6 +165,9 @@ pub fn shutdown() {
         unsafe {
             libc::kill(-pgid, libc::SIGKILL);
         }
+    }
+    for dir in std::mem::take(&mut *lock(&AT_EXIT)) {
+        let _ = std::fs::remove_dir_all(dir);
     }
     let Some(s) = SESSION.get().and_then(|s| s.as_ref()) else {
         return;

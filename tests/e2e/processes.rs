@@ -329,3 +329,47 @@ fn no_temp_litter_after_capture() {
     );
     assert_nothing_left("no-such-process-argument", &tmp);
 }
+
+#[test]
+fn ctrl_c_during_capture_leaves_no_half_case() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let arg = marker(60, 4);
+    std::fs::write(
+        dir.path().join("crash.c"),
+        "int f(void) { return 1; }\n#pragma clang __debug crash\n",
+    )
+    .unwrap();
+    // The compiler hangs when asked to preprocess: the case is being assembled by then.
+    write_script(
+        &dir.path().join("clang-slow"),
+        &format!(
+            "case \" $* \" in *' -E '*) sleep {arg};; esac\nexec clang-19 -fno-crash-diagnostics \"$@\""
+        ),
+    );
+    let out = dir.path().join("cases").join("case");
+    let mut child = start(
+        dir.path(),
+        &tmp,
+        &[
+            "capture",
+            "--out",
+            out.to_str().unwrap(),
+            "--",
+            "./clang-slow",
+            "-c",
+            "crash.c",
+        ],
+    );
+    wait_for_process(&arg, &mut child);
+    let (code, secs, err) = interrupt(child, libc::SIGINT);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(secs < 20.0, "took {secs} s");
+    assert_nothing_left(&arg, &tmp);
+    let left: Vec<_> = std::fs::read_dir(dir.path().join("cases"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
