@@ -14,6 +14,9 @@ pub const NO_CRASH: u8 = 3;
 /// still written and says which.
 pub const NOT_REPRODUCED: u8 = 4;
 
+// Interrupted by a signal: 128 + the signal (130 SIGINT, 143 SIGTERM), see
+// [`crate::interrupt::exit_code`].
+
 /// The exit-code table for `--help`.
 pub const EXIT_CODES_HELP: &str = "\
 Exit codes:
@@ -24,4 +27,7 @@ Exit codes:
      empty, a reduce --test script that is not executable or fails on the original
   3  the command did not crash (it compiled, failed with ordinary diagnostics, or timed out)
   4  the crash did not reproduce: flaky (k of n runs) or lost in preprocessing; the case is
-     still written and its status says which";
+     still written and its status says which
+  130  interrupted by Ctrl-C (SIGINT); 143: by SIGTERM. Running compilers and scripts are
+     killed; reduce keeps its best so far (--resume continues), other stages leave the case
+     as it was";

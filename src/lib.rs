@@ -16,6 +16,7 @@ pub mod error;
 pub mod exec;
 pub mod flags;
 pub mod host;
+pub mod interrupt;
 pub mod reduce;
 pub mod report;
 pub mod scanlog;

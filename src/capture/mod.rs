@@ -281,6 +281,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
             }
         },
     ))?;
+    let _unfinished = exec::remove_at_exit(case_dir.path()); // Ctrl-C leaves no half case
     case_dir.write("original.stderr", &original_stderr)?;
     if let Some(stderr) = &job_stderr {
         case_dir.write("logs/job.stderr", stderr)?;
@@ -577,7 +578,7 @@ fn first_line(out: &Output) -> String {
     if line.is_empty() {
         status
     } else {
-        format!("{status}: {}", line.trim())
+        format!("{status}: {}", exec::one_line(line, exec::ONE_LINE_MAX))
     }
 }
 

@@ -99,14 +99,27 @@ struct ReportArgs {
 /// Entry point used by `main`.
 /// The `icepick-wrap` binary's entry point ([`wrap::launcher`]).
 pub fn wrap_launcher() -> ExitCode {
-    ExitCode::from(wrap::launcher())
+    let code = wrap::launcher();
+    crate::exec::shutdown();
+    ExitCode::from(code)
 }
 
 pub fn main() -> ExitCode {
     // `icepick wrap <compiler> …` runs once per compile of a build: skip clap.
     if let Some(code) = wrap::fast_path() {
+        crate::exec::shutdown();
         return ExitCode::from(code);
     }
+    let code = main_code();
+    // Every exit path that runs code ends here: no child left, no scratch directory left.
+    if let Some(sig) = crate::interrupt::signal() {
+        crate::interrupt::finish(sig);
+    }
+    crate::exec::shutdown();
+    code
+}
+
+fn main_code() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -121,6 +134,9 @@ pub fn main() -> ExitCode {
     };
     match run(cli) {
         Ok(code) => ExitCode::from(code),
+        // An error made by the interrupt (a killed first test) is no error: `main` exits
+        // with the signal's code.
+        Err(_) if crate::interrupt::is_interrupted() => ExitCode::FAILURE,
         Err(e) => {
             let not_reproducing = e.chain().any(|c| {
                 matches!(
@@ -228,6 +244,11 @@ fn is_usage_error(e: &anyhow::Error) -> bool {
 }
 
 fn run(cli: Cli) -> anyhow::Result<u8> {
+    // Ctrl-C and SIGTERM: see crate::interrupt (not for wrap, which stays transparent: the
+    // signal reaches the compiler as it would without icepick).
+    if !matches!(cli.command, Command::Wrap(_)) {
+        crate::interrupt::install();
+    }
     match cli.command {
         Command::Capture(args) => capture::run(args),
         Command::Classify(args) => classify::run(args),

@@ -1,9 +1,8 @@
-//! `icepick reduce`: arguments, Ctrl-C handling and progress output of the reduce stage.
+//! `icepick reduce`: arguments and progress output of the reduce stage. Ctrl-C and SIGTERM
+//! (crate::interrupt) stop it gracefully: running tests are killed, the best so far is kept.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
@@ -33,32 +32,6 @@ pub struct ReduceArgs {
     /// Print the result as one JSON object on stdout, and nothing else.
     #[arg(long)]
     json: bool,
-}
-
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::SeqCst);
-}
-
-/// Ctrl-C and SIGTERM stop the reduction cleanly: running tests are killed and the best so
-/// far is kept. A second Ctrl-C is not special: the first already stops promptly.
-pub(crate) fn stop_on_signals() -> Arc<AtomicBool> {
-    let stop = Arc::new(AtomicBool::new(false));
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
-    }
-    let s = stop.clone();
-    std::thread::spawn(move || loop {
-        if INTERRUPTED.load(Ordering::SeqCst) {
-            s.store(true, Ordering::SeqCst);
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    });
-    stop
 }
 
 pub(crate) fn human_bytes(n: usize) -> String {
@@ -145,13 +118,14 @@ impl Progress {
 
 /// Runs `icepick reduce`.
 pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
+    let _graceful = crate::interrupt::graceful();
     let settings = Settings {
         jobs: args
             .jobs
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         resume: args.resume,
         timeout: args.timeout.map(Duration::from_secs),
-        stop: stop_on_signals(),
+        stop: crate::interrupt::stop_flag(),
     };
     let mut progress = Progress::new(args.json);
     let mut out = std::io::stdout().lock();
@@ -206,6 +180,8 @@ pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
             "verified: {}",
             if r.verified {
                 "yes, same signature".to_string()
+            } else if crate::interrupt::is_interrupted() {
+                "not checked (interrupted; --resume continues and verifies)".to_string()
             } else {
                 "NO: the result does not reproduce the crash".to_string()
             }

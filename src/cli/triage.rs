@@ -7,7 +7,7 @@ use std::io::Write;
 use clap::Args;
 
 use super::capture::{capture_from_args, print_outcome, CaptureArgs};
-use super::reduce::{human_bytes, stop_on_signals, Progress};
+use super::reduce::{human_bytes, Progress};
 use crate::case::{Case, CaseStatus};
 use crate::error;
 use crate::reduce::{self, Settings};
@@ -50,7 +50,7 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         resume: false,
         timeout: None,
-        stop: stop_on_signals(),
+        stop: crate::interrupt::stop_flag(),
     };
     // Flags first: reduce uses the minimal command it finds.
     let flag_opts = crate::flags::Options {
@@ -74,7 +74,12 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
         );
     }
     let mut progress = Progress::new(json);
-    let r = reduce::reduce_case(&dir, &settings, &mut |n| progress.note(n))?;
+    // Only the reduction stops gracefully (keeping its best so far); an interrupt in any
+    // other stage ends icepick at once, leaving the case as it was.
+    let r = {
+        let _graceful = crate::interrupt::graceful();
+        reduce::reduce_case(&dir, &settings, &mut |n| progress.note(n))?
+    };
     let rows = crate::versions::run_versions(&dir, &[], settings.jobs)?;
     if !json {
         eprintln!("icepick: versions: {}", crate::versions::summary(&rows));
@@ -122,7 +127,7 @@ mod pending {
     use std::sync::atomic::Ordering;
     use std::time::Duration;
 
-    use super::super::reduce::{human_bytes, stop_on_signals, Progress};
+    use super::super::reduce::{human_bytes, Progress};
     use crate::case::{Case, CaseStatus};
     use crate::error;
     use crate::reduce::{self, Reduction, Settings};
@@ -145,7 +150,7 @@ mod pending {
         }
         let jobs =
             jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-        let stop = stop_on_signals();
+        let stop = crate::interrupt::stop_flag();
         let mut rows = Vec::new();
         for (i, b) in pending.iter().enumerate() {
             if stop.load(Ordering::SeqCst) {
@@ -280,7 +285,11 @@ mod pending {
                     stop: stop.clone(),
                 };
                 let mut progress = Progress::new(json);
-                match reduce::reduce_case(&dir, &settings, &mut |n| progress.note(n)) {
+                let reduced = {
+                    let _graceful = crate::interrupt::graceful();
+                    reduce::reduce_case(&dir, &settings, &mut |n| progress.note(n))
+                };
+                match reduced {
                     Ok(r) if r.status == "stopped" => return Ok((Done::Interrupted, Some(dir))),
                     Ok(r) if r.verified => r,
                     Ok(r) => {

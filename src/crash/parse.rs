@@ -402,21 +402,51 @@ pub fn parse(stderr: &str, exit: ExitInfo) -> Option<Crash> {
         kind
     };
 
+    // Bounded, whatever the output: these fields go into case.json (real crashes stay far
+    // below the limits, so no signature changes).
+    let mut frames = frames;
+    frames.truncate(MAX_FRAMES);
+    let mut pretty = std::mem::take(&mut ev.pretty);
+    pretty.truncate(MAX_ENTRIES);
+    let mut reproducers = std::mem::take(&mut ev.reproducers);
+    reproducers.truncate(MAX_ENTRIES);
     Some(Crash {
         family: ev.family(),
         kind,
         signal,
-        message,
+        message: message.map(|m| bounded(m, MAX_MESSAGE)),
         in_process: ev.in_process(),
         cc1_exit_code: if ev.failed { ev.failed_code } else { None },
-        tool: ev.tool.take(),
-        program_arguments: ev.program_arguments.take(),
-        pretty_stack: std::mem::take(&mut ev.pretty),
+        tool: ev.tool.take().map(|t| bounded(t, MAX_MESSAGE)),
+        program_arguments: ev
+            .program_arguments
+            .take()
+            .map(|a| bounded(a, MAX_ARGUMENTS)),
+        pretty_stack: pretty,
         frames,
-        gcc_pass: ev.gcc_pass.take(),
-        reproducer_files: std::mem::take(&mut ev.reproducers),
+        gcc_pass: ev.gcc_pass.take().map(|p| bounded(p, MAX_MESSAGE)),
+        reproducer_files: reproducers,
         source_errors: lines.iter().filter(|l| SOURCE_ERROR.is_match(l)).count() as u32,
     })
+}
+
+/// Most frames, pretty-stack entries and reproducer files kept.
+const MAX_FRAMES: usize = 1024;
+const MAX_ENTRIES: usize = 64;
+/// Longest message kept (bytes), and longest `Program arguments` line.
+const MAX_MESSAGE: usize = 4096;
+const MAX_ARGUMENTS: usize = 256 << 10;
+
+/// `s` cut to at most `max` bytes, at a character boundary.
+fn bounded(mut s: String, max: usize) -> String {
+    if s.len() > max {
+        let mut end = max;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+    }
+    s
 }
 
 /// `file:line:col: error: …`: a diagnostic about the source, not the driver's own errors.

@@ -1,11 +1,34 @@
-//! The only module that spawns processes.
+//! The only module that spawns processes, and the one that makes sure none outlives icepick.
 //!
 //! Every child runs in its own process group with a null stdin; stdout and stderr are drained
-//! concurrently (no pipe deadlock) and capped; a timeout or a cancellation sends SIGTERM to the
-//! whole group, waits a short grace period, then SIGKILLs the group; and once the child has
-//! exited, whatever it left behind in its group is killed too, so nothing keeps running.
+//! concurrently (no pipe deadlock) and capped keeping head *and* tail ([`capped`]: a crash
+//! report comes last); a timeout, a cancellation or an interrupt ([`crate::interrupt`]) sends
+//! SIGTERM to the whole group, waits a short grace period, then SIGKILLs the group; and once
+//! the child has exited, whatever it left behind in its group is killed too.
 //! A crash, a timeout or a cancellation is a [`Status`] value: `Err` means the process could not
 //! be started at all.
+//!
+//! Nothing outlives icepick, however it ends (design; docs/processes.md says more):
+//! - **The guardian** ([`session`]). The first spawn forks a tiny helper holding the read end
+//!   of a pipe (the write end is close-on-exec, so only icepick holds it). icepick writes each
+//!   child's process group to it when the child starts and again when the group is gone. When
+//!   icepick dies for any reason, `kill -9` included, the kernel closes the write end; the
+//!   guardian reads EOF, SIGKILLs every group still recorded, and removes the scratch
+//!   directory. It runs in its own session and ignores SIGINT/SIGTERM/SIGHUP, so the signal
+//!   that stops icepick does not take it first. It does not use PR_SET_PDEATHSIG: on Linux the
+//!   "parent" is the thread that forked, and EOF says exactly "icepick is gone".
+//! - **PR_SET_PDEATHSIG(SIGKILL) in each child**, as a second line: it covers the instant
+//!   between fork and the record reaching the guardian, and a guardian killed together with
+//!   icepick. It is safe here because the thread that spawns a child always waits for it (the
+//!   caller's thread, or a runtime worker thread, which lives as long as the process).
+//! - **A private scratch directory** (`$TMPDIR/icepick-<pid>-<random>/`, [`scratch_dir`]) whose
+//!   `tmp/` is every child's TMPDIR/TMP/TEMP, so compilers, symbolizers and test scripts leave
+//!   their temporary files there; it lives until icepick exits (files a compiler names in its
+//!   output stay valid) and is removed by [`shutdown`] on every exit path that runs code, by the
+//!   guardian otherwise, and, if the guardian was killed too, by the next icepick (stale
+//!   `icepick-<pid>-*` directories of dead pids are swept).
+//! - A process that leaves its process group (`setsid`) escapes all of this except the
+//!   guardian-less PDEATHSIG of its own parent; compilers and test scripts do not do that.
 
 use std::ffi::{OsStr, OsString};
 use std::io;
@@ -16,7 +39,13 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-/// Default cap on each of stdout and stderr.
+mod capped;
+mod session;
+
+pub use capped::{marker, one_line, ONE_LINE_MAX};
+pub use session::{remove_at_exit, scratch_dir, shutdown, RemoveAtExit, SCRATCH_PREFIX};
+
+/// Default cap on each of stdout and stderr (half kept from the start, half from the end).
 pub const DEFAULT_OUTPUT_CAP: usize = 8 << 20;
 
 /// What to run.
@@ -28,7 +57,8 @@ pub struct Cmd {
     /// Variables to set (`Some`) or remove (`None`) on top of the inherited environment.
     pub env: Vec<(OsString, Option<OsString>)>,
     pub timeout: Duration,
-    /// Bytes kept of each of stdout and stderr; the rest is drained and counted.
+    /// Bytes kept of each of stdout and stderr: the first half and the last half, with a
+    /// [`marker`] line between them when the middle was dropped (drained and counted).
     pub output_cap: usize,
     /// Grace period between SIGTERM and SIGKILL.
     pub grace: Duration,
@@ -96,7 +126,8 @@ pub enum Status {
     Signaled(i32),
     /// Killed by us after the timeout.
     TimedOut,
-    /// Killed by us because the caller cancelled it.
+    /// Killed by us (or never started) because the caller cancelled it or icepick was
+    /// interrupted (SIGINT/SIGTERM, [`crate::interrupt`]).
     Cancelled,
 }
 
@@ -106,7 +137,7 @@ pub struct Output {
     pub status: Status,
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
-    /// Bytes of stdout/stderr that were dropped by the cap.
+    /// Bytes of stdout/stderr that were dropped from the middle by the cap.
     pub stdout_dropped: u64,
     pub stderr_dropped: u64,
     pub elapsed: Duration,
@@ -188,7 +219,48 @@ pub fn run_all(cmds: &[Cmd], jobs: usize) -> Vec<Result<Output, ExecError>> {
     })
 }
 
+/// An output for a process that was never started because icepick is being interrupted.
+fn not_started() -> Output {
+    Output {
+        status: Status::Cancelled,
+        stdout: Vec::new(),
+        stderr: Vec::new(),
+        stdout_dropped: 0,
+        stderr_dropped: 0,
+        elapsed: Duration::ZERO,
+    }
+}
+
+/// Grace period when icepick itself is interrupted: short, icepick must exit within a second.
+const INTERRUPT_GRACE: Duration = Duration::from_millis(200);
+
+/// After an interrupt: when the process is about to exit ([`crate::interrupt`] decides), wait
+/// here for that instead of handing the stage a result made up by the interrupt, so that a
+/// stage never records it. Otherwise (reduce stops gracefully) return and let it see
+/// [`Status::Cancelled`].
+async fn settle_interrupt() {
+    if crate::interrupt::exits_on_signal() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// Kills a tracked process group when dropped (however `run_async` ends) and forgets it.
+struct Tracked(Option<i32>);
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        if let Some(pgid) = self.0 {
+            kill_group(pgid, libc::SIGKILL);
+            session::untrack(pgid);
+        }
+    }
+}
+
 async fn run_async(cmd: &Cmd, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Output, ExecError> {
+    if crate::interrupt::is_interrupted() {
+        settle_interrupt().await;
+        return Ok(not_started());
+    }
     let program_name = cmd.program.to_string_lossy().into_owned();
     let mut command = tokio::process::Command::new(&cmd.program);
     command
@@ -202,6 +274,13 @@ async fn run_async(cmd: &Cmd, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<O
         command.current_dir(dir);
     }
     apply_pre_exec(&mut command, cmd);
+    // A private TMPDIR (which starts the session and its guardian); the caller's own
+    // variables come after and win.
+    if let Some(tmp) = session::child_tmp() {
+        for k in ["TMPDIR", "TMP", "TEMP"] {
+            command.env(k, tmp);
+        }
+    }
     for (k, v) in &cmd.env {
         match v {
             Some(v) => command.env(k, v),
@@ -214,6 +293,10 @@ async fn run_async(cmd: &Cmd, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<O
         source,
     })?;
     let pgid = child.id().map(|p| p as i32);
+    if let Some(p) = pgid {
+        session::track(p);
+    }
+    let tracked = Tracked(pgid);
     let stdout = child.stdout.take().expect("stdout is piped");
     let stderr = child.stderr.take().expect("stderr is piped");
     let cap = cmd.output_cap;
@@ -223,6 +306,7 @@ async fn run_async(cmd: &Cmd, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<O
     let deadline = tokio::time::sleep(cmd.timeout);
     tokio::pin!(deadline);
     let mut poll = tokio::time::interval(Duration::from_millis(20));
+    let mut interrupted = false;
     let (status, killed_as) = loop {
         tokio::select! {
             res = child.wait() => {
@@ -233,6 +317,11 @@ async fn run_async(cmd: &Cmd, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<O
                 break (terminate(&mut child, pgid, cmd.grace).await, Some(Status::TimedOut));
             }
             _ = poll.tick() => {
+                if crate::interrupt::is_interrupted() {
+                    interrupted = true;
+                    let grace = cmd.grace.min(INTERRUPT_GRACE);
+                    break (terminate(&mut child, pgid, grace).await, Some(Status::Cancelled));
+                }
                 if cancelled() {
                     break (terminate(&mut child, pgid, cmd.grace).await, Some(Status::Cancelled));
                 }
@@ -241,8 +330,9 @@ async fn run_async(cmd: &Cmd, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<O
     };
     // The leader is gone; kill anything it left in its group so that the pipes close and
     // nothing keeps running.
-    if let Some(pgid) = pgid {
-        kill_group(pgid, libc::SIGKILL);
+    drop(tracked);
+    if interrupted {
+        settle_interrupt().await;
     }
     let elapsed = start.elapsed();
     let (stdout, stdout_dropped) = join_reader(out_task).await;
@@ -258,18 +348,32 @@ async fn run_async(cmd: &Cmd, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<O
     })
 }
 
-/// Installs the child-side setup [`Cmd::stack_limit`] and [`Cmd::riscv_vector_off`] ask for;
-/// nothing at all when neither is set.
+/// Installs the child-side setup: PR_SET_PDEATHSIG (see the module doc), and what
+/// [`Cmd::stack_limit`] and [`Cmd::riscv_vector_off`] ask for.
 fn apply_pre_exec(command: &mut tokio::process::Command, cmd: &Cmd) {
     let stack = cmd.stack_limit;
     let vector_off = cfg!(target_arch = "riscv64") && cmd.riscv_vector_off;
-    if stack.is_none() && !vector_off {
-        return;
-    }
-    // SAFETY: the closure runs between fork and exec and only calls setrlimit(2) and
-    // prctl(2), which are async-signal-safe; it allocates nothing and takes no locks.
+    // SAFETY: getpid(2) cannot fail.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: the closure runs between fork and exec and only calls prctl(2), getppid(2),
+    // setrlimit(2) and getrlimit(2), which are async-signal-safe; it allocates nothing and
+    // takes no locks.
     unsafe {
         command.pre_exec(move || {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+            // icepick died between fork and prctl: do not start at all.
+            if libc::getppid() != parent {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            }
             if let Some(limit) = stack {
                 let lim = if limit == u64::MAX {
                     libc::RLIM_INFINITY
@@ -293,6 +397,7 @@ fn apply_pre_exec(command: &mut tokio::process::Command, cmd: &Cmd) {
                     }
                 }
             }
+            let _ = vector_off;
             #[cfg(target_arch = "riscv64")]
             if vector_off {
                 // PR_RISCV_V_SET_CONTROL; next-exec OFF (1 << 2) | INHERIT (1 << 4).
@@ -357,21 +462,15 @@ async fn join_reader(task: tokio::task::JoinHandle<(Vec<u8>, u64)>) -> (Vec<u8>,
 }
 
 async fn read_capped(mut r: impl AsyncRead + Unpin, cap: usize) -> (Vec<u8>, u64) {
-    let mut kept = Vec::new();
-    let mut dropped = 0u64;
+    let mut kept = capped::HeadTail::new(cap);
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         match r.read(&mut buf).await {
             Ok(0) | Err(_) => break,
-            Ok(n) => {
-                let room = cap.saturating_sub(kept.len());
-                let take = room.min(n);
-                kept.extend_from_slice(&buf[..take]);
-                dropped += (n - take) as u64;
-            }
+            Ok(n) => kept.push(&buf[..n]),
         }
     }
-    (kept, dropped)
+    kept.finish()
 }
 
 /// Finds `program` as the shell would: a name with a slash is a path (relative to `cwd`),

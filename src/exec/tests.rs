@@ -104,9 +104,180 @@ fn huge_output_is_drained_and_capped() {
         sh("head -c 10000000 /dev/zero >&2 & head -c 10000000 /dev/zero; wait").output_cap(1 << 20);
     let out = run(&cmd).unwrap();
     assert_eq!(out.status, Status::Exited(0));
-    assert_eq!(out.stderr.len(), 1 << 20);
+    let m = marker(10_000_000 - (1 << 20));
     assert_eq!(out.stderr_dropped, 10_000_000 - (1 << 20));
-    assert_eq!(out.stdout.len() as u64 + out.stdout_dropped, 10_000_000);
+    // Zeros have no line to align to: exactly half the cap on each side of the marker.
+    assert_eq!(out.stderr.len(), (1 << 20) + 1 + m.len());
+    assert_eq!(out.stdout_dropped, out.stderr_dropped);
+}
+
+#[test]
+fn output_cap_keeps_head_and_tail_with_a_marker_between() {
+    // A crash report after 3 MB of warnings: the cap keeps the first and the last lines.
+    let script =
+        "echo FIRST-LINE >&2; i=0; yes 'warning: noise noise noise' | head -c 3000000 >&2; \
+                  echo 'PLEASE submit a bug report' >&2; echo 'LAST-LINE' >&2";
+    let out = run(&sh(script).output_cap(64 << 10)).unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.starts_with("FIRST-LINE\n"), "{}", &text[..40]);
+    assert!(text.ends_with("PLEASE submit a bug report\nLAST-LINE\n"));
+    assert!(out.stderr_dropped > 2_900_000);
+    // The marker is a line of its own, and the tail starts at a line start.
+    let m = marker(out.stderr_dropped);
+    let at = text.find(&m).expect("marker line");
+    assert_eq!(&text[at - 1..at], "\n");
+    assert!(text[at + m.len()..].starts_with("warning: noise"));
+    assert!(out.stderr.len() <= (64 << 10) + m.len() + 1);
+}
+
+#[test]
+fn output_under_the_cap_is_kept_whole() {
+    let mut h = capped::HeadTail::new(10);
+    h.push(b"abcdef");
+    h.push(b"ghij");
+    assert_eq!(h.finish(), (b"abcdefghij".to_vec(), 0));
+    let mut h = capped::HeadTail::new(10);
+    for c in b"abcdefghijklmnopqrstuvwxyz" {
+        h.push(&[*c]);
+    }
+    let (kept, dropped) = h.finish();
+    assert_eq!(dropped, 16);
+    assert_eq!(
+        kept,
+        [&b"abcde\n"[..], marker(16).as_bytes(), b"vwxyz"].concat()
+    );
+}
+
+#[test]
+fn one_line_joins_lines_and_cuts_at_a_char_boundary() {
+    assert_eq!(one_line("  a\n\n  b\tc  ", 100), "a b c");
+    assert_eq!(one_line("error: x\x1b[0m", 100), "error: x[0m");
+    let long = "é".repeat(500);
+    let cut = one_line(&long, ONE_LINE_MAX);
+    assert!(cut.len() <= ONE_LINE_MAX, "{}", cut.len());
+    assert!(cut.ends_with('…'));
+    assert_eq!(one_line("abc", 3), "abc");
+    assert_eq!(one_line("abcd", 3), "…");
+}
+
+#[test]
+fn children_get_the_private_tmpdir() {
+    let out = run(&sh("echo \"$TMPDIR|$TMP|$TEMP\"; touch \"$TMPDIR/x\"")).unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let tmp = text.trim().split('|').next().unwrap().to_string();
+    assert_eq!(text.trim(), format!("{tmp}|{tmp}|{tmp}"));
+    assert_eq!(Path::new(&tmp), scratch_dir().join("tmp"));
+    assert!(Path::new(&tmp).join("x").exists());
+    assert!(scratch_dir()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .starts_with(&format!("{SCRATCH_PREFIX}{}-", std::process::id())));
+    // The caller's own TMPDIR wins.
+    let out = run(&sh("echo $TMPDIR").env("TMPDIR", "/elsewhere")).unwrap();
+    assert_eq!(out.stdout, b"/elsewhere\n");
+}
+
+#[test]
+fn stale_scratch_names_parse_their_owner() {
+    assert_eq!(session::stale_owner(b"icepick-123-abc"), Some(123));
+    assert_eq!(session::stale_owner(b"icepick-test-abc"), None);
+    assert_eq!(session::stale_owner(b"icepick-123-"), None);
+    assert_eq!(session::stale_owner(b"other-123-abc"), None);
+}
+
+/// Marker for the guardian test's victim process, unique per test run.
+fn guardian_marker() -> String {
+    format!("1000.{}7", std::process::id())
+}
+
+fn processes_with_arg(arg: &str) -> Vec<i32> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        if cmdline.split(|&b| b == 0).any(|a| a == arg.as_bytes()) && !is_zombie(pid) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// The victim half of `guardian_kills_the_groups_when_icepick_is_killed`: does nothing unless
+/// run by it (as a separate process of this test binary, with the variable set).
+#[test]
+fn guardian_victim() {
+    let Ok(marker) = std::env::var("ICEPICK_GUARDIAN_VICTIM") else {
+        return;
+    };
+    // A script whose own child does the sleeping: PDEATHSIG alone would not reach it.
+    let _ = run(&sh(&format!("sleep {marker}; true")).timeout(Duration::from_secs(900)));
+}
+
+#[test]
+fn guardian_kills_the_groups_when_icepick_is_killed() {
+    let marker = guardian_marker();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut victim = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "exec::tests::guardian_victim",
+            "--test-threads=1",
+        ])
+        .env("ICEPICK_GUARDIAN_VICTIM", &marker)
+        .env("TMPDIR", tmp.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while processes_with_arg(&marker).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the victim's sleep never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Its scratch directory exists while it runs.
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
+    victim.kill().unwrap(); // SIGKILL: no code of the victim runs any more
+    victim.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = processes_with_arg(&marker);
+        let litter = std::fs::read_dir(tmp.path()).unwrap().count();
+        if left.is_empty() && litter == 0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "after kill -9: processes {left:?} and {litter} scratch entries left"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn stale_scratch_of_a_dead_process_is_swept() {
+    let base = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let stale = base.path().join(format!("icepick-{dead}-abc"));
+    let live = base
+        .path()
+        .join(format!("icepick-{}-abc", std::process::id()));
+    let other = base.path().join("icepick-notes");
+    for d in [&stale, &live, &other] {
+        std::fs::create_dir_all(d.join("tmp")).unwrap();
+    }
+    session::sweep_stale(base.path());
+    assert!(!stale.exists());
+    assert!(live.exists() && other.exists());
 }
 
 #[test]

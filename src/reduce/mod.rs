@@ -228,10 +228,12 @@ pub fn reduce_case(
         signature: case.signature.id.clone(),
         symbolizer: Symbolizer::new(case.library_dirs()),
     };
+    // Candidates live in icepick's private scratch directory (removed however icepick ends).
+    let scratch = exec::scratch_dir();
     let work = tempfile::Builder::new()
-        .prefix(".reduce-")
-        .tempdir_in(dir)
-        .map_err(|e| ReduceError::Io(dir.to_path_buf(), e))?;
+        .prefix("reduce-")
+        .tempdir_in(&scratch)
+        .map_err(|e| ReduceError::Io(scratch, e))?;
     let counter = AtomicU64::new(0);
     let run_candidate =
         |text: &[u8], timeout: Duration, cancel: &(dyn Fn() -> bool + Sync)| -> bool {
@@ -351,7 +353,10 @@ pub fn reduce_case(
     let plain = retarget(&replay, &case.input, &output_name, &[]);
     let with_flags = retarget(&replay, &case.input, &output_name, &flags);
     let long = timeout * 2;
-    let (verified, extra) = if oracle.same_crash(&plain, long, &|| false) {
+    let (verified, extra) = if crate::interrupt::is_interrupted() {
+        // Ctrl-C: stop now; the best so far is written, `--resume` verifies it later.
+        (false, Vec::new())
+    } else if oracle.same_crash(&plain, long, &|| false) {
         (true, Vec::new())
     } else if oracle.same_crash(&with_flags, long, &|| false) {
         (true, flags.clone())

@@ -47,8 +47,8 @@ fn run_test(
     cancel: &(dyn Fn() -> bool + Sync),
 ) -> Option<Result<exec::Output, exec::ExecError>> {
     let dir = tempfile::Builder::new()
-        .prefix("icepick-test-")
-        .tempdir()
+        .prefix("test-")
+        .tempdir_in(exec::scratch_dir())
         .ok()?;
     std::fs::write(dir.path().join(name), text).ok()?;
     let cmd = Cmd::new(script)

@@ -448,7 +448,10 @@ impl Store {
         self.write(|tx| {
             tx.execute(
                 "UPDATE buckets SET capture_claimed_at = NULL, capture_error = ?2 WHERE id = ?1",
-                params![bucket, reason],
+                params![
+                    bucket,
+                    crate::exec::one_line(reason, crate::exec::ONE_LINE_MAX)
+                ],
             )
             .map(|_| ())
         })
@@ -464,7 +467,11 @@ impl Store {
         self.write(|tx| {
             tx.execute(
                 "UPDATE buckets SET status = ?2, status_detail = ?3 WHERE id = ?1",
-                params![bucket, status.as_str(), detail],
+                params![
+                    bucket,
+                    status.as_str(),
+                    detail.map(|d| crate::exec::one_line(d, crate::exec::ONE_LINE_MAX))
+                ],
             )
             .map(|_| ())
         })

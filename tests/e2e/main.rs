@@ -10,6 +10,7 @@ mod classify;
 mod dashboard;
 mod flags;
 mod inspect;
+mod processes;
 mod reduce;
 mod standalone;
 mod store;

@@ -1,0 +1,151 @@
+//! Ctrl-C and SIGTERM: one process-wide "interrupted" flag, and the rule for what happens then.
+//!
+//! The signal handler only records the signal (an atomic store, async-signal-safe). Everything
+//! else reads the flag:
+//! - [`crate::exec`]'s run loop polls it every 20 ms and kills the running child's process
+//!   group (SIGTERM, 200 ms grace, SIGKILL); no new child starts once it is set.
+//! - A stage that can stop cleanly (reduce, which keeps its best-so-far) holds a [`Graceful`]
+//!   guard: its children report [`crate::exec::Status::Cancelled`], [`stop_flag`] stops the
+//!   reducer, and the stage returns its "stopped" result; `main` then exits with
+//!   [`exit_code`].
+//! - Everywhere else the stage must not see results made up by the interrupt (a killed
+//!   compiler is no "timeout"): the exec call waits, and a watcher thread ends the process at
+//!   once ([`finish`]): kills the children, removes the scratch directory, and exits. The case
+//!   is left as it was (its files are only ever replaced atomically).
+//! - A second signal, or a graceful stage still busy one second after the first, ends the
+//!   process the same way: Ctrl-C always takes effect within a second.
+//!
+//! Exit status: 130 after SIGINT, 143 after SIGTERM (128 + the signal, the shell convention).
+
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Once, OnceLock};
+use std::time::{Duration, Instant};
+
+/// The first signal received (0: none).
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// Signals received so far.
+static COUNT: AtomicU32 = AtomicU32::new(0);
+/// Live [`Graceful`] guards.
+static GRACEFUL: AtomicUsize = AtomicUsize::new(0);
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+static EXITING: AtomicBool = AtomicBool::new(false);
+static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+/// How long a graceful stage may take to wind down after the first signal.
+pub const GRACE: Duration = Duration::from_millis(1000);
+/// How often the watcher thread looks at the flag.
+const POLL: Duration = Duration::from_millis(20);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    let _ = SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+    COUNT.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Installs the SIGINT/SIGTERM handlers and the watcher thread (once; later calls do
+/// nothing). Without it, nothing here ever fires (library use, unit tests).
+pub fn install() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: the handler only stores to atomics, which is async-signal-safe; SA_RESTART
+        // keeps interrupted system calls of other threads going.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as libc::sighandler_t;
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
+            libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
+        }
+        INSTALLED.store(true, Ordering::SeqCst);
+        let _ = std::thread::Builder::new()
+            .name("icepick-interrupt".into())
+            .spawn(watch);
+    });
+}
+
+fn watch() {
+    let mut first_seen: Option<Instant> = None;
+    loop {
+        std::thread::sleep(POLL);
+        let Some(sig) = signal() else {
+            continue;
+        };
+        stop_flag().store(true, Ordering::SeqCst);
+        let since = *first_seen.get_or_insert_with(Instant::now);
+        if GRACEFUL.load(Ordering::SeqCst) == 0
+            || COUNT.load(Ordering::SeqCst) > 1
+            || since.elapsed() >= GRACE
+        {
+            finish(sig);
+        }
+    }
+}
+
+/// The signal that interrupted icepick, if any.
+pub fn signal() -> Option<i32> {
+    match SIGNAL.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+/// True once SIGINT or SIGTERM arrived.
+pub fn is_interrupted() -> bool {
+    signal().is_some()
+}
+
+/// Set when icepick is interrupted: the stop flag of a reduction.
+pub fn stop_flag() -> Arc<AtomicBool> {
+    STOP.get_or_init(|| Arc::new(AtomicBool::new(false)))
+        .clone()
+}
+
+/// While alive, an interrupt lets the running stage stop by itself (for up to [`GRACE`]).
+#[must_use = "the stage is graceful only while the guard lives"]
+pub struct Graceful(());
+
+/// Marks the current stage as one that stops cleanly on [`stop_flag`].
+pub fn graceful() -> Graceful {
+    GRACEFUL.fetch_add(1, Ordering::SeqCst);
+    Graceful(())
+}
+
+impl Drop for Graceful {
+    fn drop(&mut self) {
+        GRACEFUL.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// True when an interrupt ends the process right away (the handlers are installed and no
+/// graceful stage runs): exec then holds back a killed child's result.
+pub fn exits_on_signal() -> bool {
+    INSTALLED.load(Ordering::SeqCst) && GRACEFUL.load(Ordering::SeqCst) == 0
+}
+
+/// The exit status after signal `sig`: 128 + `sig` (130 for SIGINT, 143 for SIGTERM).
+pub fn exit_code(sig: i32) -> u8 {
+    u8::try_from(128 + sig).unwrap_or(u8::MAX)
+}
+
+/// The signal's name, for messages.
+pub fn name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        _ => "a signal",
+    }
+}
+
+/// Ends the process after signal `sig`: kills every running child, removes the scratch
+/// directory ([`crate::exec::shutdown`]), and exits with [`exit_code`]. When another thread
+/// is already at it, waits for it.
+pub fn finish(sig: i32) -> ! {
+    if EXITING.swap(true, Ordering::SeqCst) {
+        loop {
+            std::thread::park();
+        }
+    }
+    crate::exec::shutdown();
+    eprintln!("icepick: interrupted by {}", name(sig));
+    std::process::exit(i32::from(exit_code(sig)))
+}

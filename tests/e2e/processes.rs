@@ -1,0 +1,375 @@
+//! Processes, signals, output caps and temporary files (issue #11 items 5, 6, 7, 12): nothing
+//! icepick starts outlives it, Ctrl-C/SIGTERM act at once in every stage, a crash at the end
+//! of huge output is still a crash, and no temporary file is left behind.
+//!
+//! Hanging children are real `sleep`s with a unique argument (`60.<pid><n>`), found by
+//! scanning /proc/*/cmdline.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::util::{read_case, BIN};
+
+/// A unique `sleep` argument for this test process and `n`.
+fn marker(secs: u32, n: u32) -> String {
+    format!("{secs}.{}{n}", std::process::id())
+}
+
+fn is_zombie(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
+        s.rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+/// Live processes with `arg` as one of their arguments.
+fn with_arg(arg: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let pid = e.file_name().to_string_lossy().into_owned();
+        if !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        if cmdline.split(|&b| b == 0).any(|a| a == arg.as_bytes()) && !is_zombie(&pid) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+#[track_caller]
+fn wait_for_process(arg: &str, child: &mut Child) {
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while with_arg(arg).is_empty() {
+        if let Some(st) = child.try_wait().unwrap() {
+            panic!("icepick ended ({st}) before starting `sleep {arg}`");
+        }
+        assert!(Instant::now() < deadline, "`sleep {arg}` never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Polls up to 5 s until no process has `arg` and `tmp` is empty.
+#[track_caller]
+fn assert_nothing_left(arg: &str, tmp: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = with_arg(arg);
+        let litter: Vec<_> = std::fs::read_dir(tmp)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        if left.is_empty() && litter.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "left behind: processes {left:?} (sleep {arg}), temp files {litter:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Starts `icepick ARGS` in `cwd` with TMPDIR set to `tmp`.
+fn start(cwd: &Path, tmp: &Path, args: &[&str]) -> Child {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(cwd)
+        .env("TMPDIR", tmp)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn write_script(path: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Sends `sig`, waits; returns (exit code, seconds from signal to exit, stderr).
+fn interrupt(mut child: Child, sig: i32) -> (Option<i32>, f64, String) {
+    let t = Instant::now();
+    // SAFETY: kill(2) on our own child.
+    unsafe {
+        libc::kill(child.id() as i32, sig);
+    }
+    let mut err = String::new();
+    use std::io::Read;
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let st = child.wait().unwrap();
+    (st.code(), t.elapsed().as_secs_f64(), err)
+}
+
+/// Every file of a directory tree with its bytes.
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((p.display().to_string(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn kill_9_during_reduce_test_leaves_no_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let arg = marker(1000, 1);
+    std::fs::write(dir.path().join("file.c"), "int main(void) { return 0; }\n").unwrap();
+    // The script's own child hangs: PDEATHSIG of the script alone would not reach it.
+    write_script(
+        &dir.path().join("hang.sh"),
+        &format!("ICEPICK_E2E_HANG=1 sleep {arg}; exit 0"),
+    );
+    let mut child = start(
+        dir.path(),
+        &tmp,
+        &["reduce", "--test", "./hang.sh", "file.c"],
+    );
+    wait_for_process(&arg, &mut child);
+    child.kill().unwrap(); // SIGKILL: no icepick code runs any more
+    child.wait().unwrap();
+    assert_nothing_left(&arg, &tmp);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("file.c")).unwrap(),
+        "int main(void) { return 0; }\n"
+    );
+}
+
+/// A case whose compiler is a wrapper that hangs 60 s while `dir/slow` exists.
+fn slow_case(dir: &Path, arg: &str) -> std::path::PathBuf {
+    std::fs::write(
+        dir.join("crash.c"),
+        "int f(void) { return 1; }\n#pragma clang __debug crash\n",
+    )
+    .unwrap();
+    let slow = dir.join("slow");
+    write_script(
+        &dir.join("clang-slow"),
+        &format!(
+            "if [ -e '{}' ]; then sleep {arg}; fi\nexec clang-19 \"$@\"",
+            slow.display()
+        ),
+    );
+    let case = dir.join("case");
+    let o = Command::new(BIN)
+        .args(["capture", "--out", case.to_str().unwrap(), "--"])
+        .args(["./clang-slow", "-c", "crash.c"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    std::fs::write(&slow, "").unwrap();
+    case
+}
+
+#[test]
+fn sigint_during_a_60s_first_test_exits_promptly() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+
+    // reduce --test: the script's first (verification) run hangs.
+    let arg = marker(60, 2);
+    std::fs::write(dir.path().join("file.c"), "int main(void) { return 0; }\n").unwrap();
+    write_script(&dir.path().join("hang.sh"), &format!("sleep {arg}; exit 0"));
+    let mut child = start(
+        dir.path(),
+        &tmp,
+        &["reduce", "--test", "./hang.sh", "file.c"],
+    );
+    wait_for_process(&arg, &mut child);
+    let (code, secs, err) = interrupt(child, libc::SIGINT);
+    assert_eq!(code, Some(130), "{err}");
+    // Functional, not a speed check: it did not wait for the 60 s sleep.
+    assert!(secs < 20.0, "took {secs} s");
+    assert!(err.contains("interrupted by SIGINT"), "{err}");
+    assert!(!err.contains("does not reproduce"), "{err}");
+    assert_nothing_left(&arg, &tmp);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("file.c")).unwrap(),
+        "int main(void) { return 0; }\n"
+    );
+
+    // The case stages, on a case whose compiler hangs on its first run.
+    let arg = marker(60, 3);
+    let case = slow_case(dir.path(), &arg);
+    let case_s = case.to_str().unwrap();
+    let before = snapshot(&case);
+    let runs: [(&[&str], i32, i32); 4] = [
+        (&["reduce", case_s], libc::SIGINT, 130),
+        (&["flags", case_s], libc::SIGINT, 130),
+        (
+            &["versions", "--compiler", "./clang-slow", case_s],
+            libc::SIGTERM,
+            143,
+        ),
+        (&["classify", case_s], libc::SIGINT, 130),
+    ];
+    for (args, sig, want) in runs {
+        let mut child = start(dir.path(), &tmp, args);
+        wait_for_process(&arg, &mut child);
+        let (code, secs, err) = interrupt(child, sig);
+        assert_eq!(code, Some(want), "{args:?}: {err}");
+        assert!(secs < 20.0, "{args:?} took {secs} s");
+        assert_nothing_left(&arg, &tmp);
+        // The case is as it was: nothing recorded from the killed run.
+        assert!(snapshot(&case) == before, "{args:?} changed the case");
+    }
+}
+
+#[test]
+fn crash_after_12mb_of_warnings_is_still_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    // Each line gives a warning and a note, ~260 bytes of stderr: 50k lines are > 12 MB.
+    let mut src = String::from("void f(int x) {\n");
+    for i in 0..50_000 {
+        src.push_str(&format!("  x == {i};\n"));
+    }
+    src.push_str("}\n#pragma clang __debug crash\n");
+    std::fs::write(dir.path().join("warn.c"), src).unwrap();
+    let o = Command::new("clang-19")
+        .args(["-fno-crash-diagnostics", "-c", "warn.c", "-o", "/dev/null"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.stderr.len() > 12_000_000, "only {} bytes", o.stderr.len());
+    let case = dir.path().join("case");
+    let o = Command::new(BIN)
+        .args(["capture", "--json", "--out", case.to_str().unwrap(), "--"])
+        .args(["clang-19", "-fno-crash-diagnostics", "-c", "warn.c"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let c = read_case(&case);
+    assert_eq!(c["status"], "captured", "{c:#}");
+    assert_eq!(
+        c["crash"]["kind"], "illegal_instruction",
+        "{:#}",
+        c["crash"]
+    );
+    let sig = c["signature"]["text"].as_str().unwrap();
+    assert!(sig.contains("HandlePragmaDirective"), "{sig}");
+    // The kept stderr has head and tail around the marker, and is bounded.
+    let kept = std::fs::read(case.join("original.stderr")).unwrap();
+    assert!(kept.len() < 9 << 20, "{} bytes kept", kept.len());
+    let text = String::from_utf8_lossy(&kept);
+    assert!(text.starts_with("warn.c:2:5: warning"), "{}", &text[..80]);
+    assert!(text.contains("bytes of output dropped here]"));
+    assert!(text.contains("PLEASE submit a bug report"));
+}
+
+#[test]
+fn no_temp_litter_after_capture() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    std::fs::write(
+        dir.path().join("crash.c"),
+        "int f(void) { return 1; }\n#pragma clang __debug crash\n",
+    )
+    .unwrap();
+    // clang writes its reproducer pair and LLVM's symbolizer its input/output files into
+    // TMPDIR: icepick's children get a private one, removed when icepick exits.
+    let case = dir.path().join("case");
+    let o = Command::new(BIN)
+        .args(["capture", "--out", case.to_str().unwrap(), "--"])
+        .args(["clang-19", "-c", "crash.c"])
+        .current_dir(dir.path())
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_nothing_left("no-such-process-argument", &tmp);
+    let o = Command::new(BIN)
+        .args(["flags", case.to_str().unwrap()])
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_nothing_left("no-such-process-argument", &tmp);
+}
+
+#[test]
+fn ctrl_c_during_capture_leaves_no_half_case() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let arg = marker(60, 4);
+    std::fs::write(
+        dir.path().join("crash.c"),
+        "int f(void) { return 1; }\n#pragma clang __debug crash\n",
+    )
+    .unwrap();
+    // The compiler hangs when asked to preprocess: the case is being assembled by then.
+    write_script(
+        &dir.path().join("clang-slow"),
+        &format!(
+            "case \" $* \" in *' -E '*) sleep {arg};; esac\nexec clang-19 -fno-crash-diagnostics \"$@\""
+        ),
+    );
+    let out = dir.path().join("cases").join("case");
+    let mut child = start(
+        dir.path(),
+        &tmp,
+        &[
+            "capture",
+            "--out",
+            out.to_str().unwrap(),
+            "--",
+            "./clang-slow",
+            "-c",
+            "crash.c",
+        ],
+    );
+    wait_for_process(&arg, &mut child);
+    let (code, secs, err) = interrupt(child, libc::SIGINT);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(secs < 20.0, "took {secs} s");
+    assert_nothing_left(&arg, &tmp);
+    let left: Vec<_> = std::fs::read_dir(dir.path().join("cases"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
