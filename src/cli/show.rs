@@ -6,7 +6,7 @@ use std::path::Path;
 use clap::Args;
 
 use super::list::short_time;
-use crate::command::shell_join;
+use crate::command::{shell_cd, shell_join};
 use crate::error;
 use crate::store::Store;
 
@@ -98,7 +98,13 @@ pub fn run(args: ShowArgs) -> anyhow::Result<u8> {
             o.origin,
             o.source.as_deref().unwrap_or("-")
         )?;
-        writeln!(out, "    cd {} && {}", o.cwd, shell_join(&o.command))?;
+        // A command to paste into a shell: the directory is quoted like every argument.
+        writeln!(
+            out,
+            "    {} && {}",
+            shell_cd(&o.cwd),
+            shell_join(&o.command)
+        )?;
     }
     Ok(error::OK)
 }
