@@ -7,11 +7,13 @@ mod environment;
 mod files;
 pub mod godbolt;
 pub mod markdown;
+mod redact;
 mod upstream;
 
 pub use files::{reduced_input, write_files, Report};
 pub use godbolt::compiler_explorer;
-pub use upstream::{labels, redact, redact_case, target_tag, Redactions};
+pub use redact::{redact, redact_bytes, redact_case, Redactions};
+pub use upstream::{labels, target_tag};
 
 use std::fmt::Write as _;
 
