@@ -22,7 +22,16 @@ pub struct ShowArgs {
 
 /// Runs `icepick show`.
 pub fn run(args: ShowArgs) -> anyhow::Result<u8> {
-    let store = Store::open_default()?;
+    let (root, store) = Store::open_existing_default()?;
+    let Some(store) = store else {
+        eprintln!(
+            "icepick: error: no bucket `{}`: the crash store {} does not exist (no crash \
+             recorded yet; ICEPICK_STORE names another)",
+            args.bucket,
+            root.display()
+        );
+        return Ok(error::USAGE);
+    };
     let Some(bucket) = store.bucket(&args.bucket)? else {
         eprintln!(
             "icepick: error: no bucket `{}` in the crash store {} (`icepick list` shows the buckets)",
