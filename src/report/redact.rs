@@ -182,20 +182,19 @@ fn name_char(c: char) -> bool {
 
 /// `text` with every whole-word occurrence of `name` replaced by `with`. Names of three
 /// characters or more are words between non-word characters (`build-pioneer` →
-/// `build-HOST`); shorter ones must stand alone as a name (not inside `a-b.c`), and in
-/// source code (`source`) only next to a `/`, as a path component: a host called `x`
-/// must not turn `int x;` into `int HOST;`.
+/// `build-HOST`); shorter ones must not follow `-` or `.` either (`-x c`, `a.x`), and in
+/// source code (`source`) are replaced only next to a `/`, as a path component: a host
+/// called `x` must not turn `int x;` into `int HOST;`.
 fn replace_name(text: &str, name: &str, with: &str, source: bool) -> String {
     if name.is_empty() {
         return text.to_string();
     }
     let short = name.chars().count() < 3;
-    // A name of three characters or more ends at a non-word character; a shorter one also
-    // not at `-` or `.` (before it) or `-` (after it: `x.example.com` is host `x`).
+    // A name ends at a non-word character; a short one is also not preceded by `-` or `.`
+    // (`-x` is an option, `.x` an extension; `x.example.com` and `x-build` are host `x`).
     let ends = |c: Option<char>, before: bool| match c {
         None => true,
         Some(c) if short && before => !name_char(c),
-        Some(c) if short => !(word_char(c) || c == '-'),
         Some(c) => !word_char(c),
     };
     let mut out = String::with_capacity(text.len());
@@ -387,8 +386,11 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            redact("ab grab ab.example.com lab-ab x /srv/x/y x86 -DX=x", &r),
-            "HOST grab HOST.example.com lab-ab HOST /srv/HOST/y x86 -DX=HOST"
+            redact(
+                "ab grab ab.example.com lab-ab ab-ci x /srv/x/y x86 -x c -DX=x",
+                &r
+            ),
+            "HOST grab HOST.example.com lab-ab HOST-ci HOST /srv/HOST/y x86 -x c -DX=HOST"
         );
         // In source code only as a path component.
         assert_eq!(

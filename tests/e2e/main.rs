@@ -8,6 +8,7 @@ mod classify;
 mod dashboard;
 mod flags;
 mod inspect;
+mod quoting;
 mod reduce;
 mod store;
 mod util;
