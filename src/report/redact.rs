@@ -295,11 +295,7 @@ impl Redactor {
 pub fn redact_case(case: &Case, r: &Redactions) -> Result<Case, serde_json::Error> {
     fn walk(v: &mut Value, red: &Redactor, keep_names: bool) {
         match v {
-            Value::String(s) => {
-                if !(keep_names && red.is_name(s)) {
-                    *s = red.apply(s, false);
-                }
-            }
+            Value::String(s) if !(keep_names && red.is_name(s)) => *s = red.apply(s, false),
             Value::Array(a) => a.iter_mut().for_each(|x| walk(x, red, keep_names)),
             Value::Object(o) => o.values_mut().for_each(|x| walk(x, red, keep_names)),
             _ => {}
