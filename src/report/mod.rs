@@ -449,10 +449,54 @@ mod tests {
     }
 
     #[test]
+    fn repro_script_keeps_case_text_out_of_the_shells_hands() {
+        let mut case = sample_case();
+        let path = "/opt/x $(touch P) `id` \"q\" it's\n\\";
+        case.replay_command = vec![path.into(), "-DX=$(id)".into(), "input.i".into()];
+        case.compiler.version = "clang 19\ntouch P2".into();
+        case.crash.message = Some("boom\rtouch P3".into());
+        let s = repro_script(&case, b"int x;\n", None);
+        // The compiler path is assigned single-quoted, outside double quotes.
+        assert!(
+            s.contains(
+                "\n[ -n \"$compiler\" ] || compiler='/opt/x $(touch P) `id` \"q\" it'\\''s\n\\'\n"
+            ),
+            "{s}"
+        );
+        assert!(s.contains("\ncompiler=${ICEPICK_COMPILER:-}\n"), "{s}");
+        assert!(s.contains("\"$compiler\" '-DX=$(id)' input.i\n"), "{s}");
+        // Comment lines hold no line break: every line after `#` is one comment.
+        assert!(s.contains("# Compiler: clang 19 touch P2\n"), "{s}");
+        assert!(!s.contains('\r'), "{s}");
+        // A file name that would leave the temporary directory is not written there.
+        case.input = "../x.i".into();
+        case.replay_command = vec!["clang".into(), "../x.i".into()];
+        let s = repro_script(&case, b"int x;\n", None);
+        assert!(!s.contains("cat >"), "{s}");
+        case.input = "sub/x.i".into();
+        let s = repro_script(&case, b"int x;\n", None);
+        assert!(
+            s.contains("mkdir -p \"$dir\"/sub || exit 1\ncat > \"$dir\"/sub/x.i"),
+            "{s}"
+        );
+        // Inputs with a NUL byte are not embedded.
+        assert!(embed_delimiter(b"a\0b\n").is_none());
+    }
+
+    #[test]
     fn delimiter_avoids_the_content() {
         assert_eq!(
             embed_delimiter(b"ICEPICK_INPUT_END_0\n").as_deref(),
             Some("ICEPICK_INPUT_END_1")
+        );
+        // The last line counts without its newline; a line with `\r` is not the delimiter.
+        assert_eq!(
+            embed_delimiter(b"x\nICEPICK_INPUT_END_0").as_deref(),
+            Some("ICEPICK_INPUT_END_1")
+        );
+        assert_eq!(
+            embed_delimiter(b"ICEPICK_INPUT_END_0\r\n").as_deref(),
+            Some("ICEPICK_INPUT_END_0")
         );
     }
 

@@ -14,7 +14,7 @@ use crate::util::*;
 const PRAGMA_CRASH: &str = "#pragma clang __debug crash\nint x;\n";
 
 /// A directory name with every kind of shell syntax that could run something if unquoted.
-const HOSTILE_DIR: &str = "bin $(touch PWNED) `touch PWNED_BT` \"q\" it's \\x";
+const HOSTILE_DIR: &str = "bin $(touch PWNED) `touch PWNED_BT` \"q\" it's \\x\n!x ~";
 /// The working directory of the build, hostile too.
 const HOSTILE_CWD: &str = "proj $(touch PWNED_CWD) `touch PWNED_CWD_BT` 'q'";
 /// A `-D` value holding a line break, a code fence, a heading and HTML (clang warns and
