@@ -195,7 +195,11 @@ pub fn run_all(dir: &Path, case: &Case, opts: &Options) -> Vec<Evidence> {
                 "baseline",
                 "replay on the capturing host's compiler",
                 &host,
-                format!("`{}`: {}", host_argv.join(" "), first.note),
+                format!(
+                    "`{}`: {}",
+                    crate::command::shell_join(&host_argv),
+                    first.note
+                ),
             ));
         }
     } else {
@@ -344,7 +348,12 @@ fn cross_host(dir: &Path, case: &Case, replay: &[String]) -> Evidence {
         &std::fs::canonicalize(&native).unwrap_or_else(|_| native.clone()),
     ));
     let seen = compare(&case.signature, &exec::run(&cmd), &native_sym);
-    let note = format!("`{} {}`: {}", native.display(), args.join(" "), seen.note);
+    let note = format!(
+        "`{} {}`: {}",
+        native.display(),
+        crate::command::shell_join(&args),
+        seen.note
+    );
     seen.evidence("E6", what, &host, note)
 }
 

@@ -253,6 +253,7 @@ pub fn parse_section(v: &serde_json::Value) -> Option<Classification> {
 /// The report's `## Classification` section for a `classification` value (empty when the
 /// value is not a classification).
 pub fn markdown_section(v: &serde_json::Value) -> String {
+    use crate::report::markdown as md;
     let Some(c) = parse_section(v) else {
         return String::new();
     };
@@ -266,18 +267,18 @@ pub fn markdown_section(v: &serde_json::Value) -> String {
     let _ = writeln!(
         s,
         "**{}**{sub}, confidence {}: {} (decided by {}; docs/classify.md row {})\n",
-        c.verdict,
-        c.confidence,
-        c.reason,
+        md::text(&c.verdict),
+        md::text(&c.confidence),
+        md::text(&c.reason),
         if c.decided_by.is_empty() {
             "nothing".to_string()
         } else {
-            c.decided_by.join(", ")
+            md::text(&c.decided_by.join(", "))
         },
         verdict::rule_name(c.rule)
     );
     if let Some(n) = &c.next_step {
-        let _ = writeln!(s, "Next step: {n}\n");
+        let _ = writeln!(s, "Next step: {}\n", md::text(n));
     }
     let (ran, not_run): (Vec<_>, Vec<_>) = c.evidence.iter().partition(|e| e.ran);
     if !ran.is_empty() {
@@ -287,12 +288,12 @@ pub fn markdown_section(v: &serde_json::Value) -> String {
             let _ = writeln!(
                 s,
                 "| {} | {} | {} | {} | {} | {} |",
-                e.id,
-                e.experiment.replace('|', "\\|"),
-                e.host_or_emulator,
-                e.outcome,
-                e.signature.as_deref().unwrap_or(""),
-                e.detail.replace('|', "\\|").replace('\n', " ")
+                md::table_text(&e.id),
+                md::table_text(&e.experiment),
+                md::table_text(&e.host_or_emulator),
+                md::table_text(&e.outcome),
+                md::table_text(e.signature.as_deref().unwrap_or("")),
+                md::table_text(&e.detail)
             );
         }
         let _ = writeln!(s);
@@ -314,9 +315,10 @@ pub fn markdown_section(v: &serde_json::Value) -> String {
         for (ids, experiment, detail) in groups {
             let _ = writeln!(
                 s,
-                "- {} ({experiment}): {}",
-                ids.join(", "),
-                detail.replace('\n', " ")
+                "- {} ({}): {}",
+                md::text(&ids.join(", ")),
+                md::text(experiment),
+                md::text(detail)
             );
         }
         let _ = writeln!(s);
@@ -376,7 +378,7 @@ mod tests {
             items,
             [
                 format!("- E5-v-off, E5-v128, E5-v256 ({emu}): no riscv64 compiler"),
-                "- E4 (V off | prctl): not a RISC-V host".to_string(),
+                "- E4 (V off \\| prctl): not a RISC-V host".to_string(),
             ]
         );
     }

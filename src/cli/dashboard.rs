@@ -22,6 +22,11 @@ pub struct DashboardArgs {
     /// The crash store to show (default: $ICEPICK_STORE, else $XDG_DATA_HOME/icepick).
     #[arg(long, value_name = "DIR")]
     store: Option<PathBuf>,
+    /// Pages to publish: remove the store path, and the host names, users and home
+    /// directories of this machine, of every occurrence and of every case, from everything
+    /// shown; no links to case directories.
+    #[arg(long)]
+    redact: bool,
 }
 
 /// Runs `icepick dashboard`.
@@ -31,9 +36,10 @@ pub fn run(args: DashboardArgs) -> anyhow::Result<u8> {
         Some(s) => super::absolutize(&cwd, s),
         None => super::absolutize(&cwd, &store::default_root()?),
     };
-    // `Store::open` creates a store where there is none; a dashboard of a store that does not
-    // exist is a mistake in the path, not an empty page.
-    if !root.join(store::DB_FILE).is_file() {
+    // A dashboard of a store that does not exist is a mistake in the path, not an empty
+    // page; and reading creates nothing.
+    let store = Store::open_existing(&root)?;
+    let Some(store) = store else {
         eprintln!(
             "icepick: error: no crash store in {} (no {}); `icepick wrap` and `icepick \
              scan-log` create it with the first crash, --store or ICEPICK_STORE name another",
@@ -41,7 +47,7 @@ pub fn run(args: DashboardArgs) -> anyhow::Result<u8> {
             store::DB_FILE
         );
         return Ok(error::USAGE);
-    }
+    };
     let out = super::absolutize(&cwd, &args.out);
     if out.exists() && !out.is_dir() {
         eprintln!(
@@ -51,7 +57,6 @@ pub fn run(args: DashboardArgs) -> anyhow::Result<u8> {
         return Ok(error::USAGE);
     }
 
-    let store = Store::open(&root)?;
     let mut entries = Vec::new();
     for bucket in store.buckets()? {
         let occurrences = store.occurrences(&bucket.id)?;
@@ -66,7 +71,22 @@ pub fn run(args: DashboardArgs) -> anyhow::Result<u8> {
             report,
         });
     }
-    let pages = dashboard::render(&root, &store::now_utc(), &cwd, &entries);
+    let pages = if args.redact {
+        let mut r = crate::report::Redactions::of_this_machine();
+        r.merge(&dashboard::redactions_of(&root, &entries));
+        for dir in entries.iter().filter_map(|e| e.bucket.case_dir.as_deref()) {
+            let case = std::fs::read(cwd.join(dir).join("case.json"))
+                .ok()
+                .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+            if let Some(case) = case {
+                r.merge(&crate::report::Redactions::of_case_value(&case));
+            }
+        }
+        let entries = dashboard::redacted(&entries, &r);
+        dashboard::render_redacted(dashboard::REDACTED_STORE, &store::now_utc(), &entries)
+    } else {
+        dashboard::render(&root, &store::now_utc(), &cwd, &entries)
+    };
 
     let buckets_dir = out.join("buckets");
     std::fs::create_dir_all(&buckets_dir)

@@ -17,19 +17,32 @@ pub struct ListArgs {
 
 /// Runs `icepick list`.
 pub fn run(args: ListArgs) -> anyhow::Result<u8> {
-    let store = Store::open_default()?;
-    let buckets = store.buckets()?;
+    // Reading creates nothing: a store that does not exist is an empty one, said so.
+    let (root, store) = Store::open_existing_default()?;
+    let buckets = match &store {
+        Some(s) => s.buckets()?,
+        None => Vec::new(),
+    };
     let mut out = std::io::stdout().lock();
     if args.json {
         let v = serde_json::json!({
-            "store": store.root().to_string_lossy(),
+            "store": root.to_string_lossy(),
+            "exists": store.is_some(),
             "buckets": buckets,
         });
         writeln!(out, "{v}")?;
         return Ok(error::OK);
     }
+    if store.is_none() {
+        writeln!(
+            out,
+            "no crashes recorded (store {} does not exist)",
+            root.display()
+        )?;
+        return Ok(error::OK);
+    }
     if buckets.is_empty() {
-        writeln!(out, "no crashes in {}", store.root().display())?;
+        writeln!(out, "no crashes in {}", root.display())?;
         return Ok(error::OK);
     }
     writeln!(

@@ -272,7 +272,7 @@ fn run_report(args: ReportArgs) -> anyhow::Result<u8> {
     // Redact the case and its files before rendering, so the Compiler Explorer link (base64
     // that text redaction cannot see into) is made from redacted source too.
     let report = if args.redact {
-        report.redacted(&crate::report::Redactions::of_this_machine())?
+        report.redacted(&crate::report::Redactions::for_case(&report.case))?
     } else {
         report
     };

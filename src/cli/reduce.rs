@@ -187,7 +187,11 @@ pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
             }
         )?;
         if !r.extra_flags.is_empty() {
-            writeln!(out, "needs:    {}", r.extra_flags.join(" "))?;
+            writeln!(
+                out,
+                "needs:    {}",
+                crate::command::shell_join(&r.extra_flags)
+            )?;
         }
     }
     Ok(if r.verified {

@@ -104,7 +104,7 @@ pub fn run(args: ScanLogArgs) -> anyhow::Result<u8> {
             eprintln!(
                 "icepick: line {}: {} crashed (bucket {})",
                 f.line,
-                f.command.join(" "),
+                crate::command::shell_join(&f.command),
                 analysed.key.id
             );
         }

@@ -6,7 +6,7 @@ use std::path::Path;
 use clap::Args;
 
 use super::list::short_time;
-use crate::command::shell_join;
+use crate::command::{shell_cd, shell_join};
 use crate::error;
 use crate::store::Store;
 
@@ -22,7 +22,16 @@ pub struct ShowArgs {
 
 /// Runs `icepick show`.
 pub fn run(args: ShowArgs) -> anyhow::Result<u8> {
-    let store = Store::open_default()?;
+    let (root, store) = Store::open_existing_default()?;
+    let Some(store) = store else {
+        eprintln!(
+            "icepick: error: no bucket `{}`: the crash store {} does not exist (no crash \
+             recorded yet; ICEPICK_STORE names another)",
+            args.bucket,
+            root.display()
+        );
+        return Ok(error::USAGE);
+    };
     let Some(bucket) = store.bucket(&args.bucket)? else {
         eprintln!(
             "icepick: error: no bucket `{}` in the crash store {} (`icepick list` shows the buckets)",
@@ -98,7 +107,13 @@ pub fn run(args: ShowArgs) -> anyhow::Result<u8> {
             o.origin,
             o.source.as_deref().unwrap_or("-")
         )?;
-        writeln!(out, "    cd {} && {}", o.cwd, shell_join(&o.command))?;
+        // A command to paste into a shell: the directory is quoted like every argument.
+        writeln!(
+            out,
+            "    {} && {}",
+            shell_cd(&o.cwd),
+            shell_join(&o.command)
+        )?;
     }
     Ok(error::OK)
 }

@@ -216,8 +216,8 @@ mod pending {
                     if !json {
                         eprintln!(
                             "icepick: capturing from {} in {}",
-                            o.command.join(" "),
-                            o.cwd
+                            crate::command::shell_join(&o.command),
+                            crate::command::shell_quote(&o.cwd)
                         );
                     }
                     match store.capture_for(

@@ -469,15 +469,43 @@ fn job_args(job: &JobSelector) -> Vec<String> {
     }
 }
 
-/// Quotes one argument for a POSIX shell.
+/// Quotes one argument for a POSIX shell (and for bash and zsh, where a pasted command line
+/// ends up): the argument is one word that expands to exactly itself, whatever it holds
+/// (`$(…)`, backticks, quotes, `\`, `!`, `~`, globs, spaces, newlines, the empty string).
+/// Words of safe bytes stay bare, except a word starting with `=` (zsh expands `=cmd` to
+/// a path) and a word that is `NAME=…` (first on a line, the shell takes it for a variable
+/// assignment instead of the command). Everything else is single-quoted; a `'` inside
+/// becomes `'\''`. Nothing between single quotes is special to the shell, a newline
+/// included, so the result reads back as the same bytes.
 pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
-    {
+    let safe_bytes = s
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
+    if !s.is_empty() && safe_bytes && !s.starts_with('=') && !is_assignment(s) {
         return s.to_string();
     }
     format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// `NAME=…` with a shell variable name before the `=`.
+fn is_assignment(s: &str) -> bool {
+    let Some((name, _)) = s.split_once('=') else {
+        return false;
+    };
+    let mut b = name.bytes();
+    b.next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+        && b.all(|c| c.is_ascii_alphanumeric() || c == b'_')
+}
+
+/// `cd DIR` for a shell: `DIR` quoted, and after `--` when it starts with `-` (else `cd`
+/// takes it for an option).
+pub fn shell_cd(dir: &str) -> String {
+    if dir.starts_with('-') {
+        format!("cd -- {}", shell_quote(dir))
+    } else {
+        format!("cd {}", shell_quote(dir))
+    }
 }
 
 /// Joins arguments into one shell line.

@@ -147,6 +147,40 @@ fn shell_quoting_round_trips() {
 }
 
 #[test]
+fn shell_quote_leaves_nothing_for_the_shell_to_expand() {
+    for (raw, quoted) in [
+        ("", "''"),
+        ("-DX=1", "-DX=1"),
+        ("CC=clang", "'CC=clang'"),
+        ("_a1=b", "'_a1=b'"),
+        ("=ls", "'=ls'"),
+        ("~", "'~'"),
+        ("~/x", "'~/x'"),
+        ("a!b", "'a!b'"),
+        ("it's", r"'it'\''s'"),
+        ("a\nb", "'a\nb'"),
+        ("$(touch x)", "'$(touch x)'"),
+        ("`id`", "'`id`'"),
+        ("a\\b", "'a\\b'"),
+        ("*.c", "'*.c'"),
+        ("/usr/bin/clang-19", "/usr/bin/clang-19"),
+    ] {
+        assert_eq!(shell_quote(raw), quoted, "{raw:?}");
+    }
+    assert_eq!(shell_cd("/a b"), "cd '/a b'");
+    assert_eq!(shell_cd("-P"), "cd -- -P");
+}
+
+proptest::proptest! {
+    /// Any argv joined and split again by a POSIX-style lexer is the same argv.
+    #[test]
+    fn shell_join_round_trips_any_argv(args in proptest::collection::vec("\\PC*|[ -~\n\t]*", 0..6)) {
+        let line = shell_join(&args);
+        proptest::prop_assert_eq!(shlex::split(&line).unwrap(), args);
+    }
+}
+
+#[test]
 fn cc1_inputs_and_values() {
     let c = cmd("/usr/lib/llvm-19/bin/clang -cc1 -triple riscv64-unknown-linux-gnu -target-feature +v -target-cpu generic-rv64 -main-file-name x.c -O2 -o /dev/null -x c x-2e579b.c");
     assert!(c.is_cc1());

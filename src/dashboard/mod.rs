@@ -20,11 +20,17 @@
 //! atomically. Everything that comes from the store (titles, commands, paths, host names,
 //! reports) is compiler or build output and may contain any of `<>&"'`: it all goes through
 //! [`escape`], and a Content-Security-Policy that allows no script backs that up.
+//!
+//! Pages meant to be published (`icepick dashboard --redact`) go through [`redacted`] first:
+//! the store path, host names, users and home directories of this machine, of every
+//! occurrence and of every case are removed from everything shown, and no page links to a
+//! case directory on this machine.
 
 use std::fmt::Write;
 use std::path::Path;
 
 use crate::command::shell_join;
+use crate::report::{redact, Redactions};
 use crate::store::{Bucket, Occurrence, Status};
 
 /// Occurrences listed per bucket on `index.html` (the most recent ones; the bucket page lists
@@ -59,6 +65,84 @@ pub struct Page {
 /// (RFC 3339, shown on the page), and `cwd` resolves a relative case directory for its
 /// `file://` link.
 pub fn render(store: &Path, generated: &str, cwd: &Path, entries: &[Entry]) -> Vec<Page> {
+    render_with(&store.to_string_lossy(), generated, Some(cwd), entries)
+}
+
+/// [`render`] of entries already [`redacted`], with the store shown as `store` and no links
+/// to case directories.
+pub fn render_redacted(store: &str, generated: &str, entries: &[Entry]) -> Vec<Page> {
+    render_with(store, generated, None, entries)
+}
+
+/// The store's label on redacted pages.
+pub const REDACTED_STORE: &str = "STORE";
+
+/// `entries` with every string redacted by `r` (a bucket's id and status are kept: the id is
+/// a signature hash and names the page).
+pub fn redacted(entries: &[Entry], r: &Redactions) -> Vec<Entry> {
+    let red = |s: &str| redact(s, r);
+    let opt = |s: &Option<String>| s.as_deref().map(red);
+    entries
+        .iter()
+        .map(|e| {
+            let b = &e.bucket;
+            Entry {
+                bucket: Bucket {
+                    title: red(&b.title),
+                    kind: red(&b.kind),
+                    status_detail: opt(&b.status_detail),
+                    verdict: opt(&b.verdict),
+                    case_dir: opt(&b.case_dir),
+                    capture_error: opt(&b.capture_error),
+                    ..b.clone()
+                },
+                occurrences: e
+                    .occurrences
+                    .iter()
+                    .map(|o| Occurrence {
+                        host: red(&o.host),
+                        cwd: red(&o.cwd),
+                        command: o.command.iter().map(|a| red(a)).collect(),
+                        source: opt(&o.source),
+                        compiler: red(&o.compiler),
+                        compiler_version: opt(&o.compiler_version),
+                        origin: red(&o.origin),
+                        case_dir: opt(&o.case_dir),
+                        ..o.clone()
+                    })
+                    .collect(),
+                report: e.report.as_deref().map(red),
+            }
+        })
+        .collect()
+}
+
+/// What [`redacted`] must remove for `entries` of the store in `store`: the store path,
+/// and every occurrence's host name and the home directories (and users) its strings run
+/// through; the caller adds this machine's and each case's own ([`Redactions::of_case`]).
+pub fn redactions_of(store: &Path, entries: &[Entry]) -> Redactions {
+    let mut r = Redactions::default();
+    r.add_path(&store.to_string_lossy(), REDACTED_STORE);
+    for e in entries {
+        for o in &e.occurrences {
+            r.add_host(&o.host);
+            for s in [&o.cwd, &o.compiler]
+                .into_iter()
+                .chain(&o.command)
+                .chain(o.case_dir.as_ref())
+                .chain(o.source.as_ref())
+            {
+                r.add_homes_in_text(s);
+            }
+        }
+        for s in e.bucket.case_dir.iter().chain(e.report.as_ref()) {
+            r.add_homes_in_text(s);
+        }
+    }
+    r
+}
+
+fn render_with(store: &str, generated: &str, cwd: Option<&Path>, entries: &[Entry]) -> Vec<Page> {
     let mut pages = Vec::with_capacity(entries.len() * 2 + 1);
     for e in entries {
         let name = file_name(&e.bucket.id);
@@ -159,9 +243,11 @@ fn compilers(occ: &[Occurrence]) -> Vec<String> {
     seen
 }
 
-fn case_link(b: &Bucket, cwd: &Path) -> Option<String> {
+/// The `file://` link to a bucket's case directory; none on redacted pages (`cwd` is
+/// `None`), which are for people without this machine's files.
+fn case_link(b: &Bucket, cwd: Option<&Path>) -> Option<String> {
     let dir = Path::new(b.case_dir.as_deref()?);
-    Some(file_url(&cwd.join(dir)))
+    Some(file_url(&cwd?.join(dir)))
 }
 
 const STYLE: &str = "
@@ -191,7 +277,7 @@ fn head(out: &mut String, title: &str) {
     );
 }
 
-fn index_page(store: &Path, generated: &str, cwd: &Path, entries: &[Entry]) -> String {
+fn index_page(store: &str, generated: &str, cwd: Option<&Path>, entries: &[Entry]) -> String {
     let total: usize = entries.iter().map(|e| e.occurrences.len()).sum();
     let mut out = String::new();
     head(
@@ -202,7 +288,7 @@ fn index_page(store: &Path, generated: &str, cwd: &Path, entries: &[Entry]) -> S
         out,
         "<h1>Compiler crashes</h1>\n<p class=\"meta\">Store <code>{}</code>, generated {} UTC: \
          {} buckets, {} occurrences.</p>\n",
-        escape(&store.to_string_lossy()),
+        escape(store),
         escape(&short_time(generated)),
         entries.len(),
         total
@@ -247,7 +333,7 @@ fn index_page(store: &Path, generated: &str, cwd: &Path, entries: &[Entry]) -> S
     out
 }
 
-fn bucket_row(out: &mut String, e: &Entry, cwd: &Path) {
+fn bucket_row(out: &mut String, e: &Entry, cwd: Option<&Path>) {
     let b = &e.bucket;
     let name = file_name(&b.id);
     let status = status_word(b.status);
@@ -304,6 +390,7 @@ fn bucket_row(out: &mut String, e: &Entry, cwd: &Path) {
                 escape(&url)
             );
         }
+        None if b.case_dir.is_some() => out.push_str("<span class=\"case\">captured</span>"),
         None => {
             let why = b.capture_error.as_deref().unwrap_or("not captured yet");
             let _ = write!(out, "<span class=\"none\">{}</span>", escape(why));
@@ -336,7 +423,7 @@ fn occurrence_table(out: &mut String, occ: &[Occurrence], limit: usize) {
     out.push_str("</tbody>\n</table>\n");
 }
 
-fn bucket_page(e: &Entry, cwd: &Path) -> String {
+fn bucket_page(e: &Entry, cwd: Option<&Path>) -> String {
     let b = &e.bucket;
     let name = file_name(&b.id);
     let mut out = String::new();
@@ -384,6 +471,9 @@ fn bucket_page(e: &Entry, cwd: &Path) -> String {
                 escape(&url),
                 escape(dir)
             );
+        }
+        (Some(dir), None) => {
+            let _ = write!(out, "<code>{}</code>", escape(dir));
         }
         _ => {
             let why = b.capture_error.as_deref().unwrap_or("not captured yet");

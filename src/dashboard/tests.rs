@@ -284,3 +284,51 @@ fn an_empty_store_renders_an_empty_table() {
     assert!(index.contains("No crashes recorded."));
     assert!(!index.contains("<tr class=\"bucket\""));
 }
+
+#[test]
+fn redacted_pages_name_no_store_host_user_or_home() {
+    let mut b = bucket(
+        "49724a2ef4a4",
+        "clang crash: in /home/alice/src/a.cpp on pb",
+    );
+    b.case_dir = Some("/home/alice/.local/share/icepick/cases/49724a2ef4a4".into());
+    let mut o = occurrence(&b.id, 1, &["clang++-16", "-I/home/bob/inc", "-c", "a.cpp"]);
+    o.host = "pb".into();
+    o.cwd = "/home/alice/src".into();
+    o.case_dir = b.case_dir.clone();
+    let entries = vec![Entry {
+        bucket: b,
+        occurrences: vec![o],
+        report: Some("# crash\n\nOriginal command (in `/home/alice/src`) on pb\n".into()),
+    }];
+    let store = Path::new("/home/alice/.local/share/icepick");
+    let r = redactions_of(store, &entries);
+    let pages = render_redacted(
+        REDACTED_STORE,
+        "2026-05-02T09:00:00.000Z",
+        &redacted(&entries, &r),
+    );
+    for p in &pages {
+        for gone in [
+            "/home/alice",
+            "alice",
+            "bob",
+            ".local/share",
+            "pb",
+            "file://",
+        ] {
+            assert!(
+                !p.content.contains(gone),
+                "{gone} in {}:\n{}",
+                p.path,
+                p.content
+            );
+        }
+    }
+    let index = page(&pages, "index.html");
+    assert!(index.contains("Store <code>STORE</code>"), "{index}");
+    // Without redaction all of it is there (so the test can fail).
+    let plain = render(store, "2026-05-02T09:00:00.000Z", Path::new("/"), &entries);
+    let index = page(&plain, "index.html");
+    assert!(index.contains("/home/alice/.local/share/icepick") && index.contains(">pb<"));
+}

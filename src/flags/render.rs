@@ -7,6 +7,7 @@
 
 use super::{Dimension, Flags};
 use crate::command::shell_join;
+use crate::report::markdown as md;
 
 fn needed_word(d: &Dimension) -> &'static str {
     match d.needed {
@@ -17,7 +18,7 @@ fn needed_word(d: &Dimension) -> &'static str {
 }
 
 fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    md::table_text(s)
 }
 
 fn crashes_with(d: &Dimension) -> (String, String) {
@@ -44,17 +45,19 @@ pub fn markdown(f: &Flags) -> String {
     if !f.reproduced {
         out.push_str(&format!(
             "Not analysed: {}.\n",
-            f.note
-                .as_deref()
-                .unwrap_or("the replay command did not crash")
+            md::text(
+                f.note
+                    .as_deref()
+                    .unwrap_or("the replay command did not crash")
+            )
         ));
         return out;
     }
-    out.push_str("Minimal command (run in the case directory):\n\n```sh\n");
-    out.push_str(&shell_join(&f.minimal_command));
-    out.push_str("\n```\n\n");
+    out.push_str("Minimal command (run in the case directory):\n\n");
+    out.push_str(&md::fence("sh", &shell_join(&f.minimal_command)));
+    out.push('\n');
     if !f.removed.is_empty() {
-        let removed: Vec<String> = f.removed.iter().map(|r| format!("`{r}`")).collect();
+        let removed: Vec<String> = f.removed.iter().map(|r| md::code(r)).collect();
         out.push_str(&format!(
             "Not needed for the crash: {}.\n\n",
             removed.join(", ")
@@ -64,7 +67,7 @@ pub fn markdown(f: &Flags) -> String {
         let march = f
             .minimal_march
             .as_deref()
-            .map(|m| format!(" Minimal `-march`: `{m}`."))
+            .map(|m| format!(" Minimal `-march`: {}.", md::code(m)))
             .unwrap_or_default();
         out.push_str(&format!(
             "**RISC-V vector extension needed: {}.**{march}\n\n",
@@ -76,8 +79,8 @@ pub fn markdown(f: &Flags) -> String {
     for d in &f.dimensions {
         let (same, other) = crashes_with(d);
         out.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} |\n",
-            cell(&d.name),
+            "| {} | {} | {} | {} | {} |\n",
+            md::table_code(&d.name),
             needed_word(d),
             cell(&same),
             cell(&other),

@@ -2,9 +2,12 @@
 //! `case.json`'s `host` (what `icepick probe` saw at capture). Maintainers ask which kernel
 //! and CPU a crash came from; for a RISC-V host the vector facts (ISA string, vendor ids,
 //! whether AT_HWCAP claims V, the per-task vector control) are what tells a host fault from a
-//! compiler bug, so they are printed with `probe`'s reading of them.
+//! compiler bug, so they are printed with `probe`'s reading of them. The facts are case data
+//! (a case may come from anywhere): every value is Markdown-escaped.
 
 use serde_json::Value;
+
+use super::markdown::{code, text};
 
 /// Markdown list items (without the `- `) describing the capturing host; empty when the case
 /// has no host facts.
@@ -30,12 +33,12 @@ pub fn host_lines(host: Option<&Value>, emulator: &[String]) -> Vec<String> {
     .collect::<Vec<_>>()
     .join(" ");
     if !kernel.is_empty() {
-        lines.push(format!("host: {kernel}"));
+        lines.push(format!("host: {}", text(&kernel)));
     }
     if !emulator.is_empty() {
         lines.push(format!(
-            "emulated: the compiler ran under `{}` on that host",
-            emulator.join(" ")
+            "emulated: the compiler ran under {} on that host",
+            code(&crate::command::shell_join(emulator))
         ));
     }
     let cpu: Vec<String> = h
@@ -47,7 +50,8 @@ pub fn host_lines(host: Option<&Value>, emulator: &[String]) -> Vec<String> {
                 .filter_map(|(key, values)| {
                     let values: Vec<&str> =
                         values.as_object()?.keys().map(String::as_str).collect();
-                    (!values.is_empty()).then(|| format!("{key} {}", values.join(" / ")))
+                    (!values.is_empty())
+                        .then(|| format!("{} {}", text(key), text(&values.join(" / "))))
                 })
                 .collect()
         })
@@ -67,10 +71,10 @@ pub fn host_lines(host: Option<&Value>, emulator: &[String]) -> Vec<String> {
             Some(false) => "no V",
             None => "V unknown",
         };
-        lines.push(format!("AT_HWCAP: {letters}, {v}"));
+        lines.push(format!("AT_HWCAP: {}, {v}", text(letters)));
     }
     if let Some(vc) = h.get("v_control") {
-        let text = match vc.get("state").and_then(Value::as_str) {
+        let control = match vc.get("state").and_then(Value::as_str) {
             Some("value") => format!(
                 "current {}, next exec {}{}",
                 vc.get("current").and_then(Value::as_str).unwrap_or("?"),
@@ -88,10 +92,10 @@ pub fn host_lines(host: Option<&Value>, emulator: &[String]) -> Vec<String> {
                 .to_string(),
             other => other.unwrap_or("?").to_string(),
         };
-        lines.push(format!("vector control (prctl): {text}"));
+        lines.push(format!("vector control (prctl): {}", text(&control)));
     }
     if let Some(allow) = h.get("riscv_v_default_allow").and_then(Value::as_str) {
-        lines.push(format!("riscv_v_default_allow: {allow}"));
+        lines.push(format!("riscv_v_default_allow: {}", text(allow)));
     }
     if h.get("hide_v0p7_ext").and_then(Value::as_bool) == Some(true) {
         lines.push("kernel command line: hide_v0p7_ext".into());
@@ -103,7 +107,7 @@ pub fn host_lines(host: Option<&Value>, emulator: &[String]) -> Vec<String> {
         .flatten()
         .filter_map(Value::as_str)
     {
-        lines.push(format!("host note: {note}"));
+        lines.push(format!("host note: {}", text(note)));
     }
     lines
 }

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::case::{write_atomic, Case, CaseError};
 
-use super::upstream::{redact_bytes, redact_case, Redactions};
+use super::redact::{redact_bytes, redact_case, Redactions};
 
 /// The content of the case's reduction output, if it has one.
 pub fn reduced_input(dir: &Path, case: &Case) -> Option<Vec<u8>> {

@@ -205,7 +205,8 @@ pub fn clientstate_url(state: &Value) -> String {
 pub struct Link {
     /// The URL, when one was made.
     pub url: Option<String>,
-    /// One sentence: what the link opens, or why there is no link.
+    /// One sentence of Markdown: what the link opens, or why there is no link (case text in
+    /// it is escaped by [`super::markdown`]).
     pub note: String,
 }
 
@@ -411,6 +412,7 @@ pub fn compiler_explorer(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8
     let arch = compiler_arch(&value);
     let foreign = arch.as_deref().filter(|a| !is_x86(a));
     if let Some(arch) = foreign {
+        let arch = super::markdown::text(arch);
         if !x86_crashes_too(&value) {
             let verdict = value["classification"]["verdict"].as_str().unwrap_or("");
             return Link::none(if verdict == "compiler-bug-riscv-build" {
@@ -445,7 +447,8 @@ pub fn compiler_explorer(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8
         if let Some((target, _)) = name.split_once("-linux-gnu") {
             if !is_x86(target) {
                 return Link::none(format!(
-                    "the compile is for {target}, and Compiler Explorer's x86-64 GCC compiles for x86 only"
+                    "the compile is for {}, and Compiler Explorer's x86-64 GCC compiles for x86 only",
+                    super::markdown::text(target)
                 ));
             }
         }
@@ -489,13 +492,13 @@ pub fn compiler_explorer(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8
     let flags = if options.is_empty() {
         "no flags".to_string()
     } else {
-        format!("`{options}`")
+        super::markdown::code(&options)
     };
     let mut note = format!("{what} with {flags} on {main_name} and on {second_name}");
     if !known {
         note.push_str(&format!(
-            " (Compiler Explorer has no release matching `{}`, so the first pane is trunk too)",
-            case.compiler.version
+            " (Compiler Explorer has no release matching {}, so the first pane is trunk too)",
+            super::markdown::code(&case.compiler.version)
         ));
     }
     if foreign.is_some() {

@@ -6,17 +6,21 @@
 mod environment;
 mod files;
 pub mod godbolt;
+pub mod markdown;
+mod redact;
 mod upstream;
 
 pub use files::{reduced_input, write_files, Report};
 pub use godbolt::compiler_explorer;
-pub use upstream::{labels, redact, redact_case, target_tag, Redactions};
+pub use redact::{redact, redact_bytes, redact_case, Redactions};
+pub use upstream::{labels, target_tag};
 
 use std::fmt::Write as _;
 
 use crate::case::{Case, CaseStatus};
 use crate::command::{shell_join, shell_quote};
 use crate::crash::CrashKind;
+use markdown::{code, fence, table_code, table_text, text};
 
 /// Inputs up to this size are embedded in `repro.sh`; larger ones are read from beside it.
 pub const EMBED_LIMIT: usize = 256 * 1024;
@@ -96,19 +100,19 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
     let link = godbolt::compiler_explorer(case, reduced, input);
     let reduction = verified_reduction(case).zip(reduced);
     let mut s = String::new();
-    let _ = writeln!(s, "# {}\n", title(case));
+    let _ = writeln!(s, "# {}\n", text(&title(case)));
     let _ = writeln!(
         s,
-        "`{}` crashes ({}) on {}. Signature `{}` (coarse `{}`).\n",
-        case.compiler.version,
+        "{} crashes ({}) on {}. Signature {} (coarse {}).\n",
+        code(&case.compiler.version),
         kind_words(case.crash.kind),
         if reduction.is_some() {
             "the reduced test case below".to_string()
         } else {
-            format!("its preprocessed input `{}`", case.input)
+            format!("its preprocessed input {}", code(&case.input))
         },
-        case.signature.id,
-        case.signature.coarse_id
+        code(&case.signature.id),
+        code(&case.signature.coarse_id)
     );
     match case.status {
         CaseStatus::Captured => {}
@@ -120,30 +124,31 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
                     .ok()
                     .and_then(|v| v.as_str().map(String::from))
                     .unwrap_or_default(),
-                case.status_detail.as_deref().unwrap_or("")
+                text(case.status_detail.as_deref().unwrap_or(""))
             );
         }
     }
-    if let Some(((replay, output), text)) = &reduction {
+    if let Some(((replay, output), source)) = &reduction {
         let lang = match output.rsplit('.').next() {
             Some("i" | "c") => "c",
             _ => "cpp",
         };
         let _ = writeln!(s, "## Reduced test case\n");
-        if text.len() <= INLINE_LIMIT {
+        if source.len() <= INLINE_LIMIT {
             let _ = writeln!(
                 s,
-                "```{lang}\n{}\n```\n",
-                String::from_utf8_lossy(text).trim_end()
+                "{}",
+                fence(lang, String::from_utf8_lossy(source).trim_end())
             );
         } else {
             let _ = writeln!(
                 s,
-                "`{output}` ({} bytes, too long to show here).\n",
-                text.len()
+                "{} ({} bytes, too long to show here).\n",
+                code(output),
+                source.len()
             );
         }
-        let _ = writeln!(s, "```sh\n{}\n```\n", shell_join(replay));
+        let _ = writeln!(s, "{}", fence("sh", &shell_join(replay)));
     }
     let _ = writeln!(s, "## Reproducer\n");
     match &link.url {
@@ -156,31 +161,38 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
     }
     let _ = writeln!(
         s,
-        "Run `sh repro.sh` from anywhere, or inside this directory:\n\n```sh\n{}\n```\n",
-        shell_join(
-            reduction
-                .as_ref()
-                .map(|((r, _), _)| r)
-                .unwrap_or(&case.replay_command)
+        "Run `sh repro.sh` from anywhere, or inside this directory:\n\n{}",
+        fence(
+            "sh",
+            &shell_join(
+                reduction
+                    .as_ref()
+                    .map(|((r, _), _)| r)
+                    .unwrap_or(&case.replay_command)
+            )
         )
     );
-    let _ = writeln!(s, "Original command (in `{}`):\n", case.cwd);
-    let _ = writeln!(s, "```sh\n{}\n```\n", shell_join(&case.command));
+    let _ = writeln!(s, "Original command (in {}):\n", code(&case.cwd));
+    let _ = writeln!(s, "{}", fence("sh", &shell_join(&case.command)));
     if case.job.kind != "single" {
         let arch = case
             .job
             .offload_arch
             .as_deref()
-            .map(|a| format!(" for `{a}`"))
+            .map(|a| format!(" for {}", code(a)))
             .unwrap_or_default();
-        let _ = writeln!(s, "The crash is in the **{}** job{arch}.\n", case.job.kind);
+        let _ = writeln!(
+            s,
+            "The crash is in the **{}** job{arch}.\n",
+            text(&case.job.kind)
+        );
     }
     let _ = writeln!(
         s,
         "Suggested labels: {}\n",
         upstream::labels(case, case.crash.source_errors > 0)
             .iter()
-            .map(|l| format!("`{l}`"))
+            .map(|l| code(l))
             .collect::<Vec<_>>()
             .join(", ")
     );
@@ -188,14 +200,10 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
     let _ = writeln!(s, "| | |\n|---|---|");
     let _ = writeln!(s, "| kind | {} |", kind_words(case.crash.kind));
     if let Some(m) = &case.crash.message {
-        let _ = writeln!(s, "| message | `{}` |", m.replace('|', "\\|"));
+        let _ = writeln!(s, "| message | {} |", table_code(m));
     }
     if !case.signature.phase.is_empty() {
-        let _ = writeln!(
-            s,
-            "| phase | `{}` |",
-            case.signature.phase.replace('|', "\\|")
-        );
+        let _ = writeln!(s, "| phase | {} |", table_code(&case.signature.phase));
     }
     let _ = writeln!(
         s,
@@ -203,7 +211,7 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
         case.signature
             .frames
             .iter()
-            .map(|f| format!("`{}`", f.replace('|', "\\|")))
+            .map(|f| table_code(f))
             .collect::<Vec<_>>()
             .join(" → ")
     );
@@ -214,15 +222,15 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
     );
     let _ = writeln!(
         s,
-        "| preprocessed input | `{}` ({}, {}) |\n",
-        case.input, case.preprocessing.mode, case.preprocessing.status
+        "| preprocessed input | {} ({}, {}) |\n",
+        table_code(&case.input),
+        table_text(&case.preprocessing.mode),
+        table_text(&case.preprocessing.status)
     );
     let has_output = !case.crash.pretty_stack.is_empty() || !case.crash.frames.is_empty();
-    if has_output {
-        let _ = writeln!(s, "```");
-    }
+    let mut output = String::new();
     for e in &case.crash.pretty_stack {
-        let _ = writeln!(s, "{}.\t{}", e.index, e.text);
+        let _ = writeln!(output, "{}.\t{}", e.index, e.text);
     }
     // The backtrace from the first frame that counts (crash handler and libc frames above it
     // are noise), then the whole of it folded away.
@@ -239,21 +247,24 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
         _ => format!("#{:<3} ??", f.index),
     };
     for f in case.crash.frames.iter().skip(first.unwrap_or(0)).take(15) {
-        let _ = writeln!(s, "{}", frame_line(f));
+        let _ = writeln!(output, "{}", frame_line(f));
     }
     if has_output {
-        let _ = writeln!(s, "```\n");
+        let _ = writeln!(s, "{}", fence("", &output));
     }
     if case.crash.frames.len() > 15 {
+        let all: String = case
+            .crash
+            .frames
+            .iter()
+            .map(|f| frame_line(f) + "\n")
+            .collect();
         let _ = writeln!(
             s,
-            "<details><summary>Full backtrace ({} frames)</summary>\n\n```",
-            case.crash.frames.len()
+            "<details><summary>Full backtrace ({} frames)</summary>\n\n{}</details>\n",
+            case.crash.frames.len(),
+            fence("", &all)
         );
-        for f in &case.crash.frames {
-            let _ = writeln!(s, "{}", frame_line(f));
-        }
-        let _ = writeln!(s, "```\n</details>\n");
     }
     if let Some(flags) = &case.flags {
         let _ = writeln!(s, "{}", crate::flags::markdown_section(flags));
@@ -264,10 +275,15 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
         .and_then(|v| serde_json::from_value::<Vec<crate::versions::VersionRow>>(v.clone()).ok())
     {
         let _ = writeln!(s, "## Versions\n");
-        let _ = writeln!(s, "{}.\n", crate::versions::summary(&rows));
+        let _ = writeln!(s, "{}.\n", text(&crate::versions::summary(&rows)));
         let _ = writeln!(s, "| version | outcome |\n|---|---|");
         for r in &rows {
-            let _ = writeln!(s, "| {} | {} |", r.version, r.outcome);
+            let _ = writeln!(
+                s,
+                "| {} | {} |",
+                table_text(&r.version),
+                table_text(&r.outcome)
+            );
         }
         let _ = writeln!(s);
     }
@@ -277,17 +293,20 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
     let _ = writeln!(s, "## Environment\n");
     let _ = writeln!(
         s,
-        "- compiler: `{}` (`{}`)",
-        case.compiler.path, case.compiler.resolved_path
+        "- compiler: {} ({})",
+        code(&case.compiler.path),
+        code(&case.compiler.resolved_path)
     );
-    let _ = writeln!(s, "- version: {}", case.compiler.version);
+    let _ = writeln!(s, "- version: {}", text(&case.compiler.version));
     for line in environment::host_lines(case.host.as_ref(), &case.emulator) {
         let _ = writeln!(s, "- {line}");
     }
     let _ = writeln!(
         s,
         "- captured by icepick {} in {} compiler runs ({:.1} s)",
-        case.icepick_version, case.capture.compiler_runs, case.capture.seconds
+        text(&case.icepick_version),
+        case.capture.compiler_runs,
+        case.capture.seconds
     );
     s
 }
@@ -320,6 +339,13 @@ pub fn json<'a>(case: &'a Case, reduced: Option<&[u8]>, input: Option<&[u8]>) ->
 /// `repro.sh`: runs the replay command from any directory, on the verified reduction when
 /// there is one (`reduced`), else on the preprocessed input. Small inputs are embedded (the
 /// script alone is the reproducer); large ones are read from beside it.
+///
+/// Everything in the script that comes from the case is data to the shell: comment lines
+/// hold no line break, the compiler path and every argument are single-quoted by
+/// [`shell_quote`] (the path is assigned outside double quotes, where single quotes are
+/// literal, so `$(…)` or backticks in it never run), the embedded input sits in a heredoc
+/// with a quoted delimiter that no line of it equals, and its file name is a plain relative
+/// path inside the script's temporary directory.
 pub fn repro_script(case: &Case, input: &[u8], reduced: Option<&[u8]>) -> String {
     let (replay, file, input) = match verified_reduction(case).zip(reduced) {
         Some(((replay, output), text)) => (replay, output, text),
@@ -330,11 +356,11 @@ pub fn repro_script(case: &Case, input: &[u8], reduced: Option<&[u8]>) -> String
     let _ = writeln!(
         s,
         "# icepick reproducer for crash {} ({}): {}",
-        case.signature.id,
+        comment_text(&case.signature.id),
         kind_words(case.crash.kind),
-        title(case)
+        comment_text(&title(case))
     );
-    let _ = writeln!(s, "# Compiler: {}", case.compiler.version);
+    let _ = writeln!(s, "# Compiler: {}", comment_text(&case.compiler.version));
     let _ = writeln!(
         s,
         "# Set ICEPICK_COMPILER to try another compiler. Exit status: the compiler's."
@@ -344,16 +370,19 @@ pub fn repro_script(case: &Case, input: &[u8], reduced: Option<&[u8]>) -> String
         .first()
         .cloned()
         .unwrap_or_else(|| case.compiler.path.clone());
+    let _ = writeln!(s, "compiler=${{ICEPICK_COMPILER:-}}");
     let _ = writeln!(
         s,
-        "compiler=\"${{ICEPICK_COMPILER:-{}}}\"",
-        shell_quote(&compiler).replace('"', "\\\"")
+        "[ -n \"$compiler\" ] || compiler={}",
+        shell_quote(&compiler)
     );
-    let delim = embed_delimiter(input);
-    match delim {
+    match embed_delimiter(input).filter(|_| is_plain_relative(&file)) {
         Some(delim) => {
             let _ = writeln!(s, "dir=$(mktemp -d) || exit 1");
             let _ = writeln!(s, "trap 'rm -rf \"$dir\"' EXIT");
+            if let Some((parent, _)) = file.rsplit_once('/') {
+                let _ = writeln!(s, "mkdir -p \"$dir\"/{} || exit 1", shell_quote(parent));
+            }
             let _ = writeln!(s, "cat > \"$dir\"/{} <<'{delim}'", shell_quote(&file));
             s.push_str(&String::from_utf8_lossy(input));
             if !input.ends_with(b"\n") {
@@ -371,16 +400,35 @@ pub fn repro_script(case: &Case, input: &[u8], reduced: Option<&[u8]>) -> String
     s
 }
 
-/// A heredoc delimiter that does not occur in `input`, or `None` when the input is too large
-/// (or not text) to embed.
+/// Text for a `#` comment line: control characters (a line break would end the comment
+/// and make the rest a command) become spaces.
+fn comment_text(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+/// A relative path with no empty, `.` or `..` component: written under the script's
+/// temporary directory, it stays there.
+fn is_plain_relative(path: &str) -> bool {
+    !path.is_empty()
+        && path
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != "..")
+}
+
+/// A heredoc delimiter that no line of `input` equals, or `None` when the input is too large,
+/// not UTF-8 or holds a NUL byte (which a shell drops from a heredoc) to embed.
 fn embed_delimiter(input: &[u8]) -> Option<String> {
-    if input.len() > EMBED_LIMIT || std::str::from_utf8(input).is_err() {
+    if input.len() > EMBED_LIMIT || input.contains(&0) {
         return None;
     }
     let text = std::str::from_utf8(input).ok()?;
+    // `split('\n')`, not `lines()`: the shell compares whole lines, `\r` included.
+    let lines: std::collections::HashSet<&str> = text.split('\n').collect();
     (0..)
         .map(|n| format!("ICEPICK_INPUT_END_{n}"))
-        .find(|d| !text.lines().any(|l| l == d))
+        .find(|d| !lines.contains(d.as_str()))
 }
 
 #[cfg(test)]
@@ -401,10 +449,54 @@ mod tests {
     }
 
     #[test]
+    fn repro_script_keeps_case_text_out_of_the_shells_hands() {
+        let mut case = sample_case();
+        let path = "/opt/x $(touch P) `id` \"q\" it's\n\\";
+        case.replay_command = vec![path.into(), "-DX=$(id)".into(), "input.i".into()];
+        case.compiler.version = "clang 19\ntouch P2".into();
+        case.crash.message = Some("boom\rtouch P3".into());
+        let s = repro_script(&case, b"int x;\n", None);
+        // The compiler path is assigned single-quoted, outside double quotes.
+        assert!(
+            s.contains(
+                "\n[ -n \"$compiler\" ] || compiler='/opt/x $(touch P) `id` \"q\" it'\\''s\n\\'\n"
+            ),
+            "{s}"
+        );
+        assert!(s.contains("\ncompiler=${ICEPICK_COMPILER:-}\n"), "{s}");
+        assert!(s.contains("\"$compiler\" '-DX=$(id)' input.i\n"), "{s}");
+        // Comment lines hold no line break: every line after `#` is one comment.
+        assert!(s.contains("# Compiler: clang 19 touch P2\n"), "{s}");
+        assert!(!s.contains('\r'), "{s}");
+        // A file name that would leave the temporary directory is not written there.
+        case.input = "../x.i".into();
+        case.replay_command = vec!["clang".into(), "../x.i".into()];
+        let s = repro_script(&case, b"int x;\n", None);
+        assert!(!s.contains("cat >"), "{s}");
+        case.input = "sub/x.i".into();
+        let s = repro_script(&case, b"int x;\n", None);
+        assert!(
+            s.contains("mkdir -p \"$dir\"/sub || exit 1\ncat > \"$dir\"/sub/x.i"),
+            "{s}"
+        );
+        // Inputs with a NUL byte are not embedded.
+        assert!(embed_delimiter(b"a\0b\n").is_none());
+    }
+
+    #[test]
     fn delimiter_avoids_the_content() {
         assert_eq!(
             embed_delimiter(b"ICEPICK_INPUT_END_0\n").as_deref(),
             Some("ICEPICK_INPUT_END_1")
+        );
+        // The last line counts without its newline; a line with `\r` is not the delimiter.
+        assert_eq!(
+            embed_delimiter(b"x\nICEPICK_INPUT_END_0").as_deref(),
+            Some("ICEPICK_INPUT_END_1")
+        );
+        assert_eq!(
+            embed_delimiter(b"ICEPICK_INPUT_END_0\r\n").as_deref(),
+            Some("ICEPICK_INPUT_END_0")
         );
     }
 

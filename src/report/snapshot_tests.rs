@@ -14,9 +14,10 @@ use crate::case::tests::sample_case;
 
 fn redactions() -> Redactions {
     Redactions {
-        home: Some("/home/alice".into()),
-        user: Some("alice".into()),
-        host: Some("pioneer".into()),
+        homes: vec!["/home/alice".into()],
+        users: vec!["alice".into()],
+        hosts: vec!["pioneer".into()],
+        paths: Vec::new(),
     }
 }
 

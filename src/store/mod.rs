@@ -271,6 +271,58 @@ impl Store {
         Ok(store)
     }
 
+    /// Opens the store in `root` for reading, if there is one: `None` when `root` holds no
+    /// database. Nothing is created (no directory, no database): `list`, `show` and
+    /// `dashboard` on a store that does not exist leave the file system as it was. A
+    /// database another process is still creating (schema version 0) reads as empty.
+    pub fn open_existing(root: &Path) -> Result<Option<Store>, StoreError> {
+        use rusqlite::OpenFlags;
+        let db = root.join(DB_FILE);
+        if !db.is_file() {
+            return Ok(None);
+        }
+        let sql = |source| StoreError::Sqlite {
+            path: db.clone(),
+            source,
+        };
+        // Read-write without create, so the WAL's shared memory works as for any reader; a
+        // store this user may not write (a colleague's, a read-only mount) is read as is.
+        let flags = OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(&db, flags | OpenFlags::SQLITE_OPEN_READ_WRITE)
+            .or_else(|_| Connection::open_with_flags(&db, flags | OpenFlags::SQLITE_OPEN_READ_ONLY))
+            .map_err(sql)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
+        let version: i64 =
+            retry_busy(|| conn.query_row("PRAGMA user_version", [], |r| r.get(0))).map_err(sql)?;
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::TooNew {
+                path: db.clone(),
+                found: version,
+            });
+        }
+        let conn = if version < SCHEMA_VERSION {
+            // The tables, empty, in a private in-memory database: the queries see no rows.
+            let empty = Connection::open_in_memory().map_err(sql)?;
+            empty.execute_batch(CREATE).map_err(sql)?;
+            empty
+        } else {
+            conn
+        };
+        Ok(Some(Store {
+            root: root.to_owned(),
+            db,
+            conn,
+        }))
+    }
+
+    /// [`Store::open_existing`] of the store named by the environment; the path is returned
+    /// either way.
+    pub fn open_existing_default() -> Result<(PathBuf, Option<Store>), StoreError> {
+        let root = default_root()?;
+        let store = Store::open_existing(&root)?;
+        Ok((root, store))
+    }
+
     /// Opens the store named by the environment ([`default_root`]).
     pub fn open_default() -> Result<Store, StoreError> {
         Store::open(&default_root()?)

@@ -165,3 +165,18 @@ fn the_store_is_in_wal_mode() {
     assert_eq!(mode, "wal");
     assert!(tmp.path().join("cases").is_dir());
 }
+
+#[test]
+fn open_existing_creates_nothing_and_reads_what_is_there() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("no/such/store");
+    assert!(Store::open_existing(&missing).unwrap().is_none());
+    assert!(!tmp.path().join("no").exists());
+    let root = tmp.path().join("store");
+    let mut s = Store::open(&root).unwrap();
+    s.record(&key("a1"), &occ("2026-05-01T00:00:00.000Z"), false)
+        .unwrap();
+    drop(s);
+    let s = Store::open_existing(&root).unwrap().unwrap();
+    assert_eq!(s.buckets().unwrap().len(), 1);
+}

@@ -11,6 +11,7 @@ mod dashboard;
 mod flags;
 mod inspect;
 mod processes;
+mod quoting;
 mod reduce;
 mod standalone;
 mod store;
