@@ -161,5 +161,4 @@ mod tests {
         assert!(crate::error::EXIT_CODES_HELP.contains("130"));
         assert!(crate::error::EXIT_CODES_HELP.contains("143"));
     }
-
 }
