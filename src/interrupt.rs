@@ -149,3 +149,16 @@ pub fn finish(sig: i32) -> ! {
     eprintln!("icepick: interrupted by {}", name(sig));
     std::process::exit(i32::from(exit_code(sig)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_follow_the_shell_convention_and_are_in_the_help() {
+        assert_eq!(exit_code(libc::SIGINT), 130);
+        assert_eq!(exit_code(libc::SIGTERM), 143);
+        assert!(crate::error::EXIT_CODES_HELP.contains("130"));
+        assert!(crate::error::EXIT_CODES_HELP.contains("143"));
+    }
+}
