@@ -153,7 +153,7 @@ pub enum CaseError {
     TooNew { path: PathBuf, found: u32 },
     #[error("{path} already exists; choose another --out or remove it")]
     Exists { path: PathBuf },
-    #[error("case.json field `{field}` = {value:?} {why}; a case's files must be inside the case directory")]
+    #[error("case.json field `{field}` = {value:?} {why}")]
     OutsideCase {
         field: String,
         value: String,

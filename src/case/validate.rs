@@ -144,7 +144,7 @@ pub(super) fn case_file(
     let refuse = |why: String| CaseError::OutsideCase {
         field: field.to_owned(),
         value: name.to_owned(),
-        why,
+        why: format!("{why}; a case's files must be inside the case directory"),
     };
     if let Some(why) = unsafe_name(name) {
         return Err(refuse(why.to_owned()));
@@ -184,7 +184,11 @@ pub(super) fn case_file(
         error,
     })?;
     if !meta.is_file() {
-        return Err(refuse("is not a regular file".to_owned()));
+        return Err(CaseError::OutsideCase {
+            field: field.to_owned(),
+            value: name.to_owned(),
+            why: "is not a regular file; the case is damaged: capture the crash again".to_owned(),
+        });
     }
     Ok(Some(joined))
 }
