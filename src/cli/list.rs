@@ -69,10 +69,18 @@ pub fn run(args: ListArgs) -> anyhow::Result<u8> {
             status,
             short_time(&b.first_seen),
             short_time(&b.last_seen),
-            b.title
+            printable(&b.title)
         )?;
     }
     Ok(error::OK)
+}
+
+/// Store text (compiler output, paths) for one line of a terminal: control characters
+/// (line breaks, escape sequences) become spaces.
+pub(crate) fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 /// `2026-05-01T12:34:56.789Z` → `2026-05-01 12:34:56`.

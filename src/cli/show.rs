@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 
-use super::list::short_time;
+use super::list::{printable, short_time};
 use crate::command::{shell_cd, shell_join};
 use crate::error;
 use crate::store::Store;
@@ -63,17 +63,22 @@ pub fn run(args: ShowArgs) -> anyhow::Result<u8> {
         "bucket:     {} (coarse {})",
         bucket.id, bucket.coarse_id
     )?;
-    writeln!(out, "title:      {}", bucket.title)?;
-    writeln!(out, "kind:       {}", bucket.kind)?;
+    writeln!(out, "title:      {}", printable(&bucket.title))?;
+    writeln!(out, "kind:       {}", printable(&bucket.kind))?;
     let status = serde_json::to_value(bucket.status)?;
     match &bucket.status_detail {
-        Some(d) => writeln!(out, "status:     {} ({d})", status.as_str().unwrap_or(""))?,
+        Some(d) => writeln!(
+            out,
+            "status:     {} ({})",
+            status.as_str().unwrap_or(""),
+            printable(d)
+        )?,
         None => writeln!(out, "status:     {}", status.as_str().unwrap_or(""))?,
     }
     writeln!(
         out,
         "verdict:    {}",
-        bucket.verdict.as_deref().unwrap_or("(not classified)")
+        printable(bucket.verdict.as_deref().unwrap_or("(not classified)"))
     )?;
     writeln!(
         out,
@@ -83,14 +88,14 @@ pub fn run(args: ShowArgs) -> anyhow::Result<u8> {
         short_time(&bucket.last_seen)
     )?;
     match &bucket.case_dir {
-        Some(d) => writeln!(out, "case:       {d}")?,
+        Some(d) => writeln!(out, "case:       {}", printable(d))?,
         None => writeln!(
             out,
             "case:       (none yet{}; `icepick triage --pending` captures one)",
             bucket
                 .capture_error
                 .as_deref()
-                .map(|e| format!(": {e}"))
+                .map(|e| format!(": {}", printable(e)))
                 .unwrap_or_default()
         )?,
     }
@@ -103,9 +108,9 @@ pub fn run(args: ShowArgs) -> anyhow::Result<u8> {
             out,
             "  {}  {}  {}  {}",
             short_time(&o.time),
-            if o.host.is_empty() { "-" } else { &o.host },
-            o.origin,
-            o.source.as_deref().unwrap_or("-")
+            printable(if o.host.is_empty() { "-" } else { &o.host }),
+            printable(&o.origin),
+            printable(o.source.as_deref().unwrap_or("-"))
         )?;
         // A command to paste into a shell: the directory is quoted like every argument.
         writeln!(
