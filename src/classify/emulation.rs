@@ -307,7 +307,7 @@ pub fn faulting_instruction(
                 continue;
             };
             let detail = format!(
-                "#{} {}+0x{offset:x} ({}): {}",
+                "#{} {}+0x{offset:x} ({}): {}{log_note}",
                 f.index,
                 module,
                 f.symbol.as_deref().unwrap_or("?"),
