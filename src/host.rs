@@ -38,12 +38,21 @@ pub struct HostFacts {
     pub hide_v0p7_ext: Option<bool>,
     /// What the facts suggest, in plain words.
     pub notes: Vec<String>,
+    /// The user who ran icepick and their home directory (`$USER`/`$LOGNAME`, `$HOME`), so that
+    /// `report --redact` can remove the capturing user's names wherever the report is made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub home: Option<String>,
 }
 
 /// `uname(2)`.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Kernel {
     pub sysname: String,
+    /// The machine's host name (`uname -n`): kept so that `report --redact` can remove the
+    /// capturing machine's name from a report made elsewhere.
+    pub nodename: String,
     pub release: String,
     pub version: String,
     pub machine: String,
@@ -408,6 +417,10 @@ pub fn probe() -> HostFacts {
             .ok()
             .map(|c| cmdline_has(&c, "hide_v0p7_ext")),
         notes: Vec::new(),
+        user: ["USER", "LOGNAME"]
+            .iter()
+            .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty())),
+        home: std::env::var("HOME").ok().filter(|h| !h.is_empty()),
     };
     f.notes = assess(&f);
     f
@@ -438,6 +451,7 @@ fn uname() -> Kernel {
     };
     Kernel {
         sysname: field(&u.sysname),
+        nodename: field(&u.nodename),
         release: field(&u.release),
         version: field(&u.version),
         machine: field(&u.machine),
@@ -564,6 +578,8 @@ mod tests {
             riscv_v_default_allow: None,
             hide_v0p7_ext: Some(false),
             notes: Vec::new(),
+            user: None,
+            home: None,
         }
     }
 
@@ -684,6 +700,8 @@ mod tests {
     fn probe_runs_here() {
         let f = probe();
         assert!(!f.kernel.release.is_empty());
+        let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+        assert_eq!(f.kernel.nodename, hostname.trim());
         if !f.riscv {
             assert_eq!(f.v_control, VControl::NotRiscv);
             assert_eq!(f.hwprobe, Hwprobe::NotRiscv);

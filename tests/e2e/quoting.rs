@@ -442,3 +442,85 @@ fn read_only_commands_on_a_missing_store_create_nothing() {
         "a read-only command created files"
     );
 }
+
+/// Runs `icepick ARGS` in `cwd` inside a UTS namespace whose host name is `host`, as `user`
+/// with home `home` (needs root, as the tests run: `unshare -u`).
+fn icepick_as(host: &str, user: &str, home: &Path, cwd: &Path, args: &[&str]) -> Output {
+    Command::new("unshare")
+        .args([
+            "-u",
+            "sh",
+            "-c",
+            "hostname \"$0\" && exec \"$@\"",
+            host,
+            BIN,
+        ])
+        .args(args)
+        .env("USER", user)
+        .env("LOGNAME", user)
+        .env("HOME", home)
+        .current_dir(cwd)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn report_redact_made_elsewhere_removes_the_names_capture_recorded() {
+    // Captured on host `zq` by `zelda`; the report is made on host `far` by `ops`: only what
+    // the case recorded can tell redaction the capturing machine's names.
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("zelda");
+    let work = tmp.path().join("zq-build");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("crash.c"), PRAGMA_CRASH).unwrap();
+    let o = icepick_as(
+        "zq",
+        "zelda",
+        &home,
+        &work,
+        &[
+            "capture", "--out", "case", "--", "clang-19", "-c", "crash.c",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let case: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(work.join("case/case.json")).unwrap())
+            .unwrap();
+    assert_eq!(case["host"]["kernel"]["nodename"], "zq");
+    assert_eq!(case["host"]["user"], "zelda");
+    let elsewhere = tmp.path().join("ops");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    for format in ["md", "json"] {
+        let plain = icepick_as(
+            "far",
+            "ops",
+            &elsewhere,
+            &work,
+            &["report", "--format", format, "case"],
+        );
+        expect_success(&plain);
+        let plain = String::from_utf8(plain.stdout).unwrap();
+        assert!(plain.contains("zq-build"), "{plain}");
+        let o = icepick_as(
+            "far",
+            "ops",
+            &elsewhere,
+            &work,
+            &["report", "--redact", "--format", format, "case"],
+        );
+        expect_success(&o);
+        let red = String::from_utf8(o.stdout).unwrap();
+        for gone in ["zq", "zelda", home.to_str().unwrap()] {
+            assert!(
+                !red.contains(gone),
+                "{gone:?} left in the {format} report:\n{red}"
+            );
+        }
+    }
+}
