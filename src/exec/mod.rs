@@ -311,6 +311,12 @@ async fn run_async(cmd: &Cmd, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<O
         tokio::select! {
             res = child.wait() => {
                 let st = res.map_err(|source| ExecError::Wait { program: program_name.clone(), source })?;
+                // Killed by the interrupt's shutdown (or ended while it runs): a result made up
+                // by the interrupt, held back like the one the poll below would have seen.
+                if crate::interrupt::is_interrupted() {
+                    interrupted = true;
+                    break (st, Some(Status::Cancelled));
+                }
                 break (st, None);
             }
             _ = &mut deadline => {

@@ -77,20 +77,11 @@ fn single_arch_hip_device_crash_is_the_device_job() {
 
 /// Every file under `dir`, recursively, relative to it.
 fn files_under(dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                todo.push(p);
-            } else {
-                out.push(p.strip_prefix(dir).unwrap().to_string_lossy().into_owned());
-            }
-        }
-    }
-    out.sort();
-    out
+    walk(dir)
+        .into_iter()
+        .filter(|p| !dir.join(p).is_dir())
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect()
 }
 
 #[test]

@@ -5,11 +5,11 @@
 //! Hanging children are real `sleep`s with a unique argument (`60.<pid><n>`), found by
 //! scanning /proc/*/cmdline.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{read_case, BIN};
+use crate::util::{read_case, walk, BIN};
 
 /// A unique `sleep` argument for this test process and `n`.
 fn marker(secs: u32, n: u32) -> String {
@@ -115,21 +115,15 @@ fn interrupt(mut child: Child, sig: i32) -> (Option<i32>, f64, String) {
 }
 
 /// Every file of a directory tree with its bytes.
-fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push((p.display().to_string(), std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    walk(dir)
+        .into_iter()
+        .filter(|p| !dir.join(p).is_dir())
+        .map(|p| {
+            let bytes = std::fs::read(dir.join(&p)).unwrap();
+            (p, bytes)
+        })
+        .collect()
 }
 
 #[test]

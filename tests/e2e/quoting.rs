@@ -23,18 +23,7 @@ const FENCE_D: &str = "-DY=1\n```\n# Injected heading <b>x</b>\n```";
 
 /// Every file and directory under `root`, relative.
 fn tree(root: &Path) -> BTreeSet<PathBuf> {
-    let mut out = BTreeSet::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            out.insert(p.strip_prefix(root).unwrap().to_path_buf());
-            if p.is_dir() && !p.is_symlink() {
-                stack.push(p);
-            }
-        }
-    }
-    out
+    walk(root).into_iter().collect()
 }
 
 /// Asserts no file named `PWNED*` exists anywhere under `root` (or in `extra`).

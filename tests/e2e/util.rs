@@ -36,6 +36,24 @@ fn copy_tree(src: &Path, dest: &Path) {
     }
 }
 
+/// Every file and directory under `root`, relative to it, sorted; symlinked directories are
+/// listed, not entered.
+pub fn walk(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            out.push(p.strip_prefix(root).unwrap().to_path_buf());
+            if p.is_dir() && !p.is_symlink() {
+                stack.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// Runs `icepick ARGS` in `cwd`.
 pub fn icepick(cwd: &Path, args: &[&str]) -> Output {
     Command::new(BIN)
