@@ -293,7 +293,7 @@ pub fn markdown_section(v: &serde_json::Value) -> String {
                 md::table_text(&e.host_or_emulator),
                 md::table_text(&e.outcome),
                 md::table_text(e.signature.as_deref().unwrap_or("")),
-                md::table_text(&e.detail)
+                md::table_text_with_code(&e.detail)
             );
         }
         let _ = writeln!(s);
@@ -318,7 +318,7 @@ pub fn markdown_section(v: &serde_json::Value) -> String {
                 "- {} ({}): {}",
                 md::text(&ids.join(", ")),
                 md::text(experiment),
-                md::text(detail)
+                md::text_with_code(detail)
             );
         }
         let _ = writeln!(s);

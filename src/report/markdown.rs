@@ -107,6 +107,36 @@ pub fn table_text(s: &str) -> String {
     text(s)
 }
 
+/// Text icepick wrote that marks commands and names with single backticks (evidence details:
+/// "`clang-19 -c x.c`: SIGSEGV in `f`"), whose marked pieces may hold case text: each marked
+/// piece becomes a [`code`] span and the rest [`text`]. Every piece goes through one of those
+/// two, so whatever the case text holds, nothing escapes; when the backticks do not pair up
+/// (case text with a backtick of its own), the whole is [`text`].
+pub fn text_with_code(s: &str) -> String {
+    spans(s, code)
+}
+
+/// [`text_with_code`] for a table cell.
+pub fn table_text_with_code(s: &str) -> String {
+    spans(s, table_code)
+}
+
+fn spans(s: &str, code: fn(&str) -> String) -> String {
+    let pieces: Vec<&str> = s.split('`').collect();
+    if pieces.len() % 2 == 0 {
+        return text(s);
+    }
+    pieces
+        .iter()
+        .enumerate()
+        .map(|(i, p)| match (i % 2, p.is_empty()) {
+            (_, true) => String::new(),
+            (1, false) => code(p),
+            _ => text(p),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,6 +232,33 @@ mod tests {
                     proptest::prop_assert!(next.is_some_and(|n| SPECIAL.contains(&n)));
                 } else {
                     proptest::prop_assert!(!SPECIAL.contains(&c) || c == '_', "{:?} in {:?}", c, t);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn text_with_code_makes_marked_pieces_code_spans() {
+        assert_eq!(
+            text_with_code("`clang-19 -c x.c`: SIGSEGV in `f<int>`"),
+            "`clang-19 -c x.c`: SIGSEGV in `f<int>`"
+        );
+        // Unpaired: all text, the backtick escaped.
+        assert_eq!(text_with_code("a `b"), "a \\`b");
+        // Case text inside a marked piece cannot end the line or the span.
+        assert_eq!(text_with_code("`a\n# h`"), "`a # h`");
+        assert_eq!(table_text_with_code("`a|b` c|d"), "`a\\|b` c\\|d");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn text_with_code_stays_on_one_line_and_escapes_table_pipes(s in proptest::prelude::any::<String>()) {
+            let out = table_text_with_code(&s);
+            proptest::prop_assert!(!out.contains('\n') && !out.contains('\r'));
+            let bytes = out.as_bytes();
+            for (i, b) in bytes.iter().enumerate() {
+                if *b == b'|' {
+                    proptest::prop_assert!(i > 0 && bytes[i - 1] == b'\\', "{out:?}");
                 }
             }
         }
