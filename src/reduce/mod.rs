@@ -88,6 +88,8 @@ pub enum ReduceError {
     NotReproducing(String, String),
     #[error("--resume: no earlier reduction in this case; run without --resume")]
     NothingToResume,
+    #[error("--resume: the earlier reduction's best file {0} is missing; run without --resume to start again from the case's input")]
+    ResumeFileMissing(PathBuf),
     #[error("cannot read {path}: {error}")]
     NoFile {
         path: PathBuf,
@@ -197,8 +199,11 @@ pub fn reduce_case(
         .and_then(|v| serde_json::from_value(v).ok());
     let (start, prior_tests, prior_hits, bytes_before) = if settings.resume {
         let r = earlier.as_ref().ok_or(ReduceError::NothingToResume)?;
-        let text = std::fs::read(dir.join(&r.output))
-            .map_err(|e| ReduceError::Io(dir.join(&r.output), e))?;
+        let path = dir.join(&r.output);
+        let text = std::fs::read(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => ReduceError::ResumeFileMissing(path.clone()),
+            _ => ReduceError::Io(path.clone(), e),
+        })?;
         (text, r.tests, r.cache_hits, r.bytes_before)
     } else {
         let text = std::fs::read(dir.join(&case.input))

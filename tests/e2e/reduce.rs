@@ -155,6 +155,26 @@ fn resume_without_an_earlier_run_is_a_usage_error() {
 }
 
 #[test]
+fn resume_with_its_best_file_missing_is_a_usage_error() {
+    let (_tmp, dir) = scratch_copy(&corpus("rv-vector-pragma"));
+    let case = capture_case(&dir, &cmd_txt(&dir));
+    let o = icepick(&dir, &["reduce", case.to_str().unwrap()]);
+    expect_success(&o);
+    let output = read_case(&case)["reduction"]["output"]
+        .as_str()
+        .expect("reduce records its output")
+        .to_owned();
+    std::fs::remove_file(case.join(&output)).unwrap();
+    let o = icepick(&dir, &["reduce", "--resume", case.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("is missing") && stderr.contains(&output),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn creduce_style_interestingness_script() {
     let (_tmp, dir) = scratch_copy(&corpus("fe-gh59446"));
     let script = dir.join("interesting.sh");
