@@ -172,6 +172,8 @@ const ESCAPES: &[&str] = &[
     "",
     "a\0b",
     "./input.ii",
+    "input.ii/",
+    "logs//x",
 ];
 
 #[test]

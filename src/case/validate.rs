@@ -122,6 +122,11 @@ pub fn unsafe_name(name: &str) -> Option<&'static str> {
     if p.is_absolute() {
         return Some("is an absolute path");
     }
+    // `Path` drops a trailing `/` (and reads `a/./b` as `a/b`): such a name is not the plain
+    // file name it looks like (`input.ii/` would be opened as a directory).
+    if name.ends_with('/') || name.split('/').any(|c| c.is_empty() || c == ".") {
+        return Some("is not a plain relative file name");
+    }
     for c in p.components() {
         match c {
             Component::Normal(_) => {}

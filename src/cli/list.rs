@@ -53,8 +53,9 @@ pub fn run(args: ListArgs) -> anyhow::Result<u8> {
     for b in &buckets {
         let status = match &b.verdict {
             Some(v) => format!(
-                "{} ({v})",
-                serde_json::to_value(b.status)?.as_str().unwrap_or("")
+                "{} ({})",
+                serde_json::to_value(b.status)?.as_str().unwrap_or(""),
+                printable(v)
             ),
             None => serde_json::to_value(b.status)?
                 .as_str()

@@ -54,7 +54,9 @@ static FORCED: LazyLock<Regex> = LazyLock::new(|| {
     .unwrap()
 });
 static REPRO: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(\S+): note: diagnostic msg: (\S+)$").unwrap());
+    // An absolute path may hold spaces (`/tmp/my file-2d2b1a.cpp`); other text after the
+    // note (the banner's sentences) has spaces and no leading `/`.
+    LazyLock::new(|| Regex::new(r"^(\S+): note: diagnostic msg: (/.*\S|\S+)$").unwrap());
 static GCC_REPRO: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^Preprocessed source stored into (\S+) file").unwrap());
 static DIAGNOSTIC: LazyLock<Regex> = LazyLock::new(|| {
@@ -346,7 +348,8 @@ pub fn may_be_crash(stderr: &[u8], exit: ExitInfo) -> bool {
 /// Parses compiler output. Returns `None` when the output and exit status show no crash
 /// (success, ordinary diagnostics, a forced reproducer, a timeout reported as exit 124).
 pub fn parse(stderr: &str, exit: ExitInfo) -> Option<Crash> {
-    let lines: Vec<&str> = stderr.lines().collect();
+    // Every field is made from lines: a bound per line bounds every string the crash holds.
+    let lines: Vec<&str> = stderr.lines().map(line_bounded).collect();
     let mut ev = Evidence::default();
     ev.scan(&lines);
 
@@ -430,12 +433,32 @@ pub fn parse(stderr: &str, exit: ExitInfo) -> Option<Crash> {
     })
 }
 
-/// Most frames, pretty-stack entries and reproducer files kept.
-const MAX_FRAMES: usize = 1024;
+/// Most frames, pretty-stack entries and reproducer files kept (LLVM prints at most 256
+/// frames).
+const MAX_FRAMES: usize = 256;
 const MAX_ENTRIES: usize = 64;
 /// Longest message kept (bytes), and longest `Program arguments` line.
 const MAX_MESSAGE: usize = 4096;
 const MAX_ARGUMENTS: usize = 256 << 10;
+
+/// Longest line read (bytes), other than the `Program arguments` line: frame symbols,
+/// pretty-stack entries and the phase come from single lines.
+const MAX_LINE: usize = 8 << 10;
+
+/// `line` cut to [`MAX_LINE`] bytes (the `Program arguments` line to [`MAX_ARGUMENTS`]), at a
+/// character boundary.
+fn line_bounded(line: &str) -> &str {
+    let max = if line.len() > MAX_LINE && line.contains("Program arguments:") {
+        MAX_ARGUMENTS
+    } else {
+        MAX_LINE
+    };
+    let mut end = line.len().min(max);
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    &line[..end]
+}
 
 /// `s` cut to at most `max` bytes, at a character boundary.
 fn bounded(mut s: String, max: usize) -> String {
@@ -613,5 +636,43 @@ mod tests {
         assert!(!is_stack_overflow(&flat));
         let recursive: Vec<Frame> = (0..40).map(|i| frame(i, &format!("f{}", i % 2))).collect();
         assert!(is_stack_overflow(&recursive));
+    }
+
+    #[test]
+    fn every_string_of_a_crash_is_bounded_however_long_its_lines() {
+        let sample = include_str!("../../tests/fixtures/samples/clang-19/crash_sym.stderr");
+        let long = "x".repeat(100_000);
+        let inflated: String = sample
+            .lines()
+            .map(|l| {
+                if l.starts_with("1.\t") || l.contains("HandlePragmaDirective") {
+                    l.replace("pragma", &long)
+                } else {
+                    l.to_owned()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let c = parse(&inflated, signal(11)).expect("still a crash");
+        let json = serde_json::to_string(&c).unwrap();
+        assert!(json.len() < 64 << 10, "{} bytes", json.len());
+        assert!(c.pretty_stack.iter().all(|p| p.text.len() <= MAX_LINE));
+        assert!(c
+            .frames
+            .iter()
+            .all(|f| f.symbol.as_deref().map_or(0, str::len) <= MAX_LINE));
+        // The same crash, and the signature's frame kept its (cut) name.
+        assert_eq!(c.kind, parse(sample, signal(11)).unwrap().kind);
+    }
+
+    #[test]
+    fn reproducer_paths_with_spaces_are_taken_whole() {
+        let sample = include_str!("../../tests/fixtures/samples/clang-19/crash_sym.stderr");
+        let spaced = sample.replace("pragma_crash-", "my file-");
+        let c = parse(&spaced, signal(11)).unwrap();
+        assert!(!c.reproducer_files.is_empty());
+        for f in &c.reproducer_files {
+            assert!(f.contains("/my file-"), "{f}");
+        }
     }
 }

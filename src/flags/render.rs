@@ -111,7 +111,7 @@ pub fn text_table(f: &Flags) -> String {
         shell_join(&f.minimal_command)
     ));
     if !f.removed.is_empty() {
-        out.push_str(&format!("removed:         {}\n", f.removed.join("  ")));
+        out.push_str(&format!("removed:         {}\n", shell_join(&f.removed)));
     }
     if let Some(m) = &f.minimal_march {
         out.push_str(&format!("minimal -march:  {m}\n"));
