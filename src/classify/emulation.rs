@@ -52,10 +52,7 @@ pub fn riscv64_compiler(case: &Case, opts: &Options) -> Option<Riscv64Compiler> 
 }
 
 fn is_riscv_elf(path: &Path) -> bool {
-    std::fs::read(path)
-        .ok()
-        .and_then(|b| crate::elf::header(&b).ok())
-        .is_some_and(|h| h.e_machine == crate::elf::EM_RISCV)
+    crate::elf::is_riscv_file(path)
 }
 
 /// Library directories of a riscv64 sysroot, for symbolizing frames of emulated runs.
@@ -517,6 +514,10 @@ fn compiler_task_names(case: &Case) -> Vec<String> {
 /// The file's bytes when it is a RISC-V ELF file (E2 decodes nothing else: a file of the
 /// same path on this host may be its own build).
 fn read_riscv_elf(path: &Path) -> Option<Vec<u8>> {
+    // Paths come from the case's frames: look at the header before reading the whole file.
+    if !crate::elf::is_riscv_file(path) {
+        return None;
+    }
     let bytes = std::fs::read(path).ok()?;
     (crate::elf::header(&bytes).ok()?.e_machine == crate::elf::EM_RISCV).then_some(bytes)
 }

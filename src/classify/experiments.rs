@@ -36,9 +36,7 @@ pub fn replay_command(case: &Case) -> Vec<String> {
 pub fn captured_on_riscv(case: &Case) -> bool {
     // Only the ELF header of a regular file: the path comes from case.json (`/dev/zero`, a
     // FIFO or a huge file must not be read whole).
-    let compiler_is_riscv = elf_head(Path::new(&case.compiler.resolved_path))
-        .and_then(|b| crate::elf::header(&b).ok())
-        .is_some_and(|h| h.e_machine == crate::elf::EM_RISCV);
+    let compiler_is_riscv = crate::elf::is_riscv_file(Path::new(&case.compiler.resolved_path));
     compiler_is_riscv
         || case
             .crash
@@ -46,21 +44,6 @@ pub fn captured_on_riscv(case: &Case) -> bool {
             .iter()
             .filter_map(|f| f.module.as_deref())
             .any(|m| m.contains("riscv64"))
-}
-
-/// The first 64 bytes (an ELF64 header) of `path` when it is a regular file.
-fn elf_head(path: &Path) -> Option<Vec<u8>> {
-    use std::io::Read;
-    if !std::fs::metadata(path).ok()?.is_file() {
-        return None;
-    }
-    let mut head = Vec::with_capacity(64);
-    std::fs::File::open(path)
-        .ok()?
-        .take(64)
-        .read_to_end(&mut head)
-        .ok()?;
-    Some(head)
 }
 
 /// How a run compares with the case: outcome, signature id and coarse id of its crash.

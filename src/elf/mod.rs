@@ -69,6 +69,20 @@ impl Verdict {
     }
 }
 
+/// True when `path` is a regular file whose ELF header names a RISC-V machine. Reads 64 bytes
+/// at most: the path may come from a case (`/dev/zero`, a FIFO, a huge file).
+pub fn is_riscv_file(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut head = Vec::with_capacity(64);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(64).read_to_end(&mut head))
+        .is_ok()
+        && header(&head).is_ok_and(|h| h.e_machine == EM_RISCV)
+}
+
 /// Maps a virtual address (e.g. a stack dump's `module+0xOFF`, which is relative to a load
 /// base of 0 for a shared object) to a file offset through the loadable segments.
 pub fn vaddr_to_offset(bytes: &[u8], vaddr: u64) -> Option<u64> {
@@ -98,5 +112,25 @@ mod tests {
         assert_eq!(Verdict::of(&c(10, 0, 1)), Verdict::Xtheadvector);
         assert_eq!(Verdict::of(&c(12, 0, 0)), Verdict::Ambiguous);
         assert_eq!(Verdict::of(&c(6, 1, 1)), Verdict::Ambiguous);
+    }
+
+    #[test]
+    fn is_riscv_file_only_looks_at_headers_of_regular_files() {
+        // A device that never ends, a directory and this (x86_64) test binary: all false, and
+        // /dev/zero is not read whole.
+        assert!(!is_riscv_file(std::path::Path::new("/dev/zero")));
+        assert!(!is_riscv_file(std::path::Path::new("/")));
+        assert!(!is_riscv_file(&std::env::current_exe().unwrap()));
+        // The first 64 bytes of an ELF64 RISC-V header are enough.
+        let mut h = vec![0u8; 64];
+        h[..4].copy_from_slice(b"\x7fELF");
+        h[4] = 2; // ELFCLASS64
+        h[5] = 1; // little-endian
+        h[6] = 1;
+        h[18] = EM_RISCV as u8;
+        let f = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(f.path(), &h).unwrap();
+        assert_eq!(is_riscv_file(f.path()), header(&h).is_ok());
+        assert!(is_riscv_file(f.path()), "{:?}", header(&h).err());
     }
 }
