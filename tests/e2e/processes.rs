@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{read_case, walk, BIN};
+use crate::util::{expect_success, read_case, walk, BIN};
 
 /// A unique `sleep` argument for this test process and `n`.
 fn marker(secs: u32, n: u32) -> String {
@@ -175,12 +175,7 @@ fn slow_case(dir: &Path, arg: &str) -> std::path::PathBuf {
         .current_dir(dir)
         .output()
         .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    expect_success(&o);
     std::fs::write(&slow, "").unwrap();
     case
 }
@@ -303,24 +298,14 @@ fn no_temp_litter_after_capture() {
         .env("TMPDIR", &tmp)
         .output()
         .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    expect_success(&o);
     assert_nothing_left("no-such-process-argument", &tmp);
     let o = Command::new(BIN)
         .args(["flags", case.to_str().unwrap()])
         .env("TMPDIR", &tmp)
         .output()
         .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    expect_success(&o);
     assert_nothing_left("no-such-process-argument", &tmp);
 }
 

@@ -472,12 +472,7 @@ fn report_redact_made_elsewhere_removes_the_names_capture_recorded() {
             "capture", "--out", "case", "--", "clang-19", "-c", "crash.c",
         ],
     );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    expect_success(&o);
     let case: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(work.join("case/case.json")).unwrap())
             .unwrap();
