@@ -164,8 +164,20 @@ struct Decl<'t> {
     /// template of a specialisation, the parameter types of a free operator).
     attached: Vec<&'t [u8]>,
     uses: Vec<&'t [u8]>,
+    /// A function or a free operator, with one list of names per parameter. It is kept only
+    /// when every parameter's class (the first class name in its list, if any) is used: an
+    /// overload nobody can call is not needed (else `swap` would keep every class that has a
+    /// `swap`). A function also needs its name used; an operator is used implicitly.
+    function: bool,
+    operator: bool,
+    params: Vec<Vec<&'t [u8]>>,
+    /// The class, struct, union or enum names among `declares`.
+    classes: Vec<&'t [u8]>,
     /// Directives and `using namespace`: always kept.
     always: bool,
+    /// Directive lines inside the declaration (line markers in a long template argument
+    /// list): kept when the declaration goes, so the lines after it keep their file and line.
+    directives: Vec<(usize, usize)>,
     /// For a block: its children's indices; the block goes only when all of them go.
     children: Vec<usize>,
     parent: Option<usize>,
@@ -215,9 +227,19 @@ impl<'t> Split<'t> {
                 k += 1;
             }
             let block_open = if self.w(k, b"namespace") {
+                // `namespace a::b __attribute__((…)) [[…]] {`
                 let mut j = k + 1;
-                while j < hi && (self.toks[j].kind == Kind::Ident || self.p(j, b"::")) {
-                    j += 1;
+                while j < hi {
+                    if self.toks[j].kind == Kind::Ident || self.p(j, b"::") {
+                        j += 1;
+                    } else if self.p(j, b"(") || self.p(j, b"[") {
+                        match self.mate(j).filter(|&m| m > j && m < hi) {
+                            Some(m) => j = m + 1,
+                            None => break,
+                        }
+                    } else {
+                        break;
+                    }
                 }
                 self.p(j, b"{").then_some(j)
             } else if self.w(k, b"extern")
@@ -231,6 +253,14 @@ impl<'t> Split<'t> {
             if let Some(open) = block_open {
                 if let Some(close) = self.mate(open).filter(|&c| c < hi) {
                     let me = self.push(start, close, limit, parent, false);
+                    // A block's own names are namespace names: nothing is attached to them.
+                    let names: Vec<&[u8]> = (start..open)
+                        .filter(|&q| self.toks[q].kind == Kind::Ident && !keyword(self.b(q)))
+                        .map(|q| self.b(q))
+                        .collect();
+                    self.decls[me].declares = names;
+                    self.decls[me].attached.clear();
+                    self.decls[me].uses.clear();
                     let inner_limit = self.toks[close].start as usize;
                     let kids = self.split(open + 1, close, inner_limit, Some(me));
                     self.decls[me].children = kids;
@@ -241,15 +271,11 @@ impl<'t> Split<'t> {
             }
             // An ordinary declaration: up to `;` outside brackets, or a body's `}` (with a
             // following declarator list when it is a class or an initialiser).
-            let mut j = i;
+            let mut j = self.skip_template_prefix(i, hi - 1);
             let mut last = hi - 1;
             let mut typed = false;
             while j < hi {
                 let t = self.toks[j];
-                if t.kind == Kind::Directive {
-                    last = j.saturating_sub(1).max(start);
-                    break;
-                }
                 if t.kind == Kind::Ident
                     && matches!(
                         self.b(j),
@@ -258,7 +284,7 @@ impl<'t> Split<'t> {
                 {
                     typed = true;
                 }
-                if self.p(j, b"=") {
+                if self.p(j, b"=") && !(j > 0 && self.w(j - 1, b"operator")) {
                     typed = true;
                 }
                 if self.p(j, b";") {
@@ -304,12 +330,24 @@ impl<'t> Split<'t> {
             declares: Vec::new(),
             attached: Vec::new(),
             uses: Vec::new(),
+            function: false,
+            operator: false,
+            params: Vec::new(),
+            classes: Vec::new(),
             always: directive,
+            directives: Vec::new(),
             children: Vec::new(),
             parent,
         };
         if !directive {
             self.names(first, last, &mut d);
+            for k in first + 1..=last {
+                if self.toks[k].kind == Kind::Directive {
+                    let t = self.toks[k];
+                    let end = (t.end as usize + 1).min(self.text.len());
+                    d.directives.push((t.start as usize, end));
+                }
+            }
         }
         self.decls.push(d);
         self.decls.len() - 1
@@ -318,36 +356,34 @@ impl<'t> Split<'t> {
     /// Fills the declared, attached and used names of tokens `first..=last`.
     fn names(&self, first: usize, last: usize, d: &mut Decl<'t>) {
         let mut seen = HashSet::new();
-        for i in first..=last {
+        let mut i = first;
+        while i <= last {
+            // `friend class X;` in a class body needs no `X` (libstdc++'s `basic_string`
+            // befriends `basic_stringbuf`, which would keep all of <sstream>).
+            if self.w(i, b"friend")
+                && matches!(self.b(i + 1), b"class" | b"struct" | b"union")
+                && i + 3 <= last
+                && self.toks[i + 2].kind == Kind::Ident
+                && self.p(i + 3, b";")
+            {
+                while i <= last && !self.p(i, b";") {
+                    i += 1;
+                }
+                continue;
+            }
             if self.toks[i].kind == Kind::Ident && !keyword(self.b(i)) && seen.insert(self.b(i)) {
                 d.uses.push(self.b(i));
             }
+            i += 1;
         }
         if self.w(first, b"using") && self.w(first + 1, b"namespace") {
             d.always = true;
             return;
         }
-        // Skip `template <…>` prefixes.
-        let mut i = first;
-        while self.w(i, b"template") && self.p(i + 1, b"<") {
-            let mut depth = 0i32;
-            let mut j = i + 1;
-            while j <= last {
-                match self.b(j) {
-                    b"<" => depth += 1,
-                    b">" => depth -= 1,
-                    b">>" => depth -= 2,
-                    b"(" | b"[" | b"{" => j = self.mate(j).filter(|&m| m <= last).unwrap_or(j),
-                    _ => {}
-                }
-                j += 1;
-                if depth <= 0 {
-                    break;
-                }
-            }
-            i = j;
-        }
+        let i = self.skip_template_prefix(first, last);
         let mut in_init = false;
+        let mut after_colon = false;
+        let mut fn_name: Option<usize> = None;
         let mut j = i;
         while j <= last {
             let t = self.toks[j];
@@ -355,7 +391,32 @@ impl<'t> Split<'t> {
             if t.kind == Kind::Punct {
                 match b {
                     b"=" => in_init = true,
-                    b"," => in_init = false,
+                    b"," if !after_colon => in_init = false,
+                    // A constructor's initialisers, a base clause, a bit-field width.
+                    b":" => {
+                        in_init = true;
+                        after_colon = true;
+                    }
+                    b"<" if !in_init && j > first && self.toks[j - 1].kind == Kind::Ident => {
+                        // Template arguments are uses, never declared names.
+                        let mut depth = 0i32;
+                        let mut k = j;
+                        while k <= last {
+                            match self.b(k) {
+                                b"<" => depth += 1,
+                                b">" => depth -= 1,
+                                b">>" => depth -= 2,
+                                b";" | b"{" => break,
+                                b"(" | b"[" => k = self.mate(k).filter(|&m| m <= last).unwrap_or(k),
+                                _ => {}
+                            }
+                            if depth <= 0 {
+                                break;
+                            }
+                            k += 1;
+                        }
+                        j = k.min(last);
+                    }
                     b"{" if self.w(first, b"enum") || self.decl_has(first, j, b"enum") => {
                         // Enumerators.
                         let end = self.mate(j).unwrap_or(last).min(last);
@@ -370,20 +431,40 @@ impl<'t> Split<'t> {
                     }
                     b"(" | b"[" | b"{" => {
                         let m = self.mate(j).unwrap_or(last).min(last);
-                        if j > 0 && self.w(j - 1, b"operator")
-                            || (j > 1 && self.w(j - 2, b"operator"))
-                        {
-                            // A free operator goes with its parameter types.
-                            let params = if self.p(m + 1, b"(") {
-                                self.mate(m + 1).unwrap_or(m + 1).min(last)
+                        let qualified_op = j > 1
+                            && (self.w(j - 1, b"operator") && self.p(j - 2, b"::")
+                                || j > 2 && self.w(j - 2, b"operator") && self.p(j - 3, b"::"));
+                        let op = !qualified_op
+                            && (j > 0 && self.w(j - 1, b"operator")
+                                || (j > 1 && self.w(j - 2, b"operator")));
+                        let func = b == b"(" && fn_name == Some(j - 1) && !d.function;
+                        if (op || func) && !d.operator {
+                            // One list of names per parameter (split at top-level commas).
+                            let (open, close) = if op && self.p(m + 1, b"(") {
+                                (m + 1, self.mate(m + 1).unwrap_or(m + 1).min(last))
                             } else {
-                                m
+                                (j, m)
                             };
-                            for k in j..=params {
-                                if self.toks[k].kind == Kind::Ident && !keyword(self.b(k)) {
-                                    d.attached.push(self.b(k));
+                            d.operator = op;
+                            d.function = true;
+                            d.params.clear();
+                            let mut cur: Vec<&[u8]> = Vec::new();
+                            let mut angles = 0i32;
+                            for k in open + 1..close {
+                                match self.b(k) {
+                                    b"<" => angles += 1,
+                                    b">" => angles -= 1,
+                                    b">>" => angles -= 2,
+                                    b"," if angles <= 0 => {
+                                        d.params.push(std::mem::take(&mut cur));
+                                    }
+                                    w if self.toks[k].kind == Kind::Ident && !keyword(w) => {
+                                        cur.push(w)
+                                    }
+                                    _ => {}
                                 }
                             }
+                            d.params.push(cur);
                         }
                         j = m;
                     }
@@ -403,14 +484,11 @@ impl<'t> Split<'t> {
                     matches!(next, b"(" | b";" | b"=" | b"," | b"[" | b"{" | b":") || j == last;
                 let member = j > 0 && (self.p(j - 1, b".") || self.p(j - 1, b"->"));
                 if after_key || (declarator && !member) {
-                    d.declares.push(b);
-                    if after_key && next == b"<" {
-                        d.attached.push(b); // a specialisation goes with its template
-                    }
-                    // `A::B<int>::f`: an out-of-line member goes with its classes.
-                    let mut k = j;
-                    while k >= 2 && self.p(k - 1, b"::") {
-                        let mut q = k - 2;
+                    // `A::B<int>::f`: an out-of-line member is found through its class only
+                    // (but `using A::f;` declares `f`).
+                    let qualified = j > first && self.p(j - 1, b"::") && !self.w(first, b"using");
+                    if qualified {
+                        let mut q = j.saturating_sub(2);
                         if self.p(q, b">") || self.p(q, b">>") {
                             while q > first && !self.p(q, b"<") {
                                 q -= 1;
@@ -420,12 +498,44 @@ impl<'t> Split<'t> {
                         if self.toks[q].kind == Kind::Ident {
                             d.attached.push(self.b(q));
                         }
-                        k = q;
+                    } else {
+                        d.declares.push(b);
+                        if after_key {
+                            d.classes.push(b);
+                        } else if next == b"(" && fn_name.is_none() {
+                            fn_name = Some(j);
+                        }
+                    }
+                    if after_key && next == b"<" {
+                        d.attached.push(b); // a specialisation goes with its template
                     }
                 }
             }
             j += 1;
         }
+    }
+
+    /// The first token after any `template <…>` prefixes starting at `i` (bounded by `last`).
+    fn skip_template_prefix(&self, mut i: usize, last: usize) -> usize {
+        while self.w(i, b"template") && self.p(i + 1, b"<") {
+            let mut depth = 0i32;
+            let mut j = i + 1;
+            while j <= last {
+                match self.b(j) {
+                    b"<" => depth += 1,
+                    b">" => depth -= 1,
+                    b">>" => depth -= 2,
+                    b"(" | b"[" | b"{" => j = self.mate(j).filter(|&m| m <= last).unwrap_or(j),
+                    _ => {}
+                }
+                j += 1;
+                if depth <= 0 {
+                    break;
+                }
+            }
+            i = j;
+        }
+        i
     }
 
     fn decl_has(&self, first: usize, before: usize, w: &[u8]) -> bool {
@@ -435,42 +545,117 @@ impl<'t> Split<'t> {
 
 /// The declarations to delete for a closure started at `roots`, as sorted edits.
 fn cut(s: &Split, roots: &[usize]) -> Vec<Edit> {
+    let (mut kept, _) = keep(s, roots);
+    edits_for(s, &mut kept)
+}
+
+/// Which declarations the closure keeps, and for each kept one why: the declaration whose use
+/// of a name pulled it in (none for roots and always-kept ones).
+fn keep<'t>(s: &Split<'t>, roots: &[usize]) -> (Vec<bool>, Vec<Option<(usize, &'t [u8])>>) {
     let mut kept = vec![false; s.decls.len()];
+    let mut why: Vec<Option<(usize, &[u8])>> = vec![None; s.decls.len()];
+    let namespaces: HashSet<&[u8]> = s
+        .decls
+        .iter()
+        .filter(|d| !d.children.is_empty())
+        .flat_map(|d| d.declares.iter().copied())
+        .collect();
     let mut by_name: HashMap<&[u8], Vec<usize>> = HashMap::new();
+    let mut by_attached: HashMap<&[u8], Vec<usize>> = HashMap::new();
     for (k, d) in s.decls.iter().enumerate() {
         if !d.children.is_empty() {
             continue;
         }
-        for n in d.declares.iter().chain(&d.attached) {
+        for n in &d.declares {
             by_name.entry(n).or_default().push(k);
         }
+        for n in d.attached.iter().filter(|n| !namespaces.contains(*n)) {
+            by_attached.entry(n).or_default().push(k);
+        }
     }
+    // Class names: only they can make an overload unusable when absent (a typedef or a
+    // variable in a parameter list can be satisfied by a literal or a conversion).
+    let classes: HashSet<&[u8]> = s
+        .decls
+        .iter()
+        .flat_map(|d| d.classes.iter().copied())
+        .collect();
     let mut used: HashSet<&[u8]> = HashSet::new();
-    let mut names: Vec<&[u8]> = IMPLICIT.iter().map(|s| s.as_bytes()).collect();
-    let mut work: Vec<usize> = roots.to_vec();
+    // Functions: how many of their parameter classes are not used yet, who waits on which
+    // class, and whether the name is used (operators count as named).
+    let mut missing = vec![0usize; s.decls.len()];
+    let mut named: Vec<bool> = s.decls.iter().map(|d| d.operator).collect();
+    let mut waiting: HashMap<&[u8], Vec<usize>> = HashMap::new();
+    let mut free_ops = Vec::new();
+    for (k, d) in s.decls.iter().enumerate() {
+        if !d.function {
+            continue;
+        }
+        let mut heads: Vec<&[u8]> = d
+            .params
+            .iter()
+            .filter_map(|p| p.iter().copied().find(|n| classes.contains(n)))
+            .filter(|n| !namespaces.contains(n) && !d.declares.contains(n))
+            .collect();
+        heads.sort();
+        heads.dedup();
+        if heads.is_empty() && d.operator {
+            free_ops.push(k);
+        }
+        missing[k] = heads.len();
+        for h in heads {
+            waiting.entry(h).or_default().push(k);
+        }
+    }
+    let mut names: Vec<(&[u8], usize)> = IMPLICIT
+        .iter()
+        .map(|s| (s.as_bytes(), usize::MAX))
+        .collect();
+    let mut from: HashMap<&[u8], usize> = HashMap::new();
+    let mut work: Vec<(usize, Option<&[u8]>)> = roots.iter().map(|&k| (k, None)).collect();
+    work.extend(free_ops.into_iter().map(|k| (k, None)));
     work.extend(
         s.decls
             .iter()
             .enumerate()
             .filter(|(_, d)| d.always && d.children.is_empty())
-            .map(|(k, _)| k),
+            .map(|(k, _)| (k, None)),
     );
     loop {
-        while let Some(k) = work.pop() {
+        while let Some((k, by)) = work.pop() {
             if kept[k] {
                 continue;
             }
             kept[k] = true;
+            why[k] = by.and_then(|n| from.get(n).map(|&f| (f, n)));
             let d = &s.decls[k];
-            names.extend(d.uses.iter().chain(&d.declares).copied());
+            names.extend(d.uses.iter().chain(&d.declares).map(|&n| (n, k)));
         }
-        let Some(n) = names.pop() else { break };
-        if used.insert(n) {
-            if let Some(ds) = by_name.get(n) {
-                work.extend(ds.iter().copied().filter(|&k| !kept[k]));
+        let Some((n, by)) = names.pop() else { break };
+        if !used.insert(n) {
+            continue;
+        }
+        from.insert(n, by);
+        let n_ = Some(n);
+        for &k in by_name.get(n).into_iter().flatten() {
+            named[k] = true;
+            if missing[k] == 0 {
+                work.push((k, n_));
+            }
+        }
+        work.extend(by_attached.get(n).into_iter().flatten().map(|&k| (k, n_)));
+        for k in waiting.remove(n).into_iter().flatten() {
+            missing[k] -= 1;
+            if missing[k] == 0 && named[k] {
+                work.push((k, n_));
             }
         }
     }
+    (kept, why)
+}
+
+/// Deletions for everything not kept (a block stays if any child stays).
+fn edits_for(s: &Split, kept: &mut [bool]) -> Vec<Edit> {
     // A block stays if any child stays.
     for k in (0..s.decls.len()).rev() {
         if kept[k] {
@@ -488,7 +673,12 @@ fn cut(s: &Split, roots: &[usize]) -> Vec<Edit> {
             continue;
         }
         if !kept[k] {
-            edits.push(Edit::delete(d.start, d.end));
+            let mut at = d.start;
+            for &(a, b) in &d.directives {
+                edits.push(Edit::delete(at, a));
+                at = b;
+            }
+            edits.push(Edit::delete(at, d.end.max(at)));
             skip_until = d.end;
         }
     }
@@ -629,5 +819,114 @@ mod tests {
     fn no_roots_no_cut() {
         let plan = closure(b"int a; int b;", &Hints::default());
         assert!(plan.step(b"int a; int b;", crate::plan::START).is_none());
+    }
+}
+#[cfg(test)]
+mod debug_tests {
+    use super::*;
+    #[test]
+    fn debug_big() {
+        let Ok(text) = std::fs::read("/work/wt/reducers/target/me/big_valid.ii") else {
+            return;
+        };
+        let toks = lex::lex(&text);
+        let mate = lex::structure(&text, &toks).mate;
+        let n = toks.len();
+        let mut s = Split {
+            text: &text,
+            toks,
+            mate,
+            decls: Vec::new(),
+        };
+        s.split(0, n, text.len(), None);
+        let loc = b"return m[1].size()";
+        let at0 = text.windows(loc.len()).position(|w| w == loc).unwrap();
+        let roots = containing(&s, at0);
+        let (kept, why) = keep(&s, &roots);
+        let total: usize = s
+            .decls
+            .iter()
+            .zip(&kept)
+            .filter(|(d, k)| **k && d.children.is_empty())
+            .map(|(d, _)| d.end - d.start)
+            .sum();
+        eprintln!("kept {total} bytes in leaves");
+        for target in [
+            &b"class basic_regex"[..],
+            b"class basic_ostream",
+            b"class locale",
+        ] {
+            let Some(at) = text.windows(target.len()).position(|w| w == target) else {
+                continue;
+            };
+            let mut k = containing(&s, at)[0];
+            eprintln!("== {}", String::from_utf8_lossy(target));
+            for _ in 0..30 {
+                let d = &s.decls[k];
+                eprintln!(
+                    "  kept={} {:?}",
+                    kept[k],
+                    String::from_utf8_lossy(&text[d.start..(d.start + 100).min(d.end)])
+                );
+                match why[k] {
+                    Some((f, n)) if f != usize::MAX => {
+                        eprintln!("   <- via {:?}", String::from_utf8_lossy(n));
+                        k = f;
+                    }
+                    _ => break,
+                }
+            }
+        }
+        let kept0 = keep(&s, &roots).0;
+        for target in [&b"__dest_thunk(void"[..]] {
+            let Some(at) = text.windows(target.len()).position(|w| w == target) else {
+                continue;
+            };
+            let k = containing(&s, at)[0];
+            let d = &s.decls[k];
+            eprintln!(
+                "## kept {} fn {} params {:?} declares {:?} attached {:?} text {:?}",
+                kept0[k],
+                d.function,
+                d.params
+                    .iter()
+                    .map(|p| p.iter().map(|x| String::from_utf8_lossy(x)).collect::<Vec<_>>())
+                    .collect::<Vec<_>>(),
+                d.declares
+                    .iter()
+                    .map(|x| String::from_utf8_lossy(x))
+                    .collect::<Vec<_>>(),
+                d.attached
+                    .iter()
+                    .map(|x| String::from_utf8_lossy(x))
+                    .collect::<Vec<_>>(),
+                String::from_utf8_lossy(&text[d.start..(d.start + 400).min(d.end)])
+            );
+        }
+        let needle = b"using ::wcstof;";
+        let at = text
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .unwrap();
+        for (k, d) in s.decls.iter().enumerate() {
+            if d.start <= at && at < d.end {
+                eprintln!(
+                    "decl {k} [{}..{}] kids {} declares {:?} attached {:?} text {:?}",
+                    d.start,
+                    d.end,
+                    d.children.len(),
+                    d.declares
+                        .iter()
+                        .map(|x| String::from_utf8_lossy(x))
+                        .collect::<Vec<_>>(),
+                    d.attached
+                        .iter()
+                        .take(5)
+                        .map(|x| String::from_utf8_lossy(x))
+                        .collect::<Vec<_>>(),
+                    String::from_utf8_lossy(&text[d.start..(d.start + 80).min(d.end)])
+                );
+            }
+        }
     }
 }
