@@ -108,7 +108,8 @@ pub struct Stats {
 /// What the observer sees.
 #[derive(Debug)]
 pub enum Event<'a> {
-    /// A smaller interesting text was accepted (sizes strictly decrease).
+    /// A smaller interesting text was accepted (sizes strictly decrease, except that the
+    /// `normalise` pass may lay the text out on more bytes: same tokens, only whitespace).
     Improved { best: &'a [u8], pass: &'a str },
     /// Counters changed (a test finished, a pass started).
     Progress(&'a Stats),
@@ -296,7 +297,7 @@ impl Driver<'_, '_> {
                 self.stats.rounds += 1;
                 let mut improved = false;
                 for &pass in &pipeline.main {
-                    improved |= self.run_pass(pass);
+                    improved |= self.run_pass(pass) && !pass.only_whitespace();
                 }
                 if !improved {
                     break;
@@ -304,7 +305,9 @@ impl Driver<'_, '_> {
             }
             let mut improved = false;
             for &pass in &pipeline.last {
-                improved |= self.run_pass(pass);
+                // A new layout alone is no reason for another round: only whitespace changed
+                // (and a round could undo it, then the layout redo it, forever).
+                improved |= self.run_pass(pass) && !pass.only_whitespace();
             }
             if !improved || pipeline.main.is_empty() {
                 return;
@@ -330,7 +333,7 @@ impl Driver<'_, '_> {
                 self.cancel_all();
                 return improved;
             }
-            self.fill(&*plan, &mut cursor);
+            self.fill(pass, &*plan, &mut cursor);
             if let Some(slot) = self.take_accepted() {
                 self.cancel_all();
                 self.best = slot.bytes.map(|b| b.to_vec()).unwrap_or_default();
@@ -354,9 +357,9 @@ impl Driver<'_, '_> {
         }
     }
 
-    /// Generates candidates until `jobs` tests are in flight, the window is full, or the plan is
-    /// exhausted (`cursor` becomes `None`).
-    fn fill(&mut self, plan: &dyn plan::Plan, cursor: &mut Option<Cursor>) {
+    /// Generates candidates of `pass` until `jobs` tests are in flight, the window is full, or
+    /// the plan is exhausted (`cursor` becomes `None`).
+    fn fill(&mut self, pass: Pass, plan: &dyn plan::Plan, cursor: &mut Option<Cursor>) {
         let t0 = Instant::now();
         while self.busy < self.jobs && self.window.len() < 4 * self.jobs {
             let Some(at) = *cursor else { break };
@@ -367,7 +370,13 @@ impl Driver<'_, '_> {
             *cursor = Some(step.next);
             self.stats.candidates += 1;
             let cand = plan::apply(&self.best, &step.edits);
-            if cand.is_empty() || cand.len() >= self.best.len() {
+            // A layout may be longer than the current text, never longer than the input.
+            let unwanted = if pass.only_whitespace() {
+                cand.len() > self.stats.bytes_before || cand == self.best
+            } else {
+                cand.len() >= self.best.len()
+            };
+            if cand.is_empty() || unwanted {
                 continue;
             }
             let hash = content_hash(&cand);

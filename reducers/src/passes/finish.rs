@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
-use crate::lex::{self, Kind, Tok};
+use crate::lex::{self, Kind};
 use crate::plan::{Ddmin, Edit, Item, List, Plan, Unit, EMPTY_STR, ZERO};
 
 /// C, C++, CUDA/HIP and GNU words that must keep their spelling.
@@ -202,140 +202,9 @@ pub(crate) fn literals(text: &[u8]) -> Box<dyn Plan> {
     Box::new(Ddmin::new(units, usize::MAX))
 }
 
-/// Whether two adjacent tokens can be written without a space between them without changing
-/// how they lex. Deliberately conservative: only pairs that can never fuse.
-fn tight(text: &[u8], a: &Tok, b: &Tok) -> bool {
-    let (x, y) = (a.bytes(text), b.bytes(text));
-    let word = |t: &Tok| t.kind == Kind::Ident;
-    let closes = |s: &[u8]| matches!(s, b")" | b"]");
-    (b.kind == Kind::Punct && matches!(y, b")" | b"]" | b";" | b","))
-        || (a.kind == Kind::Punct && matches!(x, b"(" | b"["))
-        || (matches!(y, b"(" | b"[") && (word(a) || closes(x) || (y == b"(" && x == b">")))
-        || (x == b"::" && (word(b) || y == b"~"))
-        || (y == b"::" && (word(a) || x == b">"))
-        || (matches!(x, b"." | b"->") && word(b))
-        || (matches!(y, b"." | b"->") && (word(a) || closes(x)))
-        || (matches!(x, b"~" | b"!") && (word(b) || y == b"("))
-}
-
-/// Lays the tokens out one statement per line, indented two spaces per brace, with a single
-/// space only where one is needed; `indent` false drops the indentation.
-pub(crate) fn pretty(text: &[u8], indent: bool) -> Vec<u8> {
-    let toks = lex::lex(text);
-    let mut out = Vec::with_capacity(text.len());
-    let mut depth = 0usize;
-    let mut parens = 0usize;
-    let mut newline = true;
-    for (i, t) in toks.iter().enumerate() {
-        let b = t.bytes(text);
-        let is = |s: &[u8]| t.kind == Kind::Punct && b == s;
-        if is(b"}") {
-            depth = depth.saturating_sub(1);
-            if !newline {
-                out.push(b'\n');
-                newline = true;
-            }
-        }
-        if t.kind == Kind::Directive && !newline {
-            out.push(b'\n');
-            newline = true;
-        }
-        if newline {
-            if indent && t.kind != Kind::Directive {
-                out.resize(out.len() + 2 * depth, b' ');
-            }
-        } else if !tight(text, &toks[i - 1], t) {
-            out.push(b' ');
-        }
-        out.extend_from_slice(b);
-        newline = false;
-        if is(b"(") || is(b"[") {
-            parens += 1;
-        } else if is(b")") || is(b"]") {
-            parens = parens.saturating_sub(1);
-        }
-        let next_glues = toks
-            .get(i + 1)
-            .is_some_and(|n| n.kind == Kind::Punct && matches!(n.bytes(text), b";" | b"," | b")"));
-        let brk = t.kind == Kind::Directive
-            || (is(b";") && parens == 0)
-            || is(b"{")
-            || (is(b"}") && !next_glues);
-        if is(b"{") {
-            depth += 1;
-        }
-        if brk {
-            out.push(b'\n');
-            newline = true;
-        }
-    }
-    if !newline {
-        out.push(b'\n');
-    }
-    out
-}
-
-/// Every run of whitespace squeezed to one byte (a newline if the run had one). Keeps
-/// whitespace-only texts non-empty and is the fallback when pretty-printing does not shrink.
-pub(crate) fn squeeze(text: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(text.len());
-    let mut i = 0;
-    while i < text.len() {
-        let run = text[i..]
-            .iter()
-            .take_while(|b| b.is_ascii_whitespace())
-            .count();
-        if run == 0 {
-            out.push(text[i]);
-            i += 1;
-        } else {
-            let nl = text[i..i + run].contains(&b'\n');
-            out.push(if nl { b'\n' } else { b' ' });
-            i += run;
-        }
-    }
-    out
-}
-
-/// The whole text pretty-printed; if that is not shorter, without indentation; else squeezed.
-pub(crate) fn normalise(text: &[u8]) -> Box<dyn Plan> {
-    let whole = |v: Vec<u8>| {
-        vec![Edit {
-            start: 0,
-            end: text.len(),
-            with: Cow::Owned(v),
-        }]
-    };
-    Box::new(List {
-        items: vec![
-            Item {
-                edits: whole(pretty(text, true)),
-                on_success: 3,
-            },
-            Item {
-                edits: whole(pretty(text, false)),
-                on_success: 3,
-            },
-            Item {
-                edits: whole(squeeze(text)),
-                on_success: 3,
-            },
-        ],
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pretty_layout() {
-        let src = b"namespace a{struct  X ;}\n#pragma once\nvoid f(int*x){for(int i=0;i<1;i++){x -> y[i]=!g();}}";
-        let want = "namespace a {\n  struct X;\n}\n#pragma once\nvoid f(int * x) {\n  for(int i = 0; i < 1; i ++) {\n    x->y[i] = !g();\n  }\n}\n";
-        assert_eq!(String::from_utf8(pretty(src, true)).unwrap(), want);
-        let again = pretty(want.as_bytes(), true);
-        assert_eq!(String::from_utf8(again).unwrap(), want);
-    }
 
     #[test]
     fn fresh_names_skip_used_and_reserved() {

@@ -4,8 +4,10 @@
 //! (see `plan.rs`). Keeping the set closed (an enum, not a trait) lets callers pick, reorder or
 //! drop passes (e.g. no renaming for a more readable report) without any plugin machinery.
 
+mod closure;
 mod finish;
 mod guided;
+mod layout;
 mod structure;
 
 use crate::plan::{self, Plan, START};
@@ -28,6 +30,9 @@ pub struct Hints {
 pub enum Pass {
     /// Cut the text after the crash's parser location (needs [`Hints::parser_location`]).
     CrashCut,
+    /// Keep the use-def closure of the crash site (see `closure.rs`): one big cut that keeps
+    /// every declaration the kept code names, so it stays valid; then coarser fallbacks.
+    Closure,
     /// Keep only the main file's text (line markers), then ddmin over includes and declarations.
     Provenance,
     /// Empty every function body except the crashing one (needs [`Hints::crash_function`]).
@@ -46,7 +51,9 @@ pub enum Pass {
     Rename,
     /// Numbers become `0`, strings `""`.
     Literals,
-    /// Pretty-print: one statement per line, minimal spaces.
+    /// Lay the text out readably (one statement per line, 2-space indentation; see
+    /// `layout.rs`), changing only whitespace. Unlike every other pass its candidate may be
+    /// longer than the current text (never than the driver's input); then whitespace squeezed.
     Normalise,
 }
 
@@ -69,6 +76,7 @@ impl Pass {
     pub fn name(&self) -> &'static str {
         match self {
             Pass::CrashCut => "crash-cut",
+            Pass::Closure => "closure",
             Pass::Provenance => "provenance",
             Pass::FunctionFocus => "function-focus",
             Pass::Markers => "markers",
@@ -82,12 +90,18 @@ impl Pass {
         }
     }
 
+    /// True if the pass changes only whitespace, so its candidates need not be shorter.
+    pub fn only_whitespace(&self) -> bool {
+        matches!(self, Pass::Normalise)
+    }
+
     pub(crate) fn plan(&self, text: &[u8], hints: &Hints) -> Box<dyn Plan> {
         if crate::lex::too_big(text) {
             return Box::new(plan::Empty);
         }
         match self {
             Pass::CrashCut => guided::crash_cut(text, hints),
+            Pass::Closure => closure::closure(text, hints),
             Pass::Provenance => guided::provenance(text),
             Pass::FunctionFocus => guided::function_focus(text, hints),
             Pass::Markers => guided::markers(text),
@@ -97,12 +111,13 @@ impl Pass {
             Pass::Tokens => structure::tokens(text),
             Pass::Rename => finish::rename(text),
             Pass::Literals => finish::literals(text),
-            Pass::Normalise => finish::normalise(text),
+            Pass::Normalise => layout::normalise(text),
         }
     }
 
     /// The candidates this pass would offer for `text` if every one of them were rejected, in
-    /// order, each strictly shorter than `text`. For inspection and tests; the driver uses the
+    /// order, each strictly shorter than `text` (for [`Pass::only_whitespace`] passes: each
+    /// different from `text`, with the same tokens). For inspection and tests; the driver uses the
     /// same schedule, resuming after each accepted candidate.
     pub fn candidates<'t>(
         &self,
@@ -138,7 +153,7 @@ impl Default for Pipeline {
     fn default() -> Self {
         use Pass::*;
         Pipeline {
-            first: vec![CrashCut, Provenance, FunctionFocus],
+            first: vec![CrashCut, Closure, Provenance, FunctionFocus],
             main: vec![
                 Markers,
                 Chunks(0),

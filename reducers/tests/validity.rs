@@ -1,0 +1,162 @@
+//! The validity-keeping first cut (`closure`) against a real compiler: a 1.9 MB libstdc++
+//! translation unit that compiles without errors must stay error-free under every accepted
+//! candidate. The oracle runs clang-16 `-fsyntax-only` (it needs no crash: the question here is
+//! only which big cuts keep the code valid) and requires the root statement to survive, so it is
+//! the same shape as the reduce stage's crash-on-valid oracle ("same crash AND zero errors").
+//!
+//! The input is `corpus/big-gh59446/big_gh59446.ii` with its crash-on-invalid statement (the
+//! last namespace) replaced by a valid function using `std::map`, `std::vector` and the file's
+//! own `app::Record`/`app::mean`.
+//!
+//! Set `MEASURE=1` to also run the default pipeline's first phase with and without `closure`
+//! (slow: minutes of clang runs on megabyte inputs); the numbers are printed.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use icepick_reducers::{reduce, CancelToken, Event, Hints, Options, Outcome, Pass, Pipeline};
+
+const ROOT: &str = "return m[1].size() + app::mean(m[2]);";
+
+fn clang() -> PathBuf {
+    let p = PathBuf::from("/usr/lib/llvm-16/bin/clang");
+    if p.exists() {
+        p
+    } else {
+        PathBuf::from("clang-16")
+    }
+}
+
+fn valid_input() -> Vec<u8> {
+    let gz = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/big-gh59446/big_gh59446.ii.gz");
+    let out = Command::new("gzip")
+        .arg("-dc")
+        .arg(&gz)
+        .output()
+        .expect("gzip");
+    assert!(out.status.success(), "gzip -dc {}", gz.display());
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    let at = text
+        .find("namespace GH59446 {")
+        .expect("the crash namespace");
+    // Line 36 of B/big_gh59446.cpp, as in the original; the root statement is line 38.
+    format!(
+        "{}namespace GH59446 {{\n  int f(std::map<int, std::vector<app::Record>> &m) {{\n    {ROOT}\n  }}\n}}\n",
+        &text[..at]
+    )
+    .into_bytes()
+}
+
+static SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// Zero errors from clang-16 `-fsyntax-only`, and the root statement is still there.
+fn valid(text: &[u8], _: &CancelToken) -> Outcome {
+    if !text.windows(ROOT.len()).any(|w| w == ROOT.as_bytes()) {
+        return Outcome::Uninteresting;
+    }
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("validity");
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let path = dir.join(format!(
+        "c{}-{}.ii",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::write(&path, text).expect("write candidate");
+    let out = Command::new(clang())
+        .args(["-fsyntax-only", "-x", "c++-cpp-output"])
+        .arg(&path)
+        .output()
+        .expect("run clang-16");
+    let _ = std::fs::remove_file(&path);
+    let errors = String::from_utf8_lossy(&out.stderr).contains("error:");
+    if out.status.success() && !errors {
+        Outcome::Interesting
+    } else {
+        Outcome::Uninteresting
+    }
+}
+
+fn hints() -> Hints {
+    Hints {
+        parser_location: Some(("B/big_gh59446.cpp".into(), 38)),
+        crash_function: Some("GH59446::f".into()),
+    }
+}
+
+/// Runs the pipeline; prints `pass: tests -> bytes` at every improvement and a summary.
+fn run(label: &str, input: &[u8], pipeline: Pipeline, max_rounds: Option<usize>) -> (Vec<u8>, u64) {
+    let opts = Options {
+        jobs: 2,
+        hints: hints(),
+        pipeline,
+        max_rounds,
+        ..Options::default()
+    };
+    let t0 = Instant::now();
+    let mut tests = 0;
+    let r = reduce(input, &opts, &valid, &mut |e| match e {
+        Event::Progress(s) => tests = s.tests,
+        Event::Improved { best, pass } => {
+            eprintln!("[{label}] {pass}: {tests} tests -> {} bytes", best.len())
+        }
+    });
+    eprintln!(
+        "[{label}] {} -> {} bytes in {} tests, {:.1} s",
+        input.len(),
+        r.output.len(),
+        r.stats.tests,
+        t0.elapsed().as_secs_f64()
+    );
+    (r.output, r.stats.tests)
+}
+
+#[test]
+fn closure_cuts_a_valid_libstdcxx_tu_and_keeps_it_valid() {
+    let input = valid_input();
+    assert_eq!(valid(&input, &CancelToken::new()), Outcome::Interesting);
+    let first = Pipeline {
+        first: vec![Pass::CrashCut, Pass::Closure],
+        main: vec![],
+        last: vec![],
+    };
+    let (out, tests) = run("closure", &input, first, Some(0));
+    assert_eq!(valid(&out, &CancelToken::new()), Outcome::Interesting);
+    // One candidate from 1.9 MB to a small fraction of it, still error-free.
+    assert!(out.len() * 4 < input.len(), "{} bytes", out.len());
+    assert!(tests <= 6, "{tests} tests");
+
+    if std::env::var_os("MEASURE").is_some() {
+        let d = Pipeline::default();
+        let without = Pipeline {
+            first: d
+                .first
+                .iter()
+                .copied()
+                .filter(|&p| p != Pass::Closure)
+                .collect(),
+            ..d.clone()
+        };
+        run("default, first phase", &input, d.clone(), Some(0));
+        run(
+            "without closure, first phase",
+            &input,
+            without.clone(),
+            Some(0),
+        );
+        run("default, 1 round", &input, d, Some(1));
+        run("without closure, 1 round", &input, without, Some(1));
+    }
+}
+
+#[test]
+fn dump_closure_candidates() {
+    if std::env::var_os("DUMP").is_none() {
+        return;
+    }
+    let input = valid_input();
+    for (k, c) in Pass::Closure.candidates(&input, &hints()).enumerate() {
+        std::fs::write(format!("/work/wt/reducers/target/me/cl{k}.ii"), c).unwrap();
+    }
+}
