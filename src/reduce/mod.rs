@@ -12,9 +12,12 @@
 //! on) crashes the same way. The start must reproduce N of N; the final result is checked N
 //! times with the case's plain replay command (`verify.rs`), and when it does not verify, the
 //! stage falls back to the smallest accepted candidate that does (`chain.rs`) and continues
-//! from there with a stricter oracle.
+//! from there with a stricter oracle. A kept-valid candidate must also be complete
+//! (`complete.rs`): what comes after the crash point is never diagnosed, so a candidate cut
+//! off there would crash "without errors" and still be no valid program.
 
 mod chain;
+mod complete;
 mod hints;
 mod oracle;
 mod script;
@@ -190,6 +193,9 @@ struct Stage<'a> {
     confirm_rejects: AtomicU64,
     check_runs: AtomicU64,
     stop: Arc<AtomicBool>,
+    /// Candidates must be complete (balanced brackets, a declaration's end): validity is
+    /// kept and the start is.
+    require_complete: bool,
 }
 
 impl Stage<'_> {
@@ -224,6 +230,9 @@ impl Stage<'_> {
         timeout: Duration,
         cancel: &(dyn Fn() -> bool + Sync),
     ) -> bool {
+        if self.require_complete && !complete::is_complete(text) {
+            return false;
+        }
         if !self
             .oracle
             .accepts(&self.run_candidate(text, flags, timeout, cancel))
@@ -416,6 +425,7 @@ pub fn reduce_case(
         confirm_rejects: AtomicU64::new(0),
         check_runs: AtomicU64::new(0),
         stop: settings.stop.clone(),
+        require_complete: keep_valid && complete::is_complete(&start),
     };
     let runs = settings.verify_runs.max(1);
 
