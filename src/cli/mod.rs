@@ -141,7 +141,11 @@ fn main_code() -> ExitCode {
             let not_reproducing = e.chain().any(|c| {
                 matches!(
                     c.downcast_ref::<crate::reduce::ReduceError>(),
-                    Some(crate::reduce::ReduceError::NotReproducing(..))
+                    Some(
+                        crate::reduce::ReduceError::NotReproducing(..)
+                            | crate::reduce::ReduceError::FlakyInput { .. }
+                            | crate::reduce::ReduceError::InvalidStart { .. }
+                    )
                 )
             });
             let code = if not_reproducing {

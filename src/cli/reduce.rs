@@ -32,6 +32,14 @@ pub struct ReduceArgs {
     /// Print the result as one JSON object on stdout, and nothing else.
     #[arg(long)]
     json: bool,
+    /// Let candidates have source errors before the crash even when the original has none
+    /// (faster, smaller, but an invalid reproducer; a crash-on-valid stays valid by default).
+    #[arg(long)]
+    allow_invalid: bool,
+    /// Runs of the start and of the final result that must all crash the same way.
+    #[arg(long, value_name = "N", default_value_t = reduce::DEFAULT_VERIFY_RUNS,
+          value_parser = clap::value_parser!(u32).range(1..=100))]
+    verify_runs: u32,
 }
 
 pub(crate) fn human_bytes(n: usize) -> String {
@@ -112,6 +120,13 @@ impl Progress {
                 }
                 eprintln!("icepick: verifying the result");
             }
+            Note::BackedOff { bytes, why } => {
+                self.now = bytes;
+                eprintln!(
+                    "icepick: {why}; falling back to {} and reducing from there with a stricter test",
+                    human_bytes(bytes)
+                );
+            }
         }
     }
 }
@@ -126,6 +141,8 @@ pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
         resume: args.resume,
         timeout: args.timeout.map(Duration::from_secs),
         stop: crate::interrupt::stop_flag(),
+        allow_invalid: args.allow_invalid,
+        verify_runs: args.verify_runs,
     };
     let mut progress = Progress::new(args.json);
     let mut out = std::io::stdout().lock();
@@ -179,13 +196,35 @@ pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
             out,
             "verified: {}",
             if r.verified {
-                "yes, same signature".to_string()
+                format!(
+                    "yes, same signature in {} of {} runs{}",
+                    r.verify_same,
+                    r.verify_runs,
+                    if r.keep_valid {
+                        ", no source error before the crash"
+                    } else {
+                        ""
+                    }
+                )
             } else if crate::interrupt::is_interrupted() {
                 "not checked (interrupted; --resume continues and verifies)".to_string()
             } else {
-                "NO: the result does not reproduce the crash".to_string()
+                format!(
+                    "NO: the result reproduced the crash in {} of {} runs",
+                    r.verify_same, r.verify_runs
+                )
             }
         )?;
+        if r.allow_invalid && r.source_errors > 0 {
+            writeln!(
+                out,
+                "invalid:  {} source error(s) before the crash (--allow-invalid)",
+                r.source_errors
+            )?;
+        }
+        if let Some(why) = &r.backed_off {
+            writeln!(out, "backed off: {why}")?;
+        }
         if !r.extra_flags.is_empty() {
             writeln!(
                 out,

@@ -23,6 +23,10 @@ pub struct TriageArgs {
     /// Stop after capture (no reduction).
     #[arg(long)]
     no_reduce: bool,
+    /// Let the flags and reduce stages make a crash-on-valid invalid (faster, smaller; by
+    /// default a crash-on-valid stays valid).
+    #[arg(long)]
+    allow_invalid: bool,
     /// Triage the crash store instead of a command: for each `new` bucket, capture a case
     /// from a recorded occurrence if it has none, reduce it (resuming an interrupted
     /// reduction), and mark the bucket `triaged` or `failed`.
@@ -51,6 +55,8 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
         resume: false,
         timeout: None,
         stop: crate::interrupt::stop_flag(),
+        allow_invalid: args.allow_invalid,
+        verify_runs: reduce::DEFAULT_VERIFY_RUNS,
     };
     // Flags first: reduce uses the minimal command it finds.
     let flag_opts = crate::flags::Options {
@@ -283,6 +289,8 @@ mod pending {
                     resume: Case::load(&dir).is_ok_and(|c| c.reduction.is_some()),
                     timeout: None,
                     stop: stop.clone(),
+                    allow_invalid: false,
+                    verify_runs: reduce::DEFAULT_VERIFY_RUNS,
                 };
                 let mut progress = Progress::new(json);
                 let reduced = {

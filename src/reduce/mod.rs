@@ -4,11 +4,24 @@
 //!
 //! The best-so-far is written atomically after every improvement (`reduced.<ext>` in the
 //! case, or the file itself for `--test`), so Ctrl-C, a crash or `kill -9` at any moment
-//! leaves a result that reproduces; `--resume` starts from it. The final result is verified
-//! again with the case's plain replay command before it is reported.
+//! leaves a result that reproduces; `--resume` starts from it.
+//!
+//! "The same crash" (issue #12) is more than the signature: when the original crashes with no
+//! source error before the crash, every candidate must too (`oracle.rs`), unless
+//! `--allow-invalid`; and a candidate counts only when a second run (another file name, ASLR
+//! on) crashes the same way. The start must reproduce N of N; the final result is checked N
+//! times with the case's plain replay command (`verify.rs`), and when it does not verify, the
+//! stage falls back to the smallest accepted candidate that does (`chain.rs`) and continues
+//! from there with a stricter oracle. A kept-valid candidate must also be complete
+//! (`complete.rs`): what comes after the crash point is never diagnosed, so a candidate cut
+//! off there would crash "without errors" and still be no valid program.
 
+mod chain;
+mod complete;
 mod hints;
+mod oracle;
 mod script;
+mod verify;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -20,8 +33,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::case::{write_atomic, Case, CaseError};
 use crate::command::CompilerCommand;
-use crate::crash::{self, Symbolizer};
-use crate::exec::{self, Cmd, Status};
+use crate::crash::Symbolizer;
+use crate::exec;
+use oracle::{retarget, test_flags, Judged, Oracle};
+use verify::{verify, Check, Verdict};
 
 pub use hints::hints_for;
 pub use script::{reduce_with_script, ScriptReduction};
@@ -37,7 +52,14 @@ pub struct Settings {
     pub timeout: Option<Duration>,
     /// Set to stop early (Ctrl-C); the best so far is kept and reported.
     pub stop: Arc<AtomicBool>,
+    /// Do not keep a crash-on-valid valid (faster, smaller, invalid results).
+    pub allow_invalid: bool,
+    /// Runs of the start and of the final result that must all crash the same way.
+    pub verify_runs: u32,
 }
+
+/// The default of [`Settings::verify_runs`].
+pub const DEFAULT_VERIFY_RUNS: u32 = 3;
 
 /// What the caller is told while reducing.
 #[derive(Debug)]
@@ -50,6 +72,8 @@ pub enum Note<'a> {
     Progress(&'a Stats),
     /// Re-checking the final result.
     Verifying,
+    /// The smallest result did not verify; reducing again from a larger one that does.
+    BackedOff { bytes: usize, why: &'a str },
 }
 
 /// The `reduction` section of `case.json`.
@@ -67,8 +91,37 @@ pub struct Reduction {
     pub cache_hits: u64,
     pub seconds: f64,
     pub jobs: usize,
-    /// The final result was re-run with `replay_command` and gave the case's signature.
+    /// The final result was re-run `verify_runs` times with `replay_command` and gave the
+    /// case's signature every time (with zero source errors when `keep_valid`).
     pub verified: bool,
+    /// Every candidate had to crash with zero source errors (the original is valid and
+    /// `--allow-invalid` was not given).
+    #[serde(default)]
+    pub keep_valid: bool,
+    /// `--allow-invalid` was given.
+    #[serde(default)]
+    pub allow_invalid: bool,
+    /// Source errors clang printed before the crash when the result was verified.
+    #[serde(default)]
+    pub source_errors: u32,
+    /// The final check: runs, and runs that gave the signature ("k of n").
+    #[serde(default)]
+    pub verify_runs: u32,
+    #[serde(default)]
+    pub verify_same: u32,
+    /// Set when the smallest result was not deterministic (or not valid without `-w`) and
+    /// the stage fell back to a larger accepted candidate: why, in one line.
+    #[serde(default)]
+    pub backed_off: Option<String>,
+    /// Second runs of interesting candidates (the price of determinism), and how many of
+    /// them did not crash the same way again (candidates it kept out).
+    #[serde(default)]
+    pub confirm_runs: u64,
+    #[serde(default)]
+    pub confirm_rejects: u64,
+    /// Compiler runs of the start's and the final checks (back-off included).
+    #[serde(default)]
+    pub check_runs: u64,
     /// Flags the reduced input needs on top of `replay_command` to crash (e.g.
     /// `-ferror-limit=0` when the crash comes after more than 20 errors).
     #[serde(default)]
@@ -86,6 +139,14 @@ pub enum ReduceError {
     Io(PathBuf, std::io::Error),
     #[error("the case's input does not reproduce its crash (signature {0}) any more: {1}; run `icepick capture` again")]
     NotReproducing(String, String),
+    #[error("the input itself is flaky: {what} crashed with the case's signature in only {same} of {runs} runs, so no reduction of it could be verified; make the crash deterministic first (e.g. fewer threads, a fixed seed) or capture it again")]
+    FlakyInput { what: String, same: u32, runs: u32 },
+    #[error("the original compiles with no error before the crash, but {what} prints {errors} source error(s) before the same crash with the test command ({first}); a valid reduction cannot start from it: pass --allow-invalid to reduce it anyway (the result may be invalid), or run `icepick capture` again")]
+    InvalidStart {
+        what: String,
+        errors: u32,
+        first: String,
+    },
     #[error("--resume: no earlier reduction in this case; run without --resume")]
     NothingToResume,
     #[error("--resume: the earlier reduction's best file {0} is missing; run without --resume to start again from the case's input")]
@@ -111,70 +172,176 @@ pub enum ReduceError {
     Exec(#[from] exec::ExecError),
 }
 
-/// Flags added to every test command: more candidates stay interesting when clang does not
-/// stop after 20 errors (reduction-notes.md: the measured crash came after 19), and warnings
-/// are noise. Dropped again at the end when the result crashes without them.
-fn test_flags(cmd: &CompilerCommand) -> Vec<String> {
-    if cmd.is_gcc() {
-        return vec!["-w".into()];
-    }
-    if cmd.is_cc1() {
-        return vec!["-ferror-limit".into(), "0".into(), "-w".into()];
-    }
-    vec!["-ferror-limit=0".into(), "-w".into()]
+/// Runs of an interesting candidate in the first reduction: the run that found it and one
+/// more (another file name, ASLR on) before it counts.
+const CONFIRM_RUNS: u32 = 2;
+
+/// What one reduction of a case works with.
+struct Stage<'a> {
+    dir: &'a Path,
+    case: &'a Case,
+    /// The replay command (the flags stage's minimal one when it ran).
+    replay: Vec<String>,
+    output_name: String,
+    output_path: PathBuf,
+    ext: String,
+    oracle: Oracle,
+    /// Candidates live in icepick's private scratch directory (removed however icepick ends).
+    work: tempfile::TempDir,
+    counter: AtomicU64,
+    confirm_runs: AtomicU64,
+    confirm_rejects: AtomicU64,
+    check_runs: AtomicU64,
+    stop: Arc<AtomicBool>,
+    /// Candidates must be complete (balanced brackets, a declaration's end): validity is
+    /// kept and the start is.
+    require_complete: bool,
 }
 
-/// `argv` with the argument naming `from` replaced by `to`, and `extra` inserted before it.
-fn retarget(argv: &[String], from: &str, to: &str, extra: &[String]) -> Vec<String> {
-    let mut out = Vec::with_capacity(argv.len() + extra.len());
-    for a in argv {
-        if a == from {
-            out.extend(extra.iter().cloned());
-            out.push(to.to_string());
-        } else {
-            out.push(a.clone());
-        }
-    }
-    out
-}
-
-/// Judges compiler runs against one signature.
-struct Oracle {
-    case_dir: PathBuf,
-    signature: String,
-    symbolizer: Symbolizer,
-    /// The case's emulator, put in front of every run.
-    emulator: Vec<String>,
-}
-
-impl Oracle {
-    /// Runs `argv` in the case directory; true when it crashes with the case's signature.
-    fn same_crash(
+impl Stage<'_> {
+    /// Writes `text` to a fresh scratch file and runs the test command (`flags` added) on it.
+    fn run_candidate(
         &self,
-        argv: &[String],
+        text: &[u8],
+        flags: &[String],
+        timeout: Duration,
+        cancel: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Judged> {
+        let k = self.counter.fetch_add(1, Ordering::Relaxed);
+        let path = self.work.path().join(format!("c{k}.{}", self.ext));
+        std::fs::write(&path, text).ok()?;
+        let argv = retarget(
+            &self.replay,
+            &self.case.input,
+            &path.to_string_lossy(),
+            flags,
+        );
+        let j = self.oracle.judge(&argv, timeout, cancel);
+        let _ = std::fs::remove_file(&path);
+        j
+    }
+
+    /// True when `text` crashes the same way `runs` times in a row (stops at the first miss).
+    fn interesting(
+        &self,
+        text: &[u8],
+        flags: &[String],
+        runs: u32,
         timeout: Duration,
         cancel: &(dyn Fn() -> bool + Sync),
     ) -> bool {
-        let argv = crate::case::emulated(&self.emulator, argv);
-        let cmd = Cmd::new(&argv[0])
-            .args(&argv[1..])
-            .cwd(&self.case_dir)
-            .timeout(timeout)
-            .output_cap(1 << 20);
-        let Ok(out) = exec::run_cancellable(&cmd, cancel) else {
-            return false;
-        };
-        if matches!(out.status, Status::TimedOut | Status::Cancelled) {
+        if self.require_complete && !complete::is_complete(text) {
             return false;
         }
-        let Some(mut c) = crash::parse(
-            &String::from_utf8_lossy(&out.stderr),
-            crate::capture::exit_info(out.status),
-        ) else {
+        if !self
+            .oracle
+            .accepts(&self.run_candidate(text, flags, timeout, cancel))
+        {
             return false;
+        }
+        for _ in 1..runs {
+            self.confirm_runs.fetch_add(1, Ordering::Relaxed);
+            if !self
+                .oracle
+                .accepts(&self.run_candidate(text, flags, timeout, cancel))
+            {
+                if !cancel() {
+                    self.confirm_rejects.fetch_add(1, Ordering::Relaxed);
+                }
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Writes `text` as the case's result and checks it `runs` times with the plain replay
+    /// command (or, for an invalid reduction, with `flags` when it needs them).
+    fn check(
+        &self,
+        text: &[u8],
+        flags: &[String],
+        runs: u32,
+        stop_early: bool,
+        timeout: Duration,
+    ) -> Result<Verdict, ReduceError> {
+        write_atomic(&self.output_path, text)?;
+        let plain = retarget(&self.replay, &self.case.input, &self.output_name, &[]);
+        let flagged = retarget(&self.replay, &self.case.input, &self.output_name, flags);
+        let check = Check {
+            plain: &plain,
+            with_flags: (!flags.is_empty()).then_some((flagged.as_slice(), flags)),
+            keep_valid: self.oracle.keep_valid,
+            runs,
+            stop_early,
         };
-        self.symbolizer.symbolize(&mut c);
-        crash::signature(&c).id == self.signature
+        let stop = || self.stop.load(Ordering::SeqCst);
+        Ok(verify(&check, &mut |argv| {
+            self.check_runs.fetch_add(1, Ordering::Relaxed);
+            self.oracle.judge(argv, timeout, &stop)
+        }))
+    }
+
+    /// Saves `rec` as the case's reduction.
+    fn save(&self, rec: &Reduction) -> Result<(), CaseError> {
+        let mut c = self.case.clone();
+        c.reduction = serde_json::to_value(rec).ok();
+        c.save(self.dir)
+    }
+
+    /// One run of the reducer from `start`: every improvement is added to `chain`, written
+    /// atomically and recorded (`rec`, counting from `base` tests and cache hits).
+    #[allow(clippy::too_many_arguments)]
+    fn pass(
+        &self,
+        start: &[u8],
+        flags: &[String],
+        confirm: u32,
+        timeout: Duration,
+        opts: &Options,
+        rec: &mut Reduction,
+        base: (u64, u64),
+        chain: &mut chain::Chain,
+        note: &mut dyn FnMut(Note<'_>),
+    ) -> Result<icepick_reducers::Reduction, ReduceError> {
+        let mut write_error = None;
+        let mut last_stats = Stats::default();
+        let test = |text: &[u8], cancel: &CancelToken| {
+            if self.interesting(text, flags, confirm, timeout, &|| cancel.is_cancelled()) {
+                Outcome::Interesting
+            } else {
+                Outcome::Uninteresting
+            }
+        };
+        let result = icepick_reducers::reduce(start, opts, &test, &mut |e| match e {
+            Event::Improved { best, pass } => {
+                chain.push(best);
+                if let Err(err) = write_atomic(&self.output_path, best) {
+                    write_error.get_or_insert(err);
+                    self.stop.store(true, Ordering::SeqCst);
+                    return;
+                }
+                rec.bytes_after = best.len();
+                rec.tests = base.0 + last_stats.tests;
+                rec.cache_hits = base.1 + last_stats.cache_hits;
+                if let Err(err) = self.save(rec) {
+                    write_error.get_or_insert(err);
+                }
+                note(Note::Improved {
+                    bytes: best.len(),
+                    pass,
+                });
+            }
+            Event::Progress(stats) => {
+                last_stats = stats.clone();
+                note(Note::Progress(stats));
+            }
+        });
+        if let Some(err) = write_error {
+            return Err(err.into());
+        }
+        rec.tests = base.0 + result.stats.tests;
+        rec.cache_hits = base.1 + result.stats.cache_hits;
+        Ok(result)
     }
 }
 
@@ -197,19 +364,24 @@ pub fn reduce_case(
         .reduction
         .clone()
         .and_then(|v| serde_json::from_value(v).ok());
-    let (start, prior_tests, prior_hits, bytes_before) = if settings.resume {
+    let (start, prior, bytes_before) = if settings.resume {
         let r = earlier.as_ref().ok_or(ReduceError::NothingToResume)?;
         let path = dir.join(&r.output);
         let text = std::fs::read(&path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => ReduceError::ResumeFileMissing(path.clone()),
             _ => ReduceError::Io(path.clone(), e),
         })?;
-        (text, r.tests, r.cache_hits, r.bytes_before)
+        (text, Some(r.clone()), r.bytes_before)
     } else {
         let text = std::fs::read(dir.join(&case.input))
             .map_err(|e| ReduceError::Io(dir.join(&case.input), e))?;
         let n = text.len();
-        (text, 0, 0, n)
+        (text, None, n)
+    };
+    let what = if settings.resume {
+        "the earlier best (--resume)"
+    } else {
+        "the case's input"
     };
 
     // The minimal command from `icepick flags`, when it ran, is what later stages use.
@@ -226,45 +398,87 @@ pub fn reduce_case(
         .filter(|a| a.contains(&case.input))
         .unwrap_or_else(|| case.replay_command.clone());
     let replay_cmd = CompilerCommand::from_argv(&replay).expect("a case has a replay command");
-    let flags = test_flags(&replay_cmd);
-    let oracle = Oracle {
-        emulator: case.emulator.clone(),
-        case_dir: dir.to_path_buf(),
-        signature: case.signature.id.clone(),
-        symbolizer: Symbolizer::new(case.library_dirs()),
-    };
-    // Candidates live in icepick's private scratch directory (removed however icepick ends).
+    let keep_valid = case.crash.source_errors == 0 && !settings.allow_invalid;
+    let flags = test_flags(&replay_cmd, keep_valid);
     let scratch = exec::scratch_dir();
     let work = tempfile::Builder::new()
         .prefix("reduce-")
         .tempdir_in(&scratch)
         .map_err(|e| ReduceError::Io(scratch, e))?;
-    let counter = AtomicU64::new(0);
-    let run_candidate =
-        |text: &[u8], timeout: Duration, cancel: &(dyn Fn() -> bool + Sync)| -> bool {
-            let k = counter.fetch_add(1, Ordering::Relaxed);
-            let path = work.path().join(format!("c{k}.{ext}"));
-            if std::fs::write(&path, text).is_err() {
-                return false;
-            }
-            let argv = retarget(&replay, &case.input, &path.to_string_lossy(), &flags);
-            let same = oracle.same_crash(&argv, timeout, cancel);
-            let _ = std::fs::remove_file(&path);
-            same
-        };
+    let stage = Stage {
+        dir,
+        case: &case,
+        replay: replay.clone(),
+        output_name: output_name.clone(),
+        output_path: output_path.clone(),
+        ext,
+        oracle: Oracle {
+            emulator: case.emulator.clone(),
+            case_dir: dir.to_path_buf(),
+            signature: case.signature.id.clone(),
+            symbolizer: Symbolizer::new(case.library_dirs()),
+            keep_valid,
+        },
+        work,
+        counter: AtomicU64::new(0),
+        confirm_runs: AtomicU64::new(0),
+        confirm_rejects: AtomicU64::new(0),
+        check_runs: AtomicU64::new(0),
+        stop: settings.stop.clone(),
+        require_complete: keep_valid && complete::is_complete(&start),
+    };
+    let runs = settings.verify_runs.max(1);
 
-    // Baseline: proves the starting point is interesting and sets the per-test timeout.
+    // Baseline: proves the starting point is interesting (valid, when validity is kept), sets
+    // the per-test timeout, and must reproduce N of N: a flaky start cannot give a verified
+    // result, so it is said at once.
     let t0 = Instant::now();
-    if !run_candidate(&start, Duration::from_secs(600), &|| false) {
-        return Err(ReduceError::NotReproducing(
-            case.signature.id.clone(),
-            "the test command (replay command plus -ferror-limit=0 -w) does not crash the same way"
-                .into(),
-        ));
+    let first = stage.run_candidate(&start, &flags, Duration::from_secs(600), &|| false);
+    stage.check_runs.fetch_add(1, Ordering::Relaxed);
+    if !stage.oracle.accepts(&first) {
+        return Err(match first {
+            Some(j) if j.same && keep_valid => ReduceError::InvalidStart {
+                what: what.into(),
+                errors: j.errors,
+                first: j.first_error.unwrap_or_default(),
+            },
+            _ => ReduceError::NotReproducing(
+                case.signature.id.clone(),
+                format!(
+                    "the test command (replay command plus {}) does not crash the same way",
+                    flags.join(" ")
+                ),
+            ),
+        });
     }
     let timeout = settings
         .timeout
         .unwrap_or_else(|| (t0.elapsed() * 5).max(Duration::from_secs(3)));
+    let long = timeout * 2;
+    let stop = || settings.stop.load(Ordering::SeqCst);
+    let mut same = 1;
+    for _ in 1..runs {
+        stage.check_runs.fetch_add(1, Ordering::Relaxed);
+        if stage
+            .oracle
+            .accepts(&stage.run_candidate(&start, &flags, long, &stop))
+        {
+            same += 1;
+        }
+    }
+    if same < runs {
+        if crate::interrupt::is_interrupted() {
+            return Err(ReduceError::NotReproducing(
+                case.signature.id.clone(),
+                "interrupted".into(),
+            ));
+        }
+        return Err(ReduceError::FlakyInput {
+            what: what.into(),
+            same,
+            runs,
+        });
+    }
     note(Note::Started {
         bytes: start.len(),
         timeout,
@@ -276,134 +490,161 @@ pub fn reduce_case(
         stop: settings.stop.clone(),
         ..Options::default()
     };
-    let record = |status: &str, bytes_after: usize, stats: &Stats, verified, extra: Vec<String>| {
-        let mut replay_out = retarget(&replay, &case.input, &output_name, &extra);
-        if replay_out == replay {
-            replay_out = retarget(&replay, &case.input, &output_name, &[]);
-        }
-        Reduction {
-            status: status.into(),
-            output: output_name.clone(),
-            bytes_before,
-            bytes_after,
-            tests: prior_tests + stats.tests,
-            cache_hits: prior_hits + stats.cache_hits,
-            seconds: (started.elapsed().as_secs_f64() * 10.0).round() / 10.0,
-            jobs: opts.jobs,
-            verified,
-            extra_flags: extra,
-            replay_command: replay_out,
-        }
+    let prior_runs = |f: fn(&Reduction) -> u64| prior.as_ref().map_or(0, f);
+    let mut rec = Reduction {
+        status: "running".into(),
+        output: output_name.clone(),
+        bytes_before,
+        bytes_after: start.len(),
+        tests: prior_runs(|r| r.tests),
+        cache_hits: prior_runs(|r| r.cache_hits),
+        seconds: 0.0,
+        jobs: opts.jobs,
+        verified: false,
+        keep_valid,
+        allow_invalid: settings.allow_invalid,
+        source_errors: 0,
+        verify_runs: 0,
+        verify_same: 0,
+        backed_off: None,
+        confirm_runs: 0,
+        confirm_rejects: 0,
+        check_runs: 0,
+        extra_flags: Vec::new(),
+        replay_command: retarget(&replay, &case.input, &output_name, &[]),
     };
+    let base = (rec.tests, rec.cache_hits);
     // Write the starting point and a `running` record before any test, so that a kill at any
     // later moment leaves a best file that reproduces and a case that `--resume` accepts
     // (each improvement writes the file first, then the record).
     write_atomic(&output_path, &start)?;
-    let mut last_stats = Stats::default();
-    {
-        let mut c = case.clone();
-        c.reduction = serde_json::to_value(record(
-            "running",
-            start.len(),
-            &last_stats,
-            false,
-            Vec::new(),
-        ))
-        .ok();
-        c.save(dir)?;
-    }
-    let mut write_error = None;
-    let test = |text: &[u8], cancel: &CancelToken| {
-        if run_candidate(text, timeout, &|| cancel.is_cancelled()) {
-            Outcome::Interesting
-        } else {
-            Outcome::Uninteresting
-        }
-    };
-    let result = icepick_reducers::reduce(&start, &opts, &test, &mut |e| match e {
-        Event::Improved { best, pass } => {
-            if let Err(err) = write_atomic(&output_path, best) {
-                write_error.get_or_insert(err);
-                settings.stop.store(true, Ordering::SeqCst);
-                return;
-            }
-            let mut c = case.clone();
-            c.reduction = serde_json::to_value(record(
-                "running",
-                best.len(),
-                &last_stats,
-                false,
-                Vec::new(),
-            ))
-            .ok();
-            if let Err(err) = c.save(dir) {
-                write_error.get_or_insert(err);
-            }
-            note(Note::Improved {
-                bytes: best.len(),
-                pass,
-            });
-        }
-        Event::Progress(stats) => {
-            last_stats = stats.clone();
-            note(Note::Progress(stats));
-        }
-    });
-    if let Some(err) = write_error {
-        return Err(err.into());
-    }
+    stage.save(&rec)?;
+    let mut chain = chain::Chain::new(&start, chain::DEFAULT_CAP);
+    let first_pass = stage.pass(
+        &start,
+        &flags,
+        CONFIRM_RUNS,
+        timeout,
+        &opts,
+        &mut rec,
+        base,
+        &mut chain,
+        note,
+    )?;
+    let mut stopped = first_pass.stats.stopped;
+    let mut result = first_pass.output;
+    let mut verdict = Verdict::default();
+    let mut backed_off = None;
 
-    // Verify the result with the plain replay command; keep the test flags only if needed.
-    note(Note::Verifying);
-    let plain = retarget(&replay, &case.input, &output_name, &[]);
-    let with_flags = retarget(&replay, &case.input, &output_name, &flags);
-    let long = timeout * 2;
-    let (verified, extra) = if crate::interrupt::is_interrupted() {
-        // Ctrl-C: stop now; the best so far is written, `--resume` verifies it later.
-        (false, Vec::new())
-    } else if oracle.same_crash(&plain, long, &|| false) {
-        (true, Vec::new())
-    } else if oracle.same_crash(&with_flags, long, &|| false) {
-        (true, flags.clone())
-    } else {
-        (false, Vec::new())
-    };
-    let status = if result.stats.stopped {
-        "stopped"
-    } else {
-        "done"
-    };
-    let rec = record(status, result.output.len(), &result.stats, verified, extra);
+    if !crate::interrupt::is_interrupted() {
+        // Verify the result N times with the plain replay command; an invalid reduction
+        // keeps the test flags only if it needs them.
+        note(Note::Verifying);
+        verdict = stage.check(&result, &flags, runs, false, long)?;
+        if !verdict.verified() && !stopped {
+            let why = format!(
+                "the smallest result ({} B) reproduced {} with the replay command",
+                result.len(),
+                verdict.describe()
+            );
+            let smallest = result.clone();
+            let mut chosen = None;
+            let mut fail = None;
+            let fallback = chain::back_off(chain.texts(), &|t| t == smallest, &mut |t| match stage
+                .check(t, &flags, runs, true, long)
+            {
+                Ok(v) if v.verified() => {
+                    chosen = Some(v);
+                    true
+                }
+                Ok(_) => false,
+                Err(e) => {
+                    fail.get_or_insert(e);
+                    false
+                }
+            })
+            .map(<[u8]>::to_vec);
+            if let Some(e) = fail {
+                return Err(e);
+            }
+            if let (Some(fb), Some(v)) = (fallback, chosen) {
+                note(Note::BackedOff {
+                    bytes: fb.len(),
+                    why: &why,
+                });
+                // Continue from the fallback with a stricter test: N runs per candidate,
+                // and without `-w` when the smallest result had errors without it.
+                let strict_flags: Vec<String> = if keep_valid && verdict.errors > 0 {
+                    Vec::new()
+                } else {
+                    flags.clone()
+                };
+                let base = (rec.tests, rec.cache_hits);
+                rec.bytes_after = fb.len();
+                stage.save(&rec)?;
+                let mut chain2 = chain::Chain::new(&fb, chain::DEFAULT_CAP);
+                let second = stage.pass(
+                    &fb,
+                    &strict_flags,
+                    runs,
+                    timeout,
+                    &opts,
+                    &mut rec,
+                    base,
+                    &mut chain2,
+                    note,
+                )?;
+                stopped = second.stats.stopped;
+                let mut said = format!(
+                    "{why}; fell back to the smallest accepted candidate that reproduces {runs} of {runs} ({} B)",
+                    fb.len()
+                );
+                (result, verdict) = (fb.clone(), v);
+                if second.output.len() < fb.len() && !crate::interrupt::is_interrupted() {
+                    let v2 = stage.check(&second.output, &flags, runs, false, long)?;
+                    if v2.verified() {
+                        said.push_str(&format!(
+                            " and reduced it further to {} B with {runs} runs per candidate{}",
+                            second.output.len(),
+                            if strict_flags.is_empty() {
+                                " and no -w"
+                            } else {
+                                ""
+                            }
+                        ));
+                        (result, verdict) = (second.output, v2);
+                    }
+                } else if second.output.len() < fb.len() {
+                    // Interrupted: the strict pass's best stays (it reproduced N times).
+                    result = second.output;
+                    verdict = Verdict::default();
+                }
+                backed_off = Some(said);
+            } else {
+                // Not even the start verifies with the plain command: keep the smallest,
+                // reported as not verified.
+                verdict = stage.check(&result, &flags, runs, false, long)?;
+            }
+        }
+    }
+    write_atomic(&output_path, &result)?;
+    rec.status = if stopped { "stopped" } else { "done" }.into();
+    rec.bytes_after = result.len();
+    rec.seconds = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
+    rec.verified = verdict.verified();
+    rec.source_errors = verdict.errors;
+    rec.verify_runs = verdict.runs;
+    rec.verify_same = verdict.same;
+    rec.backed_off = backed_off;
+    rec.confirm_runs = prior_runs(|r| r.confirm_runs) + stage.confirm_runs.load(Ordering::Relaxed);
+    rec.confirm_rejects =
+        prior_runs(|r| r.confirm_rejects) + stage.confirm_rejects.load(Ordering::Relaxed);
+    rec.check_runs = prior_runs(|r| r.check_runs) + stage.check_runs.load(Ordering::Relaxed);
+    rec.replay_command = retarget(&replay, &case.input, &output_name, &verdict.extra);
+    rec.extra_flags = verdict.extra;
+    drop(stage);
     case.reduction = Some(serde_json::to_value(&rec).expect("serialisable"));
     case.save(dir)?;
     crate::report::write_files(dir, &case)?;
     Ok(rec)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn retarget_replaces_the_input_and_inserts_flags_before_it() {
-        let argv: Vec<String> = ["clang", "-O2", "-x", "c++-cpp-output", "input.ii"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let extra = vec!["-w".to_string()];
-        assert_eq!(
-            retarget(&argv, "input.ii", "/w/c1.ii", &extra),
-            ["clang", "-O2", "-x", "c++-cpp-output", "-w", "/w/c1.ii"]
-        );
-    }
-
-    #[test]
-    fn test_flags_follow_the_command_kind() {
-        let driver =
-            CompilerCommand::from_argv(&["clang".into(), "-c".into(), "f.i".into()]).unwrap();
-        assert_eq!(test_flags(&driver), ["-ferror-limit=0", "-w"]);
-        let cc1 =
-            CompilerCommand::from_argv(&["clang".into(), "-cc1".into(), "f.c".into()]).unwrap();
-        assert_eq!(test_flags(&cc1), ["-ferror-limit", "0", "-w"]);
-    }
 }

@@ -1,0 +1,178 @@
+//! What "the same crash" means for a candidate: one compiler run judged against the case's
+//! signature, and — when the reduction keeps a crash-on-valid valid — against the count of
+//! source errors clang printed before crashing (`crash::parse`'s `source_errors`).
+//!
+//! Also the flags added to test commands, and the argv rewriting that points the replay
+//! command at a candidate file.
+
+use std::path::PathBuf;
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use regex::Regex;
+
+use crate::command::CompilerCommand;
+use crate::crash::{self, Symbolizer};
+use crate::exec::{self, Cmd, Status};
+
+/// Flags added to every test command. For a reduction that may go invalid: more candidates
+/// stay interesting when clang does not stop after 20 errors (reduction-notes.md: the
+/// measured crash came after 19), and warnings are noise. When validity is kept, an error
+/// limit is pointless (every error rejects the candidate), so only `-w` stays; the final
+/// check runs without it, so a warning that `-Werror` would promote cannot slip through.
+pub(super) fn test_flags(cmd: &CompilerCommand, keep_valid: bool) -> Vec<String> {
+    if cmd.is_gcc() || keep_valid {
+        return vec!["-w".into()];
+    }
+    if cmd.is_cc1() {
+        return vec!["-ferror-limit".into(), "0".into(), "-w".into()];
+    }
+    vec!["-ferror-limit=0".into(), "-w".into()]
+}
+
+/// `argv` with the argument naming `from` replaced by `to`, and `extra` inserted before it.
+pub(super) fn retarget(argv: &[String], from: &str, to: &str, extra: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(argv.len() + extra.len());
+    for a in argv {
+        if a == from {
+            out.extend(extra.iter().cloned());
+            out.push(to.to_string());
+        } else {
+            out.push(a.clone());
+        }
+    }
+    out
+}
+
+/// One run that crashed.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Judged {
+    /// The crash has the case's signature.
+    pub same: bool,
+    /// `file:line:col: error:` lines clang printed before the crash.
+    pub errors: u32,
+    /// The first of them, for messages.
+    pub first_error: Option<String>,
+}
+
+static SOURCE_ERROR: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\S.*?:\d+:\d+: (?:fatal )?error: ").expect("valid regex"));
+
+/// Judges compiler runs against one signature.
+pub(super) struct Oracle {
+    pub case_dir: PathBuf,
+    pub signature: String,
+    pub symbolizer: Symbolizer,
+    /// The case's emulator, put in front of every run.
+    pub emulator: Vec<String>,
+    /// Candidates must crash with zero source errors.
+    pub keep_valid: bool,
+}
+
+impl Oracle {
+    /// Runs `argv` in the case directory; `None` when it did not crash (or timed out, was
+    /// cancelled, could not start).
+    pub fn judge(
+        &self,
+        argv: &[String],
+        timeout: Duration,
+        cancel: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Judged> {
+        let argv = crate::case::emulated(&self.emulator, argv);
+        let cmd = Cmd::new(&argv[0])
+            .args(&argv[1..])
+            .cwd(&self.case_dir)
+            .timeout(timeout)
+            .output_cap(1 << 20);
+        let out = exec::run_cancellable(&cmd, cancel).ok()?;
+        if matches!(out.status, Status::TimedOut | Status::Cancelled) {
+            return None;
+        }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let mut c = crash::parse(&stderr, crate::capture::exit_info(out.status))?;
+        self.symbolizer.symbolize(&mut c);
+        Some(Judged {
+            same: crash::signature(&c).id == self.signature,
+            errors: c.source_errors,
+            first_error: stderr
+                .lines()
+                .find(|l| SOURCE_ERROR.is_match(l))
+                .map(|l| l.chars().take(300).collect()),
+        })
+    }
+
+    /// True when `j` counts as the case's crash: its signature, and no source error when
+    /// validity is kept.
+    pub fn accepts(&self, j: &Option<Judged>) -> bool {
+        matches!(j, Some(j) if j.same && (!self.keep_valid || j.errors == 0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retarget_replaces_the_input_and_inserts_flags_before_it() {
+        let argv: Vec<String> = ["clang", "-O2", "-x", "c++-cpp-output", "input.ii"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let extra = vec!["-w".to_string()];
+        assert_eq!(
+            retarget(&argv, "input.ii", "/w/c1.ii", &extra),
+            ["clang", "-O2", "-x", "c++-cpp-output", "-w", "/w/c1.ii"]
+        );
+    }
+
+    #[test]
+    fn test_flags_follow_the_command_kind() {
+        let driver =
+            CompilerCommand::from_argv(&["clang".into(), "-c".into(), "f.i".into()]).unwrap();
+        assert_eq!(test_flags(&driver, false), ["-ferror-limit=0", "-w"]);
+        let cc1 =
+            CompilerCommand::from_argv(&["clang".into(), "-cc1".into(), "f.c".into()]).unwrap();
+        assert_eq!(test_flags(&cc1, false), ["-ferror-limit", "0", "-w"]);
+    }
+
+    #[test]
+    fn keeping_validity_drops_the_error_limit() {
+        let driver =
+            CompilerCommand::from_argv(&["clang".into(), "-c".into(), "f.i".into()]).unwrap();
+        assert_eq!(test_flags(&driver, true), ["-w"]);
+        let cc1 =
+            CompilerCommand::from_argv(&["clang".into(), "-cc1".into(), "f.c".into()]).unwrap();
+        assert_eq!(test_flags(&cc1, true), ["-w"]);
+    }
+
+    #[test]
+    fn the_valid_oracle_rejects_a_same_signature_crash_with_errors() {
+        let oracle = |keep_valid| Oracle {
+            case_dir: PathBuf::from("."),
+            signature: "s".into(),
+            symbolizer: Symbolizer::new(Vec::new()),
+            emulator: Vec::new(),
+            keep_valid,
+        };
+        let with_errors = Some(Judged {
+            same: true,
+            errors: 2,
+            first_error: None,
+        });
+        let clean = Some(Judged {
+            same: true,
+            errors: 0,
+            first_error: None,
+        });
+        let other = Some(Judged {
+            same: false,
+            errors: 0,
+            first_error: None,
+        });
+        assert!(!oracle(true).accepts(&with_errors));
+        assert!(oracle(false).accepts(&with_errors));
+        assert!(oracle(true).accepts(&clean));
+        assert!(!oracle(true).accepts(&other));
+        assert!(!oracle(false).accepts(&None));
+    }
+}
