@@ -23,6 +23,11 @@ pub struct TriageArgs {
     /// Stop after capture (no reduction).
     #[arg(long)]
     no_reduce: bool,
+    /// Let the flags and reduce stages accept candidates that crash the same way only after
+    /// source errors: a smaller, invalid test case (the report says so). By default a crash
+    /// on valid code stays valid.
+    #[arg(long)]
+    allow_invalid: bool,
     /// Triage the crash store instead of a command: for each `new` bucket, capture a case
     /// from a recorded occurrence if it has none, reduce it (resuming an interrupted
     /// reduction), and mark the bucket `triaged` or `failed`.
@@ -55,6 +60,7 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
     // Flags first: reduce uses the minimal command it finds.
     let flag_opts = crate::flags::Options {
         jobs: settings.jobs,
+        allow_invalid: args.allow_invalid,
         ..crate::flags::Options::default()
     };
     let f = crate::flags::flags_for_case(&dir, &flag_opts, &mut |msg: &str| {
