@@ -5,10 +5,12 @@
 //! Compiler runs, in order: the original command; `--version`; a `-fno-integrated-cc1` rerun
 //! when the in-process cc1 died without a stack dump; `--reruns` reruns to check
 //! determinism; `-###` for offload compiles, and each job alone when the output does not name
-//! the crashing one ([`jobs`]); then per attempted preprocessing mode one `-E` and one replay.
+//! the crashing one ([`jobs`]); `-###` once more for the crashing job's cc1 line and triple
+//! ([`bug_info`]); then per attempted preprocessing mode one `-E` and one replay.
 //! Only the original command may write clang's reproducer files; they move into the case
 //! ([`reproducer`]).
 
+mod bug_info;
 mod jobs;
 mod reproducer;
 mod sources;
@@ -25,6 +27,7 @@ use crate::crash::{self, Crash, ExitInfo, Signature, Symbolizer};
 use crate::exec::{self, Cmd, ExecError, Output, Status};
 use crate::report;
 
+pub use bug_info::BugInfo;
 use jobs::{find_job, info_label};
 pub use reproducer::REPRODUCER_DIR;
 use reproducer::{move_reproducer_files, no_crash_diagnostics};
@@ -256,9 +259,11 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
     // A multi-job compile whose device cc1 died in `report_fatal_error` prints no stack; the
     // job alone (one job runs in process, under clang's crash handler) prints the frames.
     // The case is about that job from here on, so its crash is the one to match.
+    let mut crash_from_job = false;
     let job_stderr = job_run.map(|r| {
         if let (Some(c), Some(s)) = (r.crash, r.signature) {
             if crash.frames.is_empty() && !c.frames.is_empty() {
+                crash_from_job = true;
                 progress(&format!(
                     "job {} alone prints a stack dump: signature {} from here on",
                     info_label(&job),
@@ -270,6 +275,22 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
         }
         r.output.stderr
     });
+
+    // What a bug report needs beyond the stack: the diagnostics before the crash (of the
+    // run whose crash the case is about), the triple and the crashing job's cc1 line.
+    let crash_stderr = match &job_stderr {
+        Some(e) if crash_from_job => e,
+        _ => &original_stderr,
+    };
+    let mut bug = bug_info::with_diagnostics(&String::from_utf8_lossy(crash_stderr));
+    if is_clang {
+        if command.is_cc1() {
+            bug_info::from_cc1(&mut bug, &command);
+        } else {
+            let r = runner.run(&replay_base.with_extra_args(&["-###"]), None)?;
+            bug_info::from_listing(&mut bug, &r.output.stderr_text(), &job_sel);
+        }
+    }
 
     let case_dir = NewCaseDir::start(req.out.as_deref().and_then(Path::parent).map_or(
         req.cases_parent.as_path(),
@@ -433,6 +454,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
             runs: runner.runs,
             started,
             added_flags,
+            bug,
         },
     )
 }
@@ -453,6 +475,7 @@ struct Parts<'a> {
     runs: u32,
     started: Instant,
     added_flags: Vec<String>,
+    bug: BugInfo,
 }
 
 fn finish(req: &Request, dir: NewCaseDir, p: Parts<'_>) -> Result<Outcome, CaptureError> {
@@ -501,6 +524,7 @@ fn finish(req: &Request, dir: NewCaseDir, p: Parts<'_>) -> Result<Outcome, Captu
             seconds: (p.started.elapsed().as_secs_f64() * 10.0).round() / 10.0,
             added_flags: p.added_flags,
         },
+        bug_info: Some(p.bug),
         flags: None,
         reduction: None,
         classification: None,

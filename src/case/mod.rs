@@ -121,6 +121,10 @@ pub struct Case {
     pub preprocessing: Preprocessing,
     pub reproducibility: Reproducibility,
     pub capture: CaptureStats,
+    /// The triple, the diagnostics before the crash and the crashing job's cc1 line, as
+    /// LLVM's bug guide asks (recorded at capture; absent in older cases).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bug_info: Option<crate::capture::BugInfo>,
     /// Later stages' sections; kept verbatim by stages that do not know them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flags: Option<serde_json::Value>,

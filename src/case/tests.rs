@@ -66,6 +66,7 @@ pub(crate) fn sample_case() -> Case {
             seconds: 1.5,
             added_flags: vec![],
         },
+        bug_info: None,
         flags: None,
         reduction: None,
         classification: None,

@@ -24,6 +24,10 @@ pub struct FlagsArgs {
     /// ten times the first run's time, at least 10 s).
     #[arg(long, default_value_t = 300, value_name = "SECS")]
     pub timeout: u64,
+    /// Accept dropping a flag when the crash survives only after source errors (by default a
+    /// crash-on-valid keeps every flag whose removal makes its code invalid, e.g. -std=c++20).
+    #[arg(long)]
+    pub allow_invalid: bool,
 }
 
 /// Runs `icepick flags`.
@@ -33,6 +37,7 @@ pub fn run(args: FlagsArgs) -> anyhow::Result<u8> {
         opts.jobs = j.max(1);
     }
     opts.timeout = Duration::from_secs(args.timeout.max(1));
+    opts.allow_invalid = args.allow_invalid;
     let quiet = args.json;
     let mut progress = |msg: &str| {
         if !quiet {

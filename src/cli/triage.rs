@@ -23,8 +23,9 @@ pub struct TriageArgs {
     /// Stop after capture (no reduction).
     #[arg(long)]
     no_reduce: bool,
-    /// Let the flags and reduce stages make a crash-on-valid invalid (faster, smaller; by
-    /// default a crash-on-valid stays valid).
+    /// Let the flags and reduce stages accept candidates that crash the same way only after
+    /// source errors: a smaller, invalid test case (the report says so). By default a crash
+    /// on valid code stays valid.
     #[arg(long)]
     allow_invalid: bool,
     /// Triage the crash store instead of a command: for each `new` bucket, capture a case
@@ -61,6 +62,7 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
     // Flags first: reduce uses the minimal command it finds.
     let flag_opts = crate::flags::Options {
         jobs: settings.jobs,
+        allow_invalid: args.allow_invalid,
         ..crate::flags::Options::default()
     };
     let f = crate::flags::flags_for_case(&dir, &flag_opts, &mut |msg: &str| {

@@ -5,6 +5,7 @@
 //! unsymbolized `module+0xOFF`, dladdr and glibc `backtrace_symbols` formats), in-process and
 //! out-of-process cc1, LLVM tools, and GCC ICEs; see `docs/crash-formats.md`.
 
+mod diagnostics;
 mod frames;
 mod model;
 mod parse;
@@ -13,6 +14,7 @@ mod symbolize;
 #[cfg(test)]
 mod tests;
 
+pub use diagnostics::prior_diagnostics;
 pub use model::{Crash, CrashKind, ExitInfo, Family, Frame, PrettyEntry, Signature};
 pub use parse::{may_be_crash, parse};
 pub use signature::{normalize_function, signature};

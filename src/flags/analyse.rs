@@ -23,6 +23,9 @@ pub fn analyse(replay: &[String], t: &mut Tester<'_>) -> Flags {
         note: None,
         seconds: 0.0,
         jobs: 0,
+        keep_valid: false,
+        on_original: Vec::new(),
+        original_note: None,
     };
     if replay.len() < 2 {
         flags.reproduced = false;

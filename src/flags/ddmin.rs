@@ -17,6 +17,10 @@ use serde::{Deserialize, Serialize};
 pub enum Outcome {
     /// Crashed with the case's signature.
     SameCrash,
+    /// Crashed with the case's signature, but only after source errors, when the case's
+    /// original compiles with none before its crash (a crash-on-valid must stay valid: issue
+    /// 12). Not the same crash.
+    CrashAfterErrors,
     /// Crashed, but with another signature.
     OtherCrash,
     /// Compiled successfully.
@@ -32,6 +36,7 @@ impl Outcome {
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::SameCrash => "same-crash",
+            Outcome::CrashAfterErrors => "crash-after-errors",
             Outcome::OtherCrash => "other-crash",
             Outcome::NoCrash => "no-crash",
             Outcome::Error => "error",

@@ -8,6 +8,9 @@
 //! ([`dims`]). For a cc1 command (a clang crash reproducer) it bisects `-target-feature`
 //! groups and maps the answer back to a `-march`.
 //!
+//! Rows whose values change what the preprocessor produces (`-std`, `-O`, `-march` …) are
+//! probed again on the original command in its build directory ([`original`]).
+//!
 //! Everything but [`run`] is pure: it works against a batch oracle
 //! (`Fn(&[Vec<String>]) -> Vec<Outcome>`), so tests script the compiler. [`run`] is the
 //! process side: it runs candidates in parallel through [`crate::exec::run_all`] inside the
@@ -18,6 +21,7 @@ pub mod args;
 pub mod ddmin;
 mod dims;
 pub mod isa;
+mod original;
 mod render;
 mod riscv;
 mod run;
@@ -60,6 +64,19 @@ pub struct Flags {
     /// Compiler runs allowed at once.
     #[serde(default)]
     pub jobs: usize,
+    /// Candidates had to crash with no source error before the crash (the case's original
+    /// is valid and `--allow-invalid` was not given): dropping a flag that makes the code
+    /// invalid (`-std=c++20`) was refused.
+    #[serde(default)]
+    pub keep_valid: bool,
+    /// Rows probed on the original command in its build directory, because their values
+    /// change what the preprocessor produces ([`original`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub on_original: Vec<String>,
+    /// Why such rows could not be probed on the original command (they are then reported as
+    /// not testable on preprocessed input).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_note: Option<String>,
 }
 
 /// One dimension: what was tried and whether it matters.

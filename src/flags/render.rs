@@ -176,6 +176,9 @@ mod tests {
             note: None,
             seconds: 1.5,
             jobs: 2,
+            keep_valid: false,
+            on_original: Vec::new(),
+            original_note: None,
         }
     }
 

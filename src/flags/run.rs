@@ -9,13 +9,14 @@
 //! costs little. The result goes into `case.json` (`flags`) atomically.
 
 use std::cell::{Cell, RefCell};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::ddmin::{Outcome, Tester};
-use super::{analyse, Flags};
+use super::{analyse, original, Flags};
 use crate::capture::exit_info;
 use crate::case::{Case, CaseError};
+use crate::command::CompilerCommand;
 use crate::crash::{self, Symbolizer};
 use crate::exec::{self, Cmd, Output, Status};
 
@@ -26,6 +27,11 @@ pub struct Options {
     pub jobs: usize,
     /// Upper limit on one run.
     pub timeout: Duration,
+    /// Accept a candidate that crashes the same way after source errors even when the
+    /// case's original compiles with none before its crash (`--allow-invalid`). Off: such a
+    /// candidate is [`Outcome::CrashAfterErrors`], so a flag whose removal makes the code
+    /// invalid (`-std=c++20` under C++17) is kept.
+    pub allow_invalid: bool,
 }
 
 impl Default for Options {
@@ -33,6 +39,7 @@ impl Default for Options {
         Options {
             jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
             timeout: Duration::from_secs(300),
+            allow_invalid: false,
         }
     }
 }
@@ -44,8 +51,9 @@ pub enum FlagsError {
     Case(#[from] CaseError),
 }
 
-/// Judges one finished run against the case's signature id.
-fn judge(out: &Output, signature_id: &str, symbolizer: &Symbolizer) -> Outcome {
+/// Judges one finished run against the case's signature id; `keep_valid`: the same crash
+/// after source errors is [`Outcome::CrashAfterErrors`].
+fn judge(out: &Output, signature_id: &str, symbolizer: &Symbolizer, keep_valid: bool) -> Outcome {
     match out.status {
         Status::TimedOut | Status::Cancelled => return Outcome::Timeout,
         _ => {}
@@ -53,15 +61,113 @@ fn judge(out: &Output, signature_id: &str, symbolizer: &Symbolizer) -> Outcome {
     match crash::parse(&out.stderr_text(), exit_info(out.status)) {
         Some(mut c) => {
             symbolizer.symbolize(&mut c);
-            if crash::signature(&c).id == signature_id {
-                Outcome::SameCrash
-            } else {
+            if crash::signature(&c).id != signature_id {
                 Outcome::OtherCrash
+            } else if keep_valid && c.source_errors > 0 {
+                Outcome::CrashAfterErrors
+            } else {
+                Outcome::SameCrash
             }
         }
         None if out.success() => Outcome::NoCrash,
         None => Outcome::Error,
     }
+}
+
+/// Runs batches of candidates in one directory and judges them; the first batch sets the
+/// time limit of the rest.
+struct Runner<'a, 'b> {
+    cwd: &'a Path,
+    emulator: &'a [String],
+    signature_id: &'a str,
+    symbolizer: &'a Symbolizer,
+    keep_valid: bool,
+    opts: &'a Options,
+    limit: Cell<Option<Duration>>,
+    /// Said before every batch: `batch N` or `original command, batch N`.
+    label: &'static str,
+    batches: Cell<usize>,
+    progress: &'a RefCell<&'b mut dyn FnMut(&str)>,
+}
+
+impl Runner<'_, '_> {
+    fn run(&self, cands: &[Vec<String>]) -> Vec<Outcome> {
+        let timeout = self.limit.get().unwrap_or(self.opts.timeout);
+        let cmds: Vec<Cmd> = cands
+            .iter()
+            .map(|argv| {
+                let argv = crate::case::emulated(self.emulator, argv);
+                Cmd::new(&argv[0])
+                    .args(&argv[1..])
+                    .cwd(self.cwd)
+                    .timeout(timeout)
+            })
+            .collect();
+        self.batches.set(self.batches.get() + 1);
+        (self.progress.borrow_mut())(&format!(
+            "{}batch {}: {} compiler run{}",
+            self.label,
+            self.batches.get(),
+            cmds.len(),
+            if cmds.len() == 1 { "" } else { "s" }
+        ));
+        let results = exec::run_all(&cmds, self.opts.jobs);
+        let outcomes: Vec<Outcome> = results
+            .iter()
+            .map(|r| match r {
+                Ok(out) => judge(out, self.signature_id, self.symbolizer, self.keep_valid),
+                Err(_) => Outcome::Error,
+            })
+            .collect();
+        if self.limit.get().is_none() {
+            let slowest = results
+                .iter()
+                .filter_map(|r| r.as_ref().ok())
+                .map(|o| o.elapsed)
+                .max()
+                .unwrap_or_default();
+            self.limit.set(Some(
+                (slowest * 10)
+                    .max(Duration::from_secs(10))
+                    .min(self.opts.timeout),
+            ));
+        }
+        outcomes
+    }
+}
+
+/// Whether the case's probes ran on input icepick preprocessed (so some rows are confounded
+/// by it): not when the input was given preprocessed (a `.i` file, a clang reproducer) or
+/// the command is a cc1 line; then the input probed is the user's own.
+fn preprocessed_by_icepick(case: &Case) -> bool {
+    case.preprocessing.mode != "given"
+        && !CompilerCommand::from_argv(&case.command).is_some_and(|c| c.is_cc1())
+}
+
+/// The original command, ready to run in its build directory without writing anything
+/// there (`-o /dev/null`, no dependency files, no crash reproducers), or why it cannot run.
+fn original_base(case: &Case) -> Result<Vec<String>, String> {
+    let cmd = CompilerCommand::from_argv(&case.command)
+        .ok_or_else(|| "the case has no original command".to_string())?;
+    let cwd = Path::new(&case.cwd);
+    if !cwd.is_dir() {
+        return Err(format!("its build directory {} is gone", case.cwd));
+    }
+    for input in cmd.inputs() {
+        if input != "-" && !cwd.join(input).is_file() {
+            return Err(format!(
+                "the original source {input} is not in {}",
+                case.cwd
+            ));
+        }
+    }
+    let stripped = CompilerCommand::from_argv(&original::without_side_outputs(&cmd.argv()))
+        .ok_or_else(|| "the case has no original command".to_string())?;
+    let mut out = stripped.with_output("/dev/null");
+    if !out.is_cc1() && !out.args.iter().any(|a| a == "-fno-crash-diagnostics") {
+        out = out.with_extra_args(&["-fno-crash-diagnostics"]);
+    }
+    Ok(out.argv())
 }
 
 /// Runs `icepick flags` on the case in `dir`: analyses, saves `flags` into `case.json`, and
@@ -74,55 +180,40 @@ pub fn flags_for_case(
     let started = Instant::now();
     let mut case = Case::load(dir)?;
     let symbolizer = Symbolizer::new(case.library_dirs());
-    let signature_id = case.signature.id.clone();
-    let emulator = case.emulator.clone();
-    let limit: Cell<Option<Duration>> = Cell::new(None);
+    let keep_valid = case.crash.source_errors == 0 && !opts.allow_invalid;
     let progress = RefCell::new(progress);
-    let batches = Cell::new(0usize);
-    let oracle = |cands: &[Vec<String>]| -> Vec<Outcome> {
-        let timeout = limit.get().unwrap_or(opts.timeout);
-        let cmds: Vec<Cmd> = cands
-            .iter()
-            .map(|argv| {
-                let argv = crate::case::emulated(&emulator, argv);
-                Cmd::new(&argv[0])
-                    .args(&argv[1..])
-                    .cwd(dir)
-                    .timeout(timeout)
-            })
-            .collect();
-        batches.set(batches.get() + 1);
-        (progress.borrow_mut())(&format!(
-            "batch {}: {} compiler run{}",
-            batches.get(),
-            cmds.len(),
-            if cmds.len() == 1 { "" } else { "s" }
-        ));
-        let results = exec::run_all(&cmds, opts.jobs);
-        let outcomes: Vec<Outcome> = results
-            .iter()
-            .map(|r| match r {
-                Ok(out) => judge(out, &signature_id, &symbolizer),
-                Err(_) => Outcome::Error,
-            })
-            .collect();
-        if limit.get().is_none() {
-            let slowest = results
-                .iter()
-                .filter_map(|r| r.as_ref().ok())
-                .map(|o| o.elapsed)
-                .max()
-                .unwrap_or_default();
-            limit.set(Some(
-                (slowest * 10)
-                    .max(Duration::from_secs(10))
-                    .min(opts.timeout),
-            ));
-        }
-        outcomes
+    let (emulator, signature_id) = (case.emulator.clone(), case.signature.id.clone());
+    let on_case = Runner {
+        cwd: dir,
+        emulator: &emulator,
+        signature_id: &signature_id,
+        symbolizer: &symbolizer,
+        keep_valid,
+        opts,
+        limit: Cell::new(None),
+        label: "",
+        batches: Cell::new(0),
+        progress: &progress,
     };
+    let oracle = |cands: &[Vec<String>]| on_case.run(cands);
     let mut tester = Tester::new(&oracle);
     let mut flags = analyse(&case.replay_command, &mut tester);
+    flags.keep_valid = keep_valid;
+    if preprocessed_by_icepick(&case) {
+        let cwd = PathBuf::from(&case.cwd);
+        let on_original = Runner {
+            cwd: &cwd,
+            label: "original command, ",
+            limit: Cell::new(None),
+            batches: Cell::new(0),
+            ..on_case
+        };
+        let oracle = |cands: &[Vec<String>]| on_original.run(cands);
+        let mut t = Tester::new(&oracle);
+        let base = original_base(&case);
+        original::recheck(&mut flags, base.as_deref().map_err(Clone::clone), &mut t);
+        flags.compiler_runs += t.runs();
+    }
     flags.seconds = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
     flags.jobs = opts.jobs;
     case.flags = Some(serde_json::to_value(&flags).expect("the flags section serialises"));

@@ -185,3 +185,119 @@ fn not_a_case_is_a_usage_error() {
     assert_eq!(o.status.code(), Some(2));
     assert!(o.stdout.is_empty());
 }
+
+/// Valid C++20 (a concept and a consteval function) followed by a deterministic crash: under
+/// C++17 the crash survives, after five errors.
+const CXX20_THEN_CRASH: &str = "template <typename T> concept Small = sizeof(T) <= 4;
+consteval int twice(int x) { return 2 * x; }
+template <Small T> int f(T t) { return twice(3) + t; }
+int g() { return f(1); }
+void h() {
+#pragma clang __debug crash
+}
+";
+
+fn cxx20_case(dir: &Path) -> std::path::PathBuf {
+    std::fs::write(dir.join("a.cpp"), CXX20_THEN_CRASH).unwrap();
+    let argv: Vec<String> = [
+        "clang++-19",
+        "-std=c++20",
+        "-O1",
+        "-c",
+        "a.cpp",
+        "-o",
+        "a.o",
+    ]
+    .map(String::from)
+    .to_vec();
+    let case = capture_case(dir, &argv);
+    assert_eq!(read_case(&case)["crash"]["source_errors"], 0);
+    case
+}
+
+/// Issue 12: the flags stage dropped `-std=c++20` of a crash-on-valid because the crash
+/// survived in C++17 after errors, which made the reduced code invalid.
+#[test]
+fn flags_dropped_std_cxx20_of_a_crash_on_valid() {
+    let tmp = tempfile::tempdir().unwrap();
+    let case = cxx20_case(tmp.path());
+    let f = flags_json(&case);
+    assert_eq!(f["keep_valid"], true, "{f:#}");
+    let cmd: Vec<&str> = f["minimal_command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(cmd.contains(&"-std=c++20"), "{cmd:?}");
+    assert!(!cmd.contains(&"-O1"), "{cmd:?}");
+    let std = row(&f, "-std");
+    assert_eq!(outcome(std, "-std=c++17"), "crash-after-errors", "{std:#}");
+    assert_eq!(outcome(std, "-std=c++20"), "same-crash", "{std:#}");
+    // The minimal command really compiles with no error before the crash.
+    let o = std::process::Command::new(cmd[0])
+        .args(&cmd[1..])
+        .current_dir(&case)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("Stack dump:"), "{stderr}");
+    assert!(
+        !stderr
+            .lines()
+            .any(|l| l.contains(".cpp:") && l.contains(": error: ")),
+        "{stderr}"
+    );
+
+    // --allow-invalid opts out: the crash survives without -std=c++20, so it goes.
+    let o = icepick(
+        tmp.path(),
+        &["flags", case.to_str().unwrap(), "--json", "--allow-invalid"],
+    );
+    expect_success(&o);
+    let f: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(f["keep_valid"], false);
+    assert!(
+        !f["minimal_command"].to_string().contains("-std=c++20"),
+        "{f:#}"
+    );
+}
+
+/// Issue 12: the Flags table said `-std` is needed ("-std=c++11 (error)") because the
+/// probe ran on input preprocessed for C++17, although the source crashes with -std=c++11.
+#[test]
+fn std_probe_confounded_by_preprocessing_said_needed() {
+    let (_tmp, dir) = scratch_copy(&corpus("destructor-lookup"));
+    let case = capture_case(&dir, &cmd_txt(&dir));
+    let f = flags_json(&case);
+    let std = row(&f, "-std");
+    assert_ne!(std["needed"], true, "{std:#}");
+    assert_eq!(outcome(std, "-std=c++11"), "same-crash", "{std:#}");
+    assert!(
+        f["on_original"]
+            .as_array()
+            .unwrap()
+            .contains(&"-std".into()),
+        "{f:#}"
+    );
+    let report = std::fs::read_to_string(case.join("report.md")).unwrap();
+    let line = report
+        .lines()
+        .find(|l| l.starts_with("| `-std` |"))
+        .unwrap_or_else(|| panic!("no -std row:\n{report}"));
+    assert!(line.starts_with("| `-std` | no |"), "{line}");
+
+    // Without the sources the original command cannot be probed: then the row is "not
+    // testable", never "needed".
+    std::fs::remove_dir_all(dir.join("src")).unwrap();
+    let f = flags_json(&case);
+    let std = row(&f, "-std");
+    assert!(std["needed"].is_null(), "{std:#}");
+    assert!(
+        std["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("not testable on preprocessed input"),
+        "{std:#}"
+    );
+}
