@@ -890,7 +890,10 @@ mod debug_tests {
                 d.function,
                 d.params
                     .iter()
-                    .map(|p| p.iter().map(|x| String::from_utf8_lossy(x)).collect::<Vec<_>>())
+                    .map(|p| p
+                        .iter()
+                        .map(|x| String::from_utf8_lossy(x))
+                        .collect::<Vec<_>>())
                     .collect::<Vec<_>>(),
                 d.declares
                     .iter()
