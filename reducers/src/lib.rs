@@ -32,13 +32,14 @@
 //!   renaming, literal simplification and the readable layout make it a test case.
 //! - The test may require every candidate to stay *valid* (a crash-on-valid case must not turn
 //!   into a crash-on-invalid one). Cuts that delete declarations the rest uses are then
-//!   rejected, so the first big cut is the use-def closure of the crash site (`closure`), which
-//!   keeps every declaration the kept code names and deletes the rest in one candidate.
+//!   rejected, so the next big cut is the use-def closure of the crash site (`closure`, also
+//!   provenance's second candidate), which keeps every declaration the kept code names and
+//!   deletes the rest in one candidate.
 //! - Input is arbitrary bytes: nothing assumes UTF-8, and no pass panics.
 //!
 //! # Passes and their order
 //!
-//! [`Pipeline::default`]: `first` = crash-cut, closure, provenance, function-focus (once);
+//! [`Pipeline::default`]: `first` = crash-cut, provenance, closure, function-focus (once);
 //! `main` = markers, top-level, chunks-1..4, chunks-6, chunks-8, lines, balanced, tokens
 //! (repeated until a round removes nothing); `last` = rename, literals, normalise (then `main`
 //! again if rename or literals improved anything).

@@ -600,9 +600,10 @@ fn containing(s: &Split, at: usize) -> Vec<usize> {
         .collect()
 }
 
-pub(crate) fn closure(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
+/// The candidates, boldest first (see the module doc).
+fn cuts(text: &[u8], hints: &Hints) -> Vec<Vec<Edit>> {
     if lex::too_big(text) {
-        return Box::new(Empty);
+        return Vec::new();
     }
     let toks = lex::lex(text);
     let mate = lex::structure(text, &toks).mate;
@@ -653,7 +654,7 @@ pub(crate) fn closure(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
         cuts.push(cut(&s, &both));
     }
     let Some(first) = cuts.first().cloned() else {
-        return Box::new(Empty);
+        return cuts;
     };
     // Halves and quarters of the first cut, back to front (like ddmin's first levels).
     for parts in [2usize, 4] {
@@ -662,6 +663,20 @@ pub(crate) fn closure(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
             let chunks: Vec<_> = first.chunks(per).map(|c| c.to_vec()).collect();
             cuts.extend(chunks.into_iter().rev());
         }
+    }
+    cuts
+}
+
+/// The closure of the crash site alone, for other passes to try (provenance does, right
+/// after "drop every header").
+pub(crate) fn first_cut(text: &[u8], hints: &Hints) -> Option<Vec<Edit>> {
+    cuts(text, hints).into_iter().next()
+}
+
+pub(crate) fn closure(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
+    let cuts = cuts(text, hints);
+    if cuts.is_empty() {
+        return Box::new(Empty);
     }
     let len = cuts.len();
     Box::new(List {
