@@ -8,8 +8,8 @@
 //! last namespace) replaced by a valid function using `std::map`, `std::vector` and the file's
 //! own `app::Record`/`app::mean`.
 //!
-//! Set `MEASURE=1` to also run the default pipeline's first phase with and without `closure`
-//! (slow: minutes of clang runs on megabyte inputs); the numbers are printed.
+//! Set `MEASURE=1` to also run the default pipeline's whole first phase (a minute or more of
+//! clang runs on megabyte inputs); the numbers are printed.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -129,24 +129,8 @@ fn closure_cuts_a_valid_libstdcxx_tu_and_keeps_it_valid() {
     assert!(tests <= 6, "{tests} tests");
 
     if std::env::var_os("MEASURE").is_some() {
-        let d = Pipeline::default();
-        let without = Pipeline {
-            first: d
-                .first
-                .iter()
-                .copied()
-                .filter(|&p| p != Pass::Closure)
-                .collect(),
-            ..d.clone()
-        };
-        run("default, first phase", &input, d.clone(), Some(0));
-        run(
-            "without closure, first phase",
-            &input,
-            without.clone(),
-            Some(0),
-        );
-        run("default, 1 round", &input, d, Some(1));
-        run("without closure, 1 round", &input, without, Some(1));
+        // Measured on 2 shared cores: 1,929,370 -> 644,813 bytes in 68 tests (67.5 s); before
+        // the closure existed the same phase ended at 1,929,082 bytes (46 tests, 121.5 s).
+        run("default, first phase", &input, Pipeline::default(), Some(0));
     }
 }
