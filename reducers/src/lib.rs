@@ -29,15 +29,27 @@
 //! - The cheapest big wins come from what we know: line-marker provenance, the crash's parser
 //!   location and crashing function ([`Hints`]). Blind passes (C-Reduce-style ddmin over
 //!   declarations, nested statements, lines, balanced regions and tokens) finish the job, then
-//!   renaming, literal simplification and pretty-printing make it readable.
+//!   renaming, literal simplification and the readable layout make it a test case.
+//! - The test may require every candidate to stay *valid* (a crash-on-valid case must not turn
+//!   into a crash-on-invalid one). Cuts that delete declarations the rest uses are then
+//!   rejected, so the next big cut is the use-def closure of the crash site (`closure`, also
+//!   provenance's second candidate), which keeps every declaration the kept code names and
+//!   deletes the rest in one candidate.
 //! - Input is arbitrary bytes: nothing assumes UTF-8, and no pass panics.
 //!
 //! # Passes and their order
 //!
-//! [`Pipeline::default`]: `first` = crash-cut, provenance, function-focus (once); `main` =
-//! markers, top-level, chunks-1..4, chunks-6, chunks-8, lines, balanced, tokens (repeated until
-//! a round removes nothing); `last` = rename, literals, normalise (then `main` again if `last`
-//! improved anything).
+//! [`Pipeline::default`]: `first` = crash-cut, provenance, closure, function-focus (once);
+//! `main` = markers, top-level, chunks-1..4, chunks-6, chunks-8, lines, balanced, tokens
+//! (repeated until a round removes nothing); `last` = rename, literals, normalise (then `main`
+//! again if rename or literals improved anything).
+//!
+//! Every candidate is strictly shorter than the current text, except `normalise`'s layout
+//! ([`Pass::only_whitespace`]): it changes only whitespace and may be longer (never longer than
+//! the input), because the laid-out file is what a maintainer pastes into a regression test —
+//! one declaration or statement per line, two-space indentation, `{` at the end of its line,
+//! tight templates, calls and unary operators, spaced binary operators, a final newline. A
+//! layout alone never triggers another round.
 
 mod driver;
 mod lex;

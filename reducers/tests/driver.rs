@@ -261,3 +261,45 @@ fn a_panicking_test_is_resumed_on_the_callers_thread() {
         &mut |_| {},
     );
 }
+
+/// The readable layout is the one candidate that may be longer than the current text: it is
+/// accepted when the test passes and it is not longer than the input, and a layout alone does
+/// not start another round.
+#[test]
+fn layout_may_grow_the_text_but_never_beyond_the_input() {
+    let test = |t: &[u8], _: &CancelToken| {
+        if contains(t, "return 1;") {
+            Outcome::Interesting
+        } else {
+            Outcome::Uninteresting
+        }
+    };
+    let opts = Options {
+        jobs: 2,
+        pipeline: Pipeline {
+            first: vec![],
+            main: vec![Pass::Markers],
+            last: vec![Pass::Normalise],
+        },
+        ..Options::default()
+    };
+    let laid_out = "int f() {\n  return 1;\n}\n";
+    let input = "int f(){return 1;}\n\n\n\n\n\n\n\n\n\n";
+    let mut sizes = Vec::new();
+    let r = reduce(input.as_bytes(), &opts, &test, &mut |e| {
+        if let Event::Improved { best, pass } = e {
+            sizes.push((pass.to_string(), best.len()));
+        }
+    });
+    assert_eq!(String::from_utf8_lossy(&r.output), laid_out);
+    assert_eq!(
+        sizes,
+        [("markers".to_string(), 19), ("normalise".to_string(), 24)]
+    );
+    // Round 1 removes the blank lines, round 2 finds nothing; the layout starts no round 3.
+    assert_eq!(r.stats.rounds, 2, "a layout alone started another round");
+    // Without the blank lines the input itself is shorter than its layout: left as it is.
+    let tight = "int f(){return 1;}\n";
+    let r = reduce(tight.as_bytes(), &opts, &test, &mut |_| {});
+    assert_eq!(r.output, tight.as_bytes());
+}

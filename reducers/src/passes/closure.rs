@@ -22,122 +22,23 @@ use crate::markers;
 use crate::plan::{Edit, Empty, Item, List, Plan};
 
 /// Keywords and builtins: never declared names, never uses.
+#[rustfmt::skip]
 const KEYWORDS: &[&str] = &[
-    "alignas",
-    "alignof",
-    "asm",
-    "auto",
-    "bool",
-    "break",
-    "case",
-    "catch",
-    "char",
-    "char8_t",
-    "char16_t",
-    "char32_t",
-    "class",
-    "co_await",
-    "co_return",
-    "co_yield",
-    "concept",
-    "const",
-    "consteval",
-    "constexpr",
-    "constinit",
-    "const_cast",
-    "continue",
-    "decltype",
-    "default",
-    "delete",
-    "do",
-    "double",
-    "dynamic_cast",
-    "else",
-    "enum",
-    "explicit",
-    "export",
-    "extern",
-    "false",
-    "final",
-    "float",
-    "for",
-    "friend",
-    "goto",
-    "if",
-    "inline",
-    "int",
-    "long",
-    "mutable",
-    "namespace",
-    "new",
-    "noexcept",
-    "nullptr",
-    "operator",
-    "override",
-    "private",
-    "protected",
-    "public",
-    "register",
-    "reinterpret_cast",
-    "requires",
-    "restrict",
-    "return",
-    "short",
-    "signed",
-    "sizeof",
-    "static",
-    "static_assert",
-    "static_cast",
-    "struct",
-    "switch",
-    "template",
-    "this",
-    "thread_local",
-    "throw",
-    "true",
-    "try",
-    "typedef",
-    "typeid",
-    "typename",
-    "union",
-    "unsigned",
-    "using",
-    "virtual",
-    "void",
-    "volatile",
-    "wchar_t",
-    "while",
-    "_Bool",
-    "_Alignas",
-    "_Alignof",
-    "_Atomic",
-    "_Noreturn",
-    "_Static_assert",
-    "_Thread_local",
-    "__attribute__",
-    "__attribute",
-    "__asm__",
-    "__asm",
-    "__declspec",
-    "__extension__",
-    "__typeof__",
-    "__typeof",
-    "typeof",
-    "__restrict",
-    "__restrict__",
-    "__inline",
-    "__inline__",
-    "__volatile__",
-    "__const",
-    "__signed__",
-    "_Pragma",
-    "__decltype",
-    "__global__",
-    "__device__",
-    "__host__",
-    "__shared__",
-    "__constant__",
-    "__launch_bounds__",
+    "alignas", "alignof", "asm", "auto", "bool", "break", "case", "catch", "char", "char8_t",
+    "char16_t", "char32_t", "class", "co_await", "co_return", "co_yield", "concept", "const",
+    "consteval", "constexpr", "constinit", "const_cast", "continue", "decltype", "default",
+    "delete", "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern",
+    "false", "final", "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable",
+    "namespace", "new", "noexcept", "nullptr", "operator", "override", "private", "protected",
+    "public", "register", "reinterpret_cast", "requires", "restrict", "return", "short",
+    "signed", "sizeof", "static", "static_assert", "static_cast", "struct", "switch", "template",
+    "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename", "union",
+    "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "_Bool", "_Alignas",
+    "_Alignof", "_Atomic", "_Noreturn", "_Static_assert", "_Thread_local", "__attribute__",
+    "__attribute", "__asm__", "__asm", "__declspec", "__extension__", "__typeof__", "__typeof",
+    "typeof", "__restrict", "__restrict__", "__inline", "__inline__", "__volatile__", "__const",
+    "__signed__", "_Pragma", "__decltype", "__global__", "__device__", "__host__", "__shared__",
+    "__constant__", "__launch_bounds__",
 ];
 
 /// Names C++ uses without spelling them (range-for, braced lists, structured bindings).
@@ -549,11 +450,14 @@ fn cut(s: &Split, roots: &[usize]) -> Vec<Edit> {
     edits_for(s, &mut kept)
 }
 
+/// The declaration whose use of a name pulled a declaration in, and the name.
+type Why<'t> = Option<(usize, &'t [u8])>;
+
 /// Which declarations the closure keeps, and for each kept one why: the declaration whose use
 /// of a name pulled it in (none for roots and always-kept ones).
-fn keep<'t>(s: &Split<'t>, roots: &[usize]) -> (Vec<bool>, Vec<Option<(usize, &'t [u8])>>) {
+fn keep<'t>(s: &Split<'t>, roots: &[usize]) -> (Vec<bool>, Vec<Why<'t>>) {
     let mut kept = vec![false; s.decls.len()];
-    let mut why: Vec<Option<(usize, &[u8])>> = vec![None; s.decls.len()];
+    let mut why: Vec<Why> = vec![None; s.decls.len()];
     let namespaces: HashSet<&[u8]> = s
         .decls
         .iter()
@@ -696,9 +600,10 @@ fn containing(s: &Split, at: usize) -> Vec<usize> {
         .collect()
 }
 
-pub(crate) fn closure(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
+/// The candidates, boldest first (see the module doc).
+fn cuts(text: &[u8], hints: &Hints) -> Vec<Vec<Edit>> {
     if lex::too_big(text) {
-        return Box::new(Empty);
+        return Vec::new();
     }
     let toks = lex::lex(text);
     let mate = lex::structure(text, &toks).mate;
@@ -749,7 +654,7 @@ pub(crate) fn closure(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
         cuts.push(cut(&s, &both));
     }
     let Some(first) = cuts.first().cloned() else {
-        return Box::new(Empty);
+        return cuts;
     };
     // Halves and quarters of the first cut, back to front (like ddmin's first levels).
     for parts in [2usize, 4] {
@@ -758,6 +663,20 @@ pub(crate) fn closure(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
             let chunks: Vec<_> = first.chunks(per).map(|c| c.to_vec()).collect();
             cuts.extend(chunks.into_iter().rev());
         }
+    }
+    cuts
+}
+
+/// The closure of the crash site alone, for other passes to try (provenance does, right
+/// after "drop every header").
+pub(crate) fn first_cut(text: &[u8], hints: &Hints) -> Option<Vec<Edit>> {
+    cuts(text, hints).into_iter().next()
+}
+
+pub(crate) fn closure(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
+    let cuts = cuts(text, hints);
+    if cuts.is_empty() {
+        return Box::new(Empty);
     }
     let len = cuts.len();
     Box::new(List {
@@ -816,117 +735,28 @@ mod tests {
     }
 
     #[test]
-    fn no_roots_no_cut() {
-        let plan = closure(b"int a; int b;", &Hints::default());
-        assert!(plan.step(b"int a; int b;", crate::plan::START).is_none());
-    }
-}
-#[cfg(test)]
-mod debug_tests {
-    use super::*;
-    #[test]
-    fn debug_big() {
-        let Ok(text) = std::fs::read("/work/wt/reducers/target/me/big_valid.ii") else {
-            return;
-        };
-        let toks = lex::lex(&text);
-        let mate = lex::structure(&text, &toks).mate;
+    fn says_why_a_declaration_is_kept() {
+        let text = b"struct U {};\nstruct T { U u; };\nstruct V {};\nint f(T *t);\n";
+        let toks = lex::lex(text);
+        let mate = lex::structure(text, &toks).mate;
         let n = toks.len();
         let mut s = Split {
-            text: &text,
+            text,
             toks,
             mate,
             decls: Vec::new(),
         };
         s.split(0, n, text.len(), None);
-        let loc = b"return m[1].size()";
-        let at0 = text.windows(loc.len()).position(|w| w == loc).unwrap();
-        let roots = containing(&s, at0);
-        let (kept, why) = keep(&s, &roots);
-        let total: usize = s
-            .decls
-            .iter()
-            .zip(&kept)
-            .filter(|(d, k)| **k && d.children.is_empty())
-            .map(|(d, _)| d.end - d.start)
-            .sum();
-        eprintln!("kept {total} bytes in leaves");
-        for target in [
-            &b"class basic_regex"[..],
-            b"class basic_ostream",
-            b"class locale",
-        ] {
-            let Some(at) = text.windows(target.len()).position(|w| w == target) else {
-                continue;
-            };
-            let mut k = containing(&s, at)[0];
-            eprintln!("== {}", String::from_utf8_lossy(target));
-            for _ in 0..30 {
-                let d = &s.decls[k];
-                eprintln!(
-                    "  kept={} {:?}",
-                    kept[k],
-                    String::from_utf8_lossy(&text[d.start..(d.start + 100).min(d.end)])
-                );
-                match why[k] {
-                    Some((f, n)) if f != usize::MAX => {
-                        eprintln!("   <- via {:?}", String::from_utf8_lossy(n));
-                        k = f;
-                    }
-                    _ => break,
-                }
-            }
-        }
-        let kept0 = keep(&s, &roots).0;
-        for target in [&b"__dest_thunk(void"[..]] {
-            let Some(at) = text.windows(target.len()).position(|w| w == target) else {
-                continue;
-            };
-            let k = containing(&s, at)[0];
-            let d = &s.decls[k];
-            eprintln!(
-                "## kept {} fn {} params {:?} declares {:?} attached {:?} text {:?}",
-                kept0[k],
-                d.function,
-                d.params
-                    .iter()
-                    .map(|p| p.iter().map(|x| String::from_utf8_lossy(x)).collect::<Vec<_>>())
-                    .collect::<Vec<_>>(),
-                d.declares
-                    .iter()
-                    .map(|x| String::from_utf8_lossy(x))
-                    .collect::<Vec<_>>(),
-                d.attached
-                    .iter()
-                    .map(|x| String::from_utf8_lossy(x))
-                    .collect::<Vec<_>>(),
-                String::from_utf8_lossy(&text[d.start..(d.start + 400).min(d.end)])
-            );
-        }
-        let needle = b"using ::wcstof;";
-        let at = text
-            .windows(needle.len())
-            .position(|w| w == needle)
-            .unwrap();
-        for (k, d) in s.decls.iter().enumerate() {
-            if d.start <= at && at < d.end {
-                eprintln!(
-                    "decl {k} [{}..{}] kids {} declares {:?} attached {:?} text {:?}",
-                    d.start,
-                    d.end,
-                    d.children.len(),
-                    d.declares
-                        .iter()
-                        .map(|x| String::from_utf8_lossy(x))
-                        .collect::<Vec<_>>(),
-                    d.attached
-                        .iter()
-                        .take(5)
-                        .map(|x| String::from_utf8_lossy(x))
-                        .collect::<Vec<_>>(),
-                    String::from_utf8_lossy(&text[d.start..(d.start + 80).min(d.end)])
-                );
-            }
-        }
+        let (kept, why) = keep(&s, &[3]);
+        assert_eq!(kept, [true, true, false, true]);
+        assert_eq!(why[1], Some((3, &b"T"[..])));
+        assert_eq!(why[0], Some((1, &b"U"[..])));
+        assert_eq!(why[3], None);
+    }
+
+    #[test]
+    fn no_roots_no_cut() {
+        let plan = closure(b"int a; int b;", &Hints::default());
+        assert!(plan.step(b"int a; int b;", crate::plan::START).is_none());
     }
 }

@@ -68,10 +68,11 @@ pub(crate) fn crash_cut(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
 }
 
 /// Provenance from line markers. First candidate: keep only the main file's lines (no markers,
-/// nothing from any header). Then ddmin over units that are either one top-level `#include`'s
-/// worth of header text (markers included) or one top-level declaration of the main file; the
-/// "drop every header" candidate is retried after each success.
-pub(crate) fn provenance(text: &[u8]) -> Box<dyn Plan> {
+/// nothing from any header); second: the use-def closure of the crash site (`closure.rs`),
+/// which a test that requires valid code accepts where it rejects the first. Then ddmin over
+/// units that are either one top-level `#include`'s worth of header text (markers included) or
+/// one top-level declaration of the main file; the first two are retried after each success.
+pub(crate) fn provenance(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
     let Some(main) = markers::main_file(text) else {
         return Box::new(Empty);
     };
@@ -133,6 +134,9 @@ pub(crate) fn provenance(text: &[u8]) -> Box<dyn Plan> {
     let mut plan = Ddmin::new(units, usize::MAX);
     if !drop_headers.is_empty() {
         plan.prelude.push(drop_headers);
+        if let Some(cut) = super::closure::first_cut(text, hints) {
+            plan.prelude.push(cut);
+        }
     }
     Box::new(plan)
 }

@@ -236,7 +236,8 @@ fn want_space(f: &Facts, p: usize, in_label: bool, inline_brace: bool) -> bool {
         return false;
     }
     if tp(b"::") {
-        return !(f.ident(p) && !one_of(pb, EXPR_KEYWORDS)) && !f.tmpl_close[p] && !pp(b")");
+        let qualifier = (f.ident(p) && !one_of(pb, EXPR_KEYWORDS)) || f.tmpl_close[p] || pp(b")");
+        return !qualifier;
     }
     if tp(b"(") {
         if f.ident(p) {
@@ -245,7 +246,8 @@ fn want_space(f: &Facts, p: usize, in_label: bool, inline_brace: bool) -> bool {
         return !(pp(b")") || pp(b"]") || f.tmpl_close[p]);
     }
     if tp(b"[") {
-        return !(f.operand_end(p) && !matches!(pk, Kind::Number | Kind::Char));
+        let subscript = f.operand_end(p) && !matches!(pk, Kind::Number | Kind::Char);
+        return !subscript;
     }
     if (tp(b"++") || tp(b"--")) && f.operand_end(p) {
         return false;

@@ -33,7 +33,8 @@ pub enum Pass {
     /// Keep the use-def closure of the crash site (see `closure.rs`): one big cut that keeps
     /// every declaration the kept code names, so it stays valid; then coarser fallbacks.
     Closure,
-    /// Keep only the main file's text (line markers), then ddmin over includes and declarations.
+    /// Keep only the main file's text (line markers), else the closure's cut, then ddmin over
+    /// includes and declarations.
     Provenance,
     /// Empty every function body except the crashing one (needs [`Hints::crash_function`]).
     FunctionFocus,
@@ -102,7 +103,7 @@ impl Pass {
         match self {
             Pass::CrashCut => guided::crash_cut(text, hints),
             Pass::Closure => closure::closure(text, hints),
-            Pass::Provenance => guided::provenance(text),
+            Pass::Provenance => guided::provenance(text, hints),
             Pass::FunctionFocus => guided::function_focus(text, hints),
             Pass::Markers => guided::markers(text),
             Pass::Chunks(d) => structure::chunks(text, u32::from(*d)),
@@ -153,7 +154,7 @@ impl Default for Pipeline {
     fn default() -> Self {
         use Pass::*;
         Pipeline {
-            first: vec![CrashCut, Closure, Provenance, FunctionFocus],
+            first: vec![CrashCut, Provenance, Closure, FunctionFocus],
             main: vec![
                 Markers,
                 Chunks(0),
