@@ -14,7 +14,8 @@
 //! stage falls back to the smallest accepted candidate that does (`chain.rs`) and continues
 //! from there with a stricter oracle. A kept-valid candidate must also be complete
 //! (`complete.rs`): what comes after the crash point is never diagnosed, so a candidate cut
-//! off there would crash "without errors" and still be no valid program.
+//! off there would crash "without errors" and still be no valid program; and when GCC
+//! accepts the start, it must accept every candidate (`witness.rs`).
 
 mod chain;
 mod complete;
@@ -22,6 +23,7 @@ mod hints;
 mod oracle;
 mod script;
 mod verify;
+mod witness;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -122,6 +124,15 @@ pub struct Reduction {
     /// Compiler runs of the start's and the final checks (back-off included).
     #[serde(default)]
     pub check_runs: u64,
+    /// The non-crashing compiler that had to accept every candidate (validity kept, and it
+    /// accepted the start), without the file name; `None`: not used.
+    #[serde(default)]
+    pub witness: Option<Vec<String>>,
+    /// Its runs, and the candidates it rejected that clang alone would have accepted.
+    #[serde(default)]
+    pub witness_runs: u64,
+    #[serde(default)]
+    pub witness_rejects: u64,
     /// Flags the reduced input needs on top of `replay_command` to crash (e.g.
     /// `-ferror-limit=0` when the crash comes after more than 20 errors).
     #[serde(default)]
@@ -196,6 +207,10 @@ struct Stage<'a> {
     /// Candidates must be complete (balanced brackets, a declaration's end): validity is
     /// kept and the start is.
     require_complete: bool,
+    /// A compiler that must accept every candidate (see `witness.rs`).
+    witness: Option<Vec<String>>,
+    witness_runs: AtomicU64,
+    witness_rejects: AtomicU64,
 }
 
 impl Stage<'_> {
@@ -251,7 +266,32 @@ impl Stage<'_> {
                 return false;
             }
         }
+        if let Some(w) = &self.witness {
+            return self.witnessed(w, text, timeout, cancel);
+        }
         true
+    }
+
+    /// Writes `text` to a fresh scratch file; true when the witness accepts it.
+    fn witnessed(
+        &self,
+        witness: &[String],
+        text: &[u8],
+        timeout: Duration,
+        cancel: &(dyn Fn() -> bool + Sync),
+    ) -> bool {
+        let k = self.counter.fetch_add(1, Ordering::Relaxed);
+        let path = self.work.path().join(format!("w{k}.{}", self.ext));
+        if std::fs::write(&path, text).is_err() {
+            return false;
+        }
+        self.witness_runs.fetch_add(1, Ordering::Relaxed);
+        let ok = witness::accepts(witness, self.dir, &path.to_string_lossy(), timeout, cancel);
+        let _ = std::fs::remove_file(&path);
+        if !ok && !cancel() {
+            self.witness_rejects.fetch_add(1, Ordering::Relaxed);
+        }
+        ok
     }
 
     /// Writes `text` as the case's result and checks it `runs` times with the plain replay
@@ -426,6 +466,9 @@ pub fn reduce_case(
         check_runs: AtomicU64::new(0),
         stop: settings.stop.clone(),
         require_complete: keep_valid && complete::is_complete(&start),
+        witness: None,
+        witness_runs: AtomicU64::new(0),
+        witness_rejects: AtomicU64::new(0),
     };
     let runs = settings.verify_runs.max(1);
 
@@ -456,6 +499,14 @@ pub fn reduce_case(
         .unwrap_or_else(|| (t0.elapsed() * 5).max(Duration::from_secs(3)));
     let long = timeout * 2;
     let stop = || settings.stop.load(Ordering::SeqCst);
+    let mut stage = stage;
+    if keep_valid {
+        stage.witness =
+            witness::witness_for(&replay_cmd).filter(|w| stage.witnessed(w, &start, long, &stop));
+        // Its verdict on the start is not a rejection of a candidate.
+        stage.witness_rejects.store(0, Ordering::Relaxed);
+    }
+    let stage = stage;
     let mut same = 1;
     for _ in 1..runs {
         stage.check_runs.fetch_add(1, Ordering::Relaxed);
@@ -510,6 +561,9 @@ pub fn reduce_case(
         confirm_runs: 0,
         confirm_rejects: 0,
         check_runs: 0,
+        witness: stage.witness.clone(),
+        witness_runs: 0,
+        witness_rejects: 0,
         extra_flags: Vec::new(),
         replay_command: retarget(&replay, &case.input, &output_name, &[]),
     };
@@ -640,6 +694,9 @@ pub fn reduce_case(
     rec.confirm_rejects =
         prior_runs(|r| r.confirm_rejects) + stage.confirm_rejects.load(Ordering::Relaxed);
     rec.check_runs = prior_runs(|r| r.check_runs) + stage.check_runs.load(Ordering::Relaxed);
+    rec.witness_runs = prior_runs(|r| r.witness_runs) + stage.witness_runs.load(Ordering::Relaxed);
+    rec.witness_rejects =
+        prior_runs(|r| r.witness_rejects) + stage.witness_rejects.load(Ordering::Relaxed);
     rec.replay_command = retarget(&replay, &case.input, &output_name, &verdict.extra);
     rec.extra_flags = verdict.extra;
     drop(stage);

@@ -60,7 +60,7 @@ fn gh59446_reduces_to_a_few_lines_that_still_crash_the_same_way_for_any_jobs() {
     assert_eq!(r2["bytes_after"], after);
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
         let e = e.unwrap();

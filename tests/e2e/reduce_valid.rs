@@ -1,0 +1,166 @@
+//! Issue #12, item 1: a crash-on-valid stays valid. On a real C++20 crash-on-valid
+//! (corpus/fe-gh200682, llvm-project#200682: clang-19 SIGSEGV in Sema::SubstParmVarDecl with
+//! zero errors before the crash), the default reduction gives a file that clang compiles with
+//! no source error before the same crash, checked N of N; `--allow-invalid` gives a result
+//! that is not larger and, on this case, has errors.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::util::*;
+
+/// Runs the case's recorded `replay_command` on the reduced file ourselves; returns
+/// (clang's stderr, the `file:line:col: error:` lines in it).
+fn compile_reduced(case: &Path, r: &serde_json::Value) -> (String, Vec<String>) {
+    let argv: Vec<String> = r["replay_command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        !argv
+            .iter()
+            .any(|a| a == "-w" || a.starts_with("-ferror-limit")),
+        "the replay command is the plain one: {argv:?}"
+    );
+    let o = Command::new(&argv[0])
+        .args(&argv[1..])
+        .current_dir(case)
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(0), "the reduced file still crashes");
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let re = regex::Regex::new(r"^\S.*?:\d+:\d+: (?:fatal )?error: ").unwrap();
+    let errors = err
+        .lines()
+        .filter(|l| re.is_match(l))
+        .map(String::from)
+        .collect();
+    (err, errors)
+}
+
+#[test]
+fn crash_on_valid_gh200682_is_reduced_to_a_valid_file_and_allow_invalid_to_a_smaller_invalid_one() {
+    let (_tmp, dir) = scratch_copy(&corpus("fe-gh200682"));
+    let valid_case = capture_case(&dir, &cmd_txt(&dir));
+    assert_eq!(read_case(&valid_case)["crash"]["source_errors"], 0);
+    let invalid_case = dir.join("case-invalid");
+    crate::reduce::copy_dir(&valid_case, &invalid_case);
+
+    // Default: validity kept.
+    let o = icepick(&dir, &["reduce", "--json", valid_case.to_str().unwrap()]);
+    expect_success(&o);
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["keep_valid"], true, "{r:#}");
+    assert_eq!(r["allow_invalid"], false);
+    assert_eq!(r["verified"], true, "{r:#}");
+    assert_eq!(r["verify_runs"], 3);
+    assert_eq!(r["verify_same"], r["verify_runs"]);
+    assert_eq!(r["source_errors"], 0);
+    assert_eq!(r["backed_off"], serde_json::Value::Null);
+    let valid_bytes = r["bytes_after"].as_u64().unwrap();
+    assert!(valid_bytes < r["bytes_before"].as_u64().unwrap(), "{r:#}");
+    // Checked by running clang ourselves: the same crash, no source error before it.
+    let (err, errors) = compile_reduced(&valid_case, &r);
+    assert!(errors.is_empty(), "{errors:?}\n{err}");
+    assert!(err.contains("clang::Sema::SubstParmVarDecl"), "{err}");
+    // Not cut off after the crash point either: braces and parentheses balance.
+    let text = std::fs::read_to_string(valid_case.join("reduced.ii")).unwrap();
+    assert_eq!(
+        text.matches('{').count(),
+        text.matches('}').count(),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches('(').count(),
+        text.matches(')').count(),
+        "{text}"
+    );
+    // The case records it for the report.
+    assert_eq!(read_case(&valid_case)["reduction"]["keep_valid"], true);
+
+    // --allow-invalid: not larger, recorded, and on this case really invalid.
+    let o = icepick(
+        &dir,
+        &[
+            "reduce",
+            "--json",
+            "--allow-invalid",
+            invalid_case.to_str().unwrap(),
+        ],
+    );
+    expect_success(&o);
+    let ri: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(ri["allow_invalid"], true, "{ri:#}");
+    assert_eq!(ri["keep_valid"], false);
+    assert_eq!(ri["verified"], true, "{ri:#}");
+    let invalid_bytes = ri["bytes_after"].as_u64().unwrap();
+    assert!(
+        invalid_bytes <= valid_bytes,
+        "{invalid_bytes} > {valid_bytes}"
+    );
+    let (err, errors) = compile_reduced(&invalid_case, &ri);
+    assert!(!errors.is_empty(), "{err}");
+    assert_eq!(ri["source_errors"].as_u64().unwrap(), errors.len() as u64);
+    assert!(err.contains("clang::Sema::SubstParmVarDecl"), "{err}");
+}
+
+#[test]
+fn a_valid_case_whose_input_shows_errors_with_the_test_command_is_explained() {
+    // A valid original whose case input (as the case records it) prints an error before the
+    // same crash: the reduction cannot keep validity and says why, with --allow-invalid as
+    // the way out; --allow-invalid then reduces it.
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("v.c"),
+        "int f(void) { return 1; }\nvoid g(void) {\n#pragma clang __debug crash\n}\n",
+    )
+    .unwrap();
+    let argv: Vec<String> = [
+        "/usr/lib/llvm-19/bin/clang",
+        "-fno-crash-diagnostics",
+        "-c",
+        "-o",
+        "/dev/null",
+        "v.c",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let case = capture_case(d.path(), &argv);
+    let c = read_case(&case);
+    assert_eq!(c["crash"]["source_errors"], 0);
+    // The input gains an error before the crash point (as a preprocessing difference would).
+    let input = case.join(c["input"].as_str().unwrap());
+    let text = std::fs::read_to_string(&input).unwrap();
+    std::fs::write(&input, format!("int broken = ;\n{text}")).unwrap();
+    let o = icepick(d.path(), &["reduce", case.to_str().unwrap()]);
+    assert_eq!(
+        o.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("compiles with no error before the crash")
+            && stderr.contains("1 source error")
+            && stderr.contains("expected expression")
+            && stderr.contains("--allow-invalid"),
+        "{stderr}"
+    );
+    let o = icepick(
+        d.path(),
+        &[
+            "reduce",
+            "--json",
+            "--allow-invalid",
+            case.to_str().unwrap(),
+        ],
+    );
+    expect_success(&o);
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["verified"], true, "{r:#}");
+    assert_eq!(r["allow_invalid"], true);
+}
