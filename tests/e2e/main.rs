@@ -13,6 +13,7 @@ mod inspect;
 mod processes;
 mod quoting;
 mod reduce;
+mod report_truth;
 mod standalone;
 mod store;
 mod util;
