@@ -102,7 +102,8 @@ pub fn compare(case_sig: &Signature, out: &Result<Output, ExecError>, sym: &Symb
         "{}{}{}, top frames {}",
         sig.kind,
         quoted(" ", &sig.message),
-        quoted(" in ", &sig.phase),
+        // Clang's own words (`('{}')`), not the signature's normalised `('X')`.
+        quoted(" in ", &crash::phase_as_printed(&cr).unwrap_or_default()),
         sig.frames.join(" > ")
     );
     Seen {

@@ -250,9 +250,20 @@ pub fn parse_section(v: &serde_json::Value) -> Option<Classification> {
     serde_json::from_value(v.clone()).ok()
 }
 
+/// Experiments about a RISC-V host or build (faulting instruction, static scan, V off,
+/// emulation, host facts): they say nothing about a case with no RISC-V host, target or
+/// emulator, whose report leaves them out with their next step.
+fn is_riscv_experiment(id: &str) -> bool {
+    ["E2", "E3", "E4", "E5", "H"]
+        .iter()
+        .any(|p| id == *p || id.starts_with(&format!("{p}-")))
+}
+
 /// The report's `## Classification` section for a `classification` value (empty when the
-/// value is not a classification).
-pub fn markdown_section(v: &serde_json::Value) -> String {
+/// value is not a classification). `riscv`: a RISC-V host, target or emulator is involved;
+/// when not, the RISC-V experiments, a next step about them and the "not run here" list of
+/// them are left out (an x86 frontend crash's report has none of it).
+pub fn markdown_section(v: &serde_json::Value, riscv: bool) -> String {
     use crate::report::markdown as md;
     let Some(c) = parse_section(v) else {
         return String::new();
@@ -277,10 +288,19 @@ pub fn markdown_section(v: &serde_json::Value) -> String {
         },
         verdict::rule_name(c.rule)
     );
-    if let Some(n) = &c.next_step {
+    let about_riscv = |n: &str| {
+        ["E2", "E3", "E4", "E5", "riscv", "RISC-V", "qemu"]
+            .iter()
+            .any(|w| n.contains(w))
+    };
+    if let Some(n) = c.next_step.as_deref().filter(|n| riscv || !about_riscv(n)) {
         let _ = writeln!(s, "Next step: {}\n", md::text(n));
     }
-    let (ran, not_run): (Vec<_>, Vec<_>) = c.evidence.iter().partition(|e| e.ran);
+    let (ran, not_run): (Vec<_>, Vec<_>) = c
+        .evidence
+        .iter()
+        .filter(|e| riscv || !is_riscv_experiment(&e.id))
+        .partition(|e| e.ran);
     if !ran.is_empty() {
         let _ = writeln!(s, "| id | experiment | on | outcome | signature | detail |");
         let _ = writeln!(s, "|---|---|---|---|---|---|");
@@ -367,7 +387,7 @@ mod tests {
                 evidence("E4", "V off | prctl", false, "not a RISC-V host"),
             ],
         };
-        let md = markdown_section(&serde_json::to_value(&c).unwrap());
+        let md = markdown_section(&serde_json::to_value(&c).unwrap(), true);
         let table: Vec<&str> = md.lines().filter(|l| l.starts_with("| ")).collect();
         assert_eq!(table.len(), 2, "header and E1 only:\n{md}");
         assert!(table[1].starts_with("| E1 | determinism |"), "{md}");
@@ -381,10 +401,25 @@ mod tests {
                 "- E4 (V off \\| prctl): not a RISC-V host".to_string(),
             ]
         );
+        // No RISC-V host, target or emulator: none of the RISC-V experiments, nor their
+        // next step, nor a not-run list of them.
+        let mut c = c;
+        c.next_step = Some(crate::classify::verdict::RUN_E5.into());
+        let md = markdown_section(&serde_json::to_value(&c).unwrap(), false);
+        assert!(md.contains("| E1 | determinism |"), "{md}");
+        for gone in ["E5", "E4", "Not run here", "qemu", "Next step"] {
+            assert!(!md.contains(gone), "{gone} in:\n{md}");
+        }
+        c.next_step = Some("rerun with more memory".into());
+        let md = markdown_section(&serde_json::to_value(&c).unwrap(), false);
+        assert!(md.contains("Next step: rerun with more memory"), "{md}");
     }
 
     #[test]
     fn a_value_that_is_not_a_classification_renders_nothing() {
-        assert_eq!(markdown_section(&serde_json::json!({"verdict": 3})), "");
+        assert_eq!(
+            markdown_section(&serde_json::json!({"verdict": 3}), false),
+            ""
+        );
     }
 }

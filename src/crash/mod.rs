@@ -17,5 +17,5 @@ mod tests;
 pub use diagnostics::prior_diagnostics;
 pub use model::{Crash, CrashKind, ExitInfo, Family, Frame, PrettyEntry, Signature};
 pub use parse::{may_be_crash, parse};
-pub use signature::{normalize_function, signature};
+pub use signature::{normalize_function, phase_as_printed, signature};
 pub use symbolize::Symbolizer;

@@ -210,6 +210,29 @@ fn phase(crash: &Crash) -> String {
         .unwrap_or_default()
 }
 
+/// The pretty-stack entry the signature's phase comes from, in clang's own words (its
+/// source location dropped, names kept: `in compound statement ('{}')`, `Running pass
+/// 'Loop Strength Reduction' on loop '%for.body'`), or GCC's `during RTL pass: final`. The
+/// normalised phase belongs in the signature; prose shows this.
+pub fn phase_as_printed(crash: &Crash) -> Option<String> {
+    let mut pass = None;
+    let mut stage = None;
+    for entry in &crash.pretty_stack {
+        if RUNNING_PASS.is_match(&entry.text) {
+            pass = Some(entry.text.clone());
+            continue;
+        }
+        stage = Some(STAGE_LOCATION.replace(&entry.text, "").into_owned());
+    }
+    pass.or_else(|| {
+        crash.gcc_pass.as_ref().map(|p| match p.split_once(':') {
+            Some((ir, name)) => format!("during {ir} pass: {name}"),
+            None => p.clone(),
+        })
+    })
+    .or(stage)
+}
+
 /// Whether a frame is libc, libstdc++, libgcc or the dynamic loader.
 fn is_system_frame(frame: &Frame) -> bool {
     let module = frame
@@ -455,6 +478,38 @@ mod tests {
         c.pretty_stack.clear();
         c.gcc_pass = Some("RTL:final".into());
         assert_eq!(phase(&c), "RTL:final");
+        assert_eq!(phase_as_printed(&c).unwrap(), "during RTL pass: final");
+    }
+
+    #[test]
+    fn phase_in_clangs_own_words() {
+        let mut c = crash(CrashKind::Segfault, None);
+        let entry = |index, text: &str| PrettyEntry {
+            index,
+            text: text.to_owned(),
+        };
+        c.pretty_stack = vec![
+            entry(
+                3,
+                "src/w.cpp:13:33: parsing function body 'widgets::release'",
+            ),
+            entry(4, "src/w.cpp:13:33: in compound statement ('{}')"),
+        ];
+        assert_eq!(phase(&c), "in compound statement ('X')");
+        assert_eq!(
+            phase_as_printed(&c).unwrap(),
+            "in compound statement ('{}')"
+        );
+        c.pretty_stack.push(entry(
+            5,
+            "Running pass 'X86 cmov Conversion' on function '@f2325'",
+        ));
+        assert_eq!(
+            phase_as_printed(&c).unwrap(),
+            "Running pass 'X86 cmov Conversion' on function '@f2325'"
+        );
+        c.pretty_stack.clear();
+        assert_eq!(phase_as_printed(&c), None);
     }
 
     #[test]

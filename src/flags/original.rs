@@ -126,7 +126,10 @@ pub(crate) fn recheck(flags: &mut Flags, base: Result<&[String], String>, t: &mu
         match rows.iter().find(|r| r.name == name) {
             Some(r) => {
                 let mut r = r.clone();
-                r.note = format!("on the original command in its build directory: {}", r.note);
+                r.note = format!(
+                    "{}; probed on the original command in its build directory",
+                    r.note
+                );
                 flags.dimensions[i] = r;
                 flags.on_original.push(name);
             }
@@ -200,7 +203,12 @@ mod tests {
         recheck(&mut f, Ok(&base), &mut t2);
         let r = std_row(&f);
         assert_eq!(r.needed, Some(false), "{r:#?}");
-        assert!(r.note.starts_with("on the original command"), "{}", r.note);
+        assert!(
+            r.note
+                .ends_with("; probed on the original command in its build directory"),
+            "{}",
+            r.note
+        );
         assert!(f.on_original.contains(&"-std".to_string()));
         assert!(t2.runs() > 1);
     }

@@ -59,10 +59,11 @@ pub fn markdown(f: &Flags) -> String {
     if !f.removed.is_empty() {
         let removed: Vec<String> = f.removed.iter().map(|r| md::code(r)).collect();
         out.push_str(&format!(
-            "Not needed for the crash: {}.\n\n",
+            "Not needed for the crash on the case's input: {}.\n\n",
             removed.join(", ")
         ));
     }
+    out.push_str(&validity_and_probes(f, true));
     if let Some(v) = f.vector_needed {
         let march = f
             .minimal_march
@@ -94,6 +95,36 @@ pub fn markdown(f: &Flags) -> String {
     out
 }
 
+/// What the rows rest on: whether flags were kept to keep the code valid, and which rows
+/// were probed on the original command (or could not be). Empty when there is nothing to
+/// say; Markdown-escaped when `markdown`.
+fn validity_and_probes(f: &Flags, markdown: bool) -> String {
+    let esc = |s: &str| if markdown { md::text(s) } else { s.to_string() };
+    let mut parts = Vec::new();
+    if f.keep_valid {
+        parts.push(
+            "The original compiles with no error before the crash, so a flag was dropped only when the crash stayed free of source errors (--allow-invalid drops that rule)."
+                .to_string(),
+        );
+    }
+    if !f.on_original.is_empty() {
+        parts.push(format!(
+            "Rows {} were probed on the original command in its build directory: their values change what the preprocessor produces.",
+            f.on_original.join(", ")
+        ));
+    }
+    if let Some(n) = &f.original_note {
+        parts.push(format!(
+            "Rows whose values change what the preprocessor produces could not be probed on the original command ({n}): they are not testable on preprocessed input."
+        ));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("{}\n\n", esc(&parts.join(" ")))
+    }
+}
+
 /// The plain-text table `icepick flags` prints.
 pub fn text_table(f: &Flags) -> String {
     let mut out = String::new();
@@ -112,6 +143,11 @@ pub fn text_table(f: &Flags) -> String {
     ));
     if !f.removed.is_empty() {
         out.push_str(&format!("removed:         {}\n", shell_join(&f.removed)));
+    }
+    let notes = validity_and_probes(f, false);
+    if !notes.is_empty() {
+        out.push_str(&format!("note:            {}", notes.trim_end()));
+        out.push('\n');
     }
     if let Some(m) = &f.minimal_march {
         out.push_str(&format!("minimal -march:  {m}\n"));
@@ -190,6 +226,23 @@ mod tests {
         assert!(md.contains("| `-O` | yes | -O2 | -O0 (no-crash) |"), "{md}");
         assert!(md.contains("vector extension needed: yes"));
         assert!(md.contains("7 compiler runs"));
+        assert!(!md.contains("original command"), "{md}");
+        let mut f = sample();
+        f.keep_valid = true;
+        f.on_original = vec!["-O".into()];
+        let md = markdown(&f);
+        assert!(
+            md.contains("free of source errors (--allow-invalid"),
+            "{md}"
+        );
+        assert!(
+            md.contains("Rows -O were probed on the original command"),
+            "{md}"
+        );
+        f.original_note = Some("the source `x|y` is gone".into());
+        let md = markdown(&f);
+        assert!(md.contains("the source \\`x\\|y\\` is gone"), "{md}");
+        assert!(text_table(&f).contains("note:            The original compiles"));
     }
 
     #[test]

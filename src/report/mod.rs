@@ -4,12 +4,14 @@
 //! directory, and [`write_files`] the one that writes.
 
 mod environment;
+mod facts;
 mod files;
 pub mod godbolt;
 pub mod markdown;
 mod redact;
 mod upstream;
 
+pub use facts::{invalid_code, involves_riscv, ReductionFacts};
 pub use files::{reduced_input, write_files, Report};
 pub use godbolt::compiler_explorer;
 pub use redact::{redact, redact_bytes, redact_case, Redactions};
@@ -149,6 +151,7 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
             );
         }
         let _ = writeln!(s, "{}", fence("sh", &shell_join(replay)));
+        s.push_str(&facts::reduction_paragraph(case));
     }
     let _ = writeln!(s, "## Reproducer\n");
     match &link.url {
@@ -190,21 +193,14 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
     let _ = writeln!(
         s,
         "Suggested labels: {}\n",
-        upstream::labels(case, case.crash.source_errors > 0)
+        upstream::labels(case, facts::invalid_code(case))
             .iter()
             .map(|l| code(l))
             .collect::<Vec<_>>()
             .join(", ")
     );
     let _ = writeln!(s, "## Crash\n");
-    let _ = writeln!(s, "| | |\n|---|---|");
-    let _ = writeln!(s, "| kind | {} |", kind_words(case.crash.kind));
-    if let Some(m) = &case.crash.message {
-        let _ = writeln!(s, "| message | {} |", table_code(m));
-    }
-    if !case.signature.phase.is_empty() {
-        let _ = writeln!(s, "| phase | {} |", table_code(&case.signature.phase));
-    }
+    s.push_str(&facts::crash_rows(case, kind_words(case.crash.kind)));
     let _ = writeln!(
         s,
         "| top frames | {} |",
@@ -266,6 +262,7 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
             fence("", &all)
         );
     }
+    s.push_str(&facts::bug_info_section(case));
     if let Some(flags) = &case.flags {
         let _ = writeln!(s, "{}", crate::flags::markdown_section(flags));
     }
@@ -288,7 +285,10 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
         let _ = writeln!(s);
     }
     if let Some(c) = &case.classification {
-        s.push_str(&crate::classify::markdown_section(c));
+        s.push_str(&crate::classify::markdown_section(
+            c,
+            facts::involves_riscv(case),
+        ));
     }
     let _ = writeln!(s, "## Environment\n");
     let _ = writeln!(
@@ -330,7 +330,7 @@ pub fn json<'a>(case: &'a Case, reduced: Option<&[u8]>, input: Option<&[u8]>) ->
     JsonReport {
         case,
         title: title(case),
-        labels: upstream::labels(case, case.crash.source_errors > 0),
+        labels: upstream::labels(case, facts::invalid_code(case)),
         compiler_explorer_url: link.url,
         compiler_explorer_note: link.note,
     }

@@ -5,6 +5,9 @@
 //! corpus in a home directory (`/home/alice/build-pioneer/…`): `destructor-lookup` after
 //! `icepick triage` (flags, reduction, versions and classification sections) and
 //! `hip-two-arch` after `icepick capture` (a HIP device job, small preprocessed input).
+//! `destructor-lookup` is the x86 frontend crash of issue 12: its `bug_info` (triple,
+//! diagnostics before the crash, cc1 line) and `flags` (the `-std` and `-O` rows probed on
+//! the original command) come from a capture and `icepick flags` run by this build.
 //! Snapshots live in `snapshots/`; a missing or changed one fails the test (`scripts/test`
 //! runs with `INSTA_UPDATE=no`). Review changes with `cargo insta review`, or rerun with
 //! `INSTA_UPDATE=always` and read the diff.
@@ -124,6 +127,33 @@ fn destructor_lookup_markdown() {
     let md = markdown_of(&destructor_lookup());
     assert!(md.contains("[Try it on Compiler Explorer](https://godbolt.org/clientstate/"));
     insta::assert_snapshot!(md);
+}
+
+/// Issue 12, item 4: an x86 frontend crash's report names the target triple, shows the
+/// diagnostics clang printed before the crash and the crashing job's cc1 line, shows the
+/// phase in clang's words, never says `-std` is needed (the source crashes with -std=c++11
+/// too) and has no RISC-V experiments, next step or "not run here" list.
+#[test]
+fn x86_frontend_report_says_what_llvm_asks_and_nothing_about_riscv() {
+    let md = markdown_of(&destructor_lookup());
+    assert!(md.contains("| target | `x86_64-pc-linux-gnu` |"), "{md}");
+    assert!(
+        md.contains("| phase | `in compound statement ('{}')` |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("```\nsrc/widget.cpp:13:14: error: no template named 'Holder'"),
+        "{md}"
+    );
+    assert!(
+        md.contains("```sh\n/usr/lib/llvm-16/bin/clang -cc1 -triple x86_64-pc-linux-gnu"),
+        "{md}"
+    );
+    assert!(md.contains("| `-std` | no |"), "{md}");
+    for gone in ["E5", "qemu", "Not run here", "Next step", "E3 ", "E4 "] {
+        assert!(!md.contains(gone), "{gone:?} in:\n{md}");
+    }
+    assert!(!involves_riscv(&destructor_lookup().case));
 }
 
 #[test]

@@ -15,6 +15,7 @@ mod processes;
 mod quoting;
 mod reduce;
 mod reduce_valid;
+mod report_truth;
 mod standalone;
 mod store;
 mod util;

@@ -1,0 +1,306 @@
+//! The report's statements about the crash and the reduced case that need care to be true
+//! (issue 12, item 4): the Crash table (phase in clang's own words, the target triple), the
+//! diagnostics clang printed before the crash and the crashing job's `-cc1` line, what the
+//! reduction verified (k of n reproductions, valid or `--allow-invalid`, a back-off), which
+//! code the labels describe, and whether a RISC-V host or target is involved at all.
+//!
+//! Why this exists: the report's readers are LLVM maintainers, and LLVM's bug guide asks for
+//! the triple, the diagnostics and the cc1 command; a label or a sentence that the reduced
+//! file contradicts (a crash-on-valid label on code with errors) costs the report its
+//! credibility. Every string here is case data from a possibly hostile build: it goes
+//! through the [`super::markdown`] helpers. Pure.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::markdown::{code, fence, table_code, table_text, text};
+use crate::case::Case;
+use crate::command::shell_join;
+
+/// What the case's `reduction` section says about its result (the contract of issue 12;
+/// every field optional, so older sections read as "not recorded").
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReductionFacts {
+    pub verified: bool,
+    /// Source errors before the crash when the result was verified; `None` when not recorded.
+    pub source_errors: Option<u32>,
+    pub keep_valid: bool,
+    pub allow_invalid: bool,
+    /// (same signature, runs) of the final check, when recorded.
+    pub verify: Option<(u32, u32)>,
+    pub backed_off: Option<String>,
+}
+
+impl ReductionFacts {
+    pub fn of(case: &Case) -> Option<ReductionFacts> {
+        let r = case.reduction.as_ref()?.as_object()?;
+        let u32_at = |k: &str| {
+            r.get(k)
+                .and_then(Value::as_u64)
+                .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+        };
+        let bool_at = |k: &str| r.get(k).and_then(Value::as_bool).unwrap_or(false);
+        let verify = match (u32_at("verify_same"), u32_at("verify_runs")) {
+            (Some(same), Some(runs)) if runs > 0 => Some((same, runs)),
+            _ => None,
+        };
+        Some(ReductionFacts {
+            verified: bool_at("verified"),
+            source_errors: u32_at("source_errors"),
+            keep_valid: bool_at("keep_valid"),
+            allow_invalid: bool_at("allow_invalid"),
+            verify,
+            backed_off: r
+                .get("backed_off")
+                .and_then(Value::as_str)
+                .filter(|s| !s.trim().is_empty())
+                .map(String::from),
+        })
+    }
+}
+
+/// Whether the code the report shows has source errors before the crash: the verified
+/// reduced case's, when it recorded them, else the original's.
+pub fn invalid_code(case: &Case) -> bool {
+    match ReductionFacts::of(case) {
+        Some(ReductionFacts {
+            verified: true,
+            source_errors: Some(n),
+            ..
+        }) => n > 0,
+        _ => case.crash.source_errors > 0,
+    }
+}
+
+/// True when a RISC-V host, target or emulator is involved: only then do the RISC-V
+/// experiments, their next step and their "not run here" list belong in the report.
+pub fn involves_riscv(case: &Case) -> bool {
+    let triple = case
+        .bug_info
+        .as_ref()
+        .and_then(|b| b.triple.as_deref())
+        .unwrap_or("");
+    let host_machine = case
+        .host
+        .as_ref()
+        .and_then(|h| h.pointer("/kernel/machine"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    super::upstream::target_tag(case) == Some("RISC-V")
+        || triple.starts_with("riscv")
+        || host_machine.starts_with("riscv")
+        || !case.emulator.is_empty()
+}
+
+/// Case text for a code block: ANSI colour sequences dropped, other control characters
+/// (but tabs) shown as spaces.
+fn plain(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for d in chars.by_ref() {
+                    if d.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        out.push(if c.is_control() && c != '\t' { ' ' } else { c });
+    }
+    out
+}
+
+/// The reduced case's facts, one paragraph (empty when there is nothing to say).
+pub fn reduction_paragraph(case: &Case) -> String {
+    let Some(r) = ReductionFacts::of(case).filter(|r| r.verified) else {
+        return String::new();
+    };
+    let mut parts = Vec::new();
+    if let Some((same, runs)) = r.verify {
+        parts.push(format!(
+            "The reduced test case reproduced the crash (same signature) {same} of {runs} times in the final check."
+        ));
+    }
+    match r.source_errors {
+        Some(0) if r.keep_valid => parts.push(
+            "It compiles with no error before the crash, like the original: every candidate had to.".into(),
+        ),
+        Some(0) => parts.push("It compiles with no error before the crash.".into()),
+        Some(n) if r.allow_invalid => parts.push(format!(
+            "**It is invalid code**: clang prints {n} error{} before the crash, because it was reduced with `--allow-invalid` (smaller, but a crash-on-invalid reproducer).",
+            if n == 1 { "" } else { "s" }
+        )),
+        Some(n) => parts.push(format!(
+            "Clang prints {n} error{} before the crash on it.",
+            if n == 1 { "" } else { "s" }
+        )),
+        None => {}
+    }
+    if let Some(b) = &r.backed_off {
+        parts.push(format!(
+            "The smallest candidate did not reproduce every time, so this is a larger one that did: {}",
+            text(b)
+        ));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("{}\n\n", parts.join(" "))
+    }
+}
+
+/// The `## Crash` table rows that name what crashed: kind, message, phase (clang's words),
+/// target triple.
+pub fn crash_rows(case: &Case, kind: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "| | |\n|---|---|");
+    let _ = writeln!(s, "| kind | {} |", table_text(kind));
+    if let Some(m) = &case.crash.message {
+        let _ = writeln!(s, "| message | {} |", table_code(m));
+    }
+    if let Some(p) = crate::crash::phase_as_printed(&case.crash) {
+        let _ = writeln!(s, "| phase | {} |", table_code(&p));
+    }
+    if let Some(t) = case.bug_info.as_ref().and_then(|b| b.triple.as_deref()) {
+        let _ = writeln!(s, "| target | {} |", table_code(t));
+    }
+    s
+}
+
+/// The diagnostics before the crash and the crashing job's cc1 line (empty for a case
+/// captured before they were recorded).
+pub fn bug_info_section(case: &Case) -> String {
+    let Some(b) = &case.bug_info else {
+        return String::new();
+    };
+    let mut s = String::new();
+    if b.diagnostics.is_empty() {
+        let _ = writeln!(
+            s,
+            "The compiler printed no diagnostic before the crash (original command).\n"
+        );
+    } else {
+        let omitted = if b.diagnostics_omitted > 0 {
+            format!(", the first {} lines", b.diagnostics.len())
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            s,
+            "Diagnostics the compiler printed before the crash (original command{omitted}):\n"
+        );
+        let body: Vec<String> = b.diagnostics.iter().map(|l| plain(l)).collect();
+        let _ = writeln!(s, "{}", fence("", &body.join("\n")));
+        if b.diagnostics_omitted > 0 {
+            let _ = writeln!(s, "({} more lines not shown.)\n", b.diagnostics_omitted);
+        }
+    }
+    if !b.cc1.is_empty() {
+        let _ = writeln!(
+            s,
+            "The crashing job's {} command (from {}):\n",
+            code("-cc1"),
+            code("-###")
+        );
+        let _ = writeln!(s, "{}", fence("sh", &plain(&shell_join(&b.cc1))));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::BugInfo;
+    use crate::case::tests::sample_case;
+
+    #[test]
+    fn labels_follow_the_reduced_case_when_it_recorded_its_errors() {
+        let mut case = sample_case();
+        case.crash.source_errors = 0;
+        case.reduction = Some(serde_json::json!({"verified": true, "source_errors": 3}));
+        assert!(invalid_code(&case));
+        case.reduction = Some(serde_json::json!({"verified": false, "source_errors": 3}));
+        assert!(!invalid_code(&case));
+        case.crash.source_errors = 2;
+        case.reduction = Some(serde_json::json!({"verified": true}));
+        assert!(invalid_code(&case), "not recorded: the original's");
+        case.reduction = Some(serde_json::json!({"verified": true, "source_errors": 0}));
+        assert!(!invalid_code(&case));
+    }
+
+    #[test]
+    fn the_reduction_paragraph_says_k_of_n_invalid_and_backed_off() {
+        let mut case = sample_case();
+        case.reduction = Some(serde_json::json!({
+            "verified": true, "verify_runs": 5, "verify_same": 5, "source_errors": 4,
+            "allow_invalid": true, "backed_off": "the 210-byte result crashed 2 of 3 times",
+        }));
+        let p = reduction_paragraph(&case);
+        assert!(p.contains("5 of 5 times"), "{p}");
+        assert!(
+            p.contains("**It is invalid code**: clang prints 4 errors"),
+            "{p}"
+        );
+        assert!(p.contains("`--allow-invalid`"), "{p}");
+        assert!(
+            p.contains("the 210-byte result crashed 2 of 3 times"),
+            "{p}"
+        );
+        case.reduction = Some(serde_json::json!({
+            "verified": true, "verify_runs": 3, "verify_same": 3, "source_errors": 0,
+            "keep_valid": true,
+        }));
+        let p = reduction_paragraph(&case);
+        assert!(p.contains("no error before the crash"), "{p}");
+        case.reduction = Some(serde_json::json!({"verified": false}));
+        assert_eq!(reduction_paragraph(&case), "");
+    }
+
+    #[test]
+    fn hostile_diagnostics_stay_inside_their_block() {
+        let mut case = sample_case();
+        case.bug_info = Some(BugInfo {
+            triple: Some("x86_64|pc`linux".into()),
+            cc1: vec!["clang".into(), "-cc1".into(), "$(id)".into()],
+            diagnostics: vec![
+                "f.c:1:1: error: ```\u{1b}[0;1;31mred\u{1b}[0m".into(),
+                "</details>".into(),
+            ],
+            diagnostics_omitted: 7,
+        });
+        let s = bug_info_section(&case);
+        assert!(
+            s.contains("````\nf.c:1:1: error: ```red\n</details>\n````"),
+            "{s}"
+        );
+        assert!(s.contains("'$(id)'"), "{s}");
+        assert!(s.contains("7 more lines"), "{s}");
+        let rows = crash_rows(&case, "segmentation fault");
+        assert!(
+            rows.contains("| target | ``x86_64\\|pc`linux`` |"),
+            "{rows}"
+        );
+    }
+
+    #[test]
+    fn riscv_is_involved_by_target_triple_host_or_emulator() {
+        let mut case = sample_case();
+        assert!(!involves_riscv(&case));
+        case.bug_info = Some(BugInfo {
+            triple: Some("riscv64-unknown-linux-gnu".into()),
+            ..BugInfo::default()
+        });
+        assert!(involves_riscv(&case));
+        case.bug_info = None;
+        case.emulator = vec!["qemu-riscv64".into()];
+        assert!(involves_riscv(&case));
+        case.emulator.clear();
+        case.host = Some(serde_json::json!({"kernel": {"machine": "riscv64"}}));
+        assert!(involves_riscv(&case));
+    }
+}
