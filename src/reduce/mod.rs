@@ -626,9 +626,11 @@ pub fn reduce_case(
                     bytes: fb.len(),
                     why: &why,
                 });
-                // Continue from the fallback with a stricter test: N runs per candidate,
-                // and without `-w` when the smallest result had errors without it.
-                let strict_flags: Vec<String> = if keep_valid && verdict.errors > 0 {
+                // Continue from the fallback with a stricter test: N runs per candidate and,
+                // when validity is kept, the plain command the final check uses (no `-w`:
+                // on gh200682 a 210-byte candidate crashed twice with `-w` and then 0 of 3
+                // times without it).
+                let strict_flags: Vec<String> = if keep_valid {
                     Vec::new()
                 } else {
                     flags.clone()
