@@ -124,8 +124,9 @@ pub struct Reduction {
     /// Compiler runs of the start's and the final checks (back-off included).
     #[serde(default)]
     pub check_runs: u64,
-    /// The non-crashing compiler that had to accept every candidate (validity kept, and it
-    /// accepted the start), without the file name; `None`: not used.
+    /// The non-crashing compiler that had to accept every candidate (validity kept) from the
+    /// start, or from the first small accepted candidate it accepted when it rejected the
+    /// start; without the file name. `None`: not used.
     #[serde(default)]
     pub witness: Option<Vec<String>>,
     /// Its runs, and the candidates it rejected that clang alone would have accepted.
@@ -187,6 +188,9 @@ pub enum ReduceError {
 /// more (another file name, ASLR on) before it counts.
 const CONFIRM_RUNS: u32 = 2;
 
+/// Accepted candidates up to this size are offered to a witness that rejected the start.
+const WITNESS_LATE_MAX: usize = 64 << 10;
+
 /// What one reduction of a case works with.
 struct Stage<'a> {
     dir: &'a Path,
@@ -207,8 +211,12 @@ struct Stage<'a> {
     /// Candidates must be complete (balanced brackets, a declaration's end): validity is
     /// kept and the start is.
     require_complete: bool,
-    /// A compiler that must accept every candidate (see `witness.rs`).
+    /// A compiler that must accept every candidate once `witness_on` (see `witness.rs`).
     witness: Option<Vec<String>>,
+    /// Set when the witness accepted the start or, failing that, an accepted candidate
+    /// smaller than [`WITNESS_LATE_MAX`] (clang-preprocessed library headers often defeat
+    /// GCC; a reduced file no longer holds them).
+    witness_on: AtomicBool,
     witness_runs: AtomicU64,
     witness_rejects: AtomicU64,
 }
@@ -266,8 +274,12 @@ impl Stage<'_> {
                 return false;
             }
         }
-        if let Some(w) = &self.witness {
-            return self.witnessed(w, text, timeout, cancel);
+        if let Some(w) = self
+            .witness
+            .as_ref()
+            .filter(|_| self.witness_on.load(Ordering::SeqCst))
+        {
+            return self.witnessed(w, text, timeout, true, cancel);
         }
         true
     }
@@ -278,6 +290,7 @@ impl Stage<'_> {
         witness: &[String],
         text: &[u8],
         timeout: Duration,
+        count_reject: bool,
         cancel: &(dyn Fn() -> bool + Sync),
     ) -> bool {
         let k = self.counter.fetch_add(1, Ordering::Relaxed);
@@ -288,7 +301,7 @@ impl Stage<'_> {
         self.witness_runs.fetch_add(1, Ordering::Relaxed);
         let ok = witness::accepts(witness, self.dir, &path.to_string_lossy(), timeout, cancel);
         let _ = std::fs::remove_file(&path);
-        if !ok && !cancel() {
+        if !ok && count_reject && !cancel() {
             self.witness_rejects.fetch_add(1, Ordering::Relaxed);
         }
         ok
@@ -354,6 +367,13 @@ impl Stage<'_> {
         };
         let result = icepick_reducers::reduce(start, opts, &test, &mut |e| match e {
             Event::Improved { best, pass } => {
+                if let Some(w) = self.witness.as_ref().filter(|_| {
+                    !self.witness_on.load(Ordering::SeqCst) && best.len() <= WITNESS_LATE_MAX
+                }) {
+                    // Not a rejected candidate: it stays accepted either way.
+                    let on = self.witnessed(w, best, timeout, false, &|| false);
+                    self.witness_on.store(on, Ordering::SeqCst);
+                }
                 chain.push(best);
                 if let Err(err) = write_atomic(&self.output_path, best) {
                     write_error.get_or_insert(err);
@@ -467,6 +487,7 @@ pub fn reduce_case(
         stop: settings.stop.clone(),
         require_complete: keep_valid && complete::is_complete(&start),
         witness: None,
+        witness_on: AtomicBool::new(false),
         witness_runs: AtomicU64::new(0),
         witness_rejects: AtomicU64::new(0),
     };
@@ -501,10 +522,11 @@ pub fn reduce_case(
     let stop = || settings.stop.load(Ordering::SeqCst);
     let mut stage = stage;
     if keep_valid {
-        stage.witness =
-            witness::witness_for(&replay_cmd).filter(|w| stage.witnessed(w, &start, long, &stop));
-        // Its verdict on the start is not a rejection of a candidate.
-        stage.witness_rejects.store(0, Ordering::Relaxed);
+        stage.witness = witness::witness_for(&replay_cmd);
+        if let Some(w) = &stage.witness {
+            let on = stage.witnessed(w, &start, long, false, &stop);
+            stage.witness_on.store(on, Ordering::SeqCst);
+        }
     }
     let stage = stage;
     let mut same = 1;
@@ -561,7 +583,7 @@ pub fn reduce_case(
         confirm_runs: 0,
         confirm_rejects: 0,
         check_runs: 0,
-        witness: stage.witness.clone(),
+        witness: None,
         witness_runs: 0,
         witness_rejects: 0,
         extra_flags: Vec::new(),
@@ -626,9 +648,11 @@ pub fn reduce_case(
                     bytes: fb.len(),
                     why: &why,
                 });
-                // Continue from the fallback with a stricter test: N runs per candidate,
-                // and without `-w` when the smallest result had errors without it.
-                let strict_flags: Vec<String> = if keep_valid && verdict.errors > 0 {
+                // Continue from the fallback with a stricter test: N runs per candidate and,
+                // when validity is kept, the plain command the final check uses (no `-w`:
+                // on gh200682 a 210-byte candidate crashed twice with `-w` and then 0 of 3
+                // times without it).
+                let strict_flags: Vec<String> = if keep_valid {
                     Vec::new()
                 } else {
                     flags.clone()
@@ -694,6 +718,10 @@ pub fn reduce_case(
     rec.confirm_rejects =
         prior_runs(|r| r.confirm_rejects) + stage.confirm_rejects.load(Ordering::Relaxed);
     rec.check_runs = prior_runs(|r| r.check_runs) + stage.check_runs.load(Ordering::Relaxed);
+    rec.witness = stage
+        .witness
+        .clone()
+        .filter(|_| stage.witness_on.load(Ordering::SeqCst));
     rec.witness_runs = prior_runs(|r| r.witness_runs) + stage.witness_runs.load(Ordering::Relaxed);
     rec.witness_rejects =
         prior_runs(|r| r.witness_rejects) + stage.witness_rejects.load(Ordering::Relaxed);

@@ -58,7 +58,12 @@ fn crash_on_valid_gh200682_is_reduced_to_a_valid_file_and_allow_invalid_to_a_sma
     assert_eq!(r["verify_runs"], 3);
     assert_eq!(r["verify_same"], r["verify_runs"]);
     assert_eq!(r["source_errors"], 0);
-    assert_eq!(r["backed_off"], serde_json::Value::Null);
+    // `backed_off` may be set: this real crash is not deterministic on every candidate (a
+    // 210-byte one crashed in the reducer's two runs, then 0 of 3 times in the final check),
+    // and the result must then be the verified fallback. Either way it is N of N.
+    if let Some(why) = r["backed_off"].as_str() {
+        assert!(why.contains("fell back"), "{why}");
+    }
     let valid_bytes = r["bytes_after"].as_u64().unwrap();
     assert!(valid_bytes < r["bytes_before"].as_u64().unwrap(), "{r:#}");
     // Checked by running clang ourselves: the same crash, no source error before it.
