@@ -150,7 +150,10 @@ impl Default for Options {
         Self {
             runs: 5,
             emulator: PathBuf::from("qemu-riscv64"),
-            sysroot: std::env::var_os(SYSROOT_ENV).map(PathBuf::from),
+            // An empty value counts as unset (`VAR= icepick …`, or a script whose lookup failed).
+            sysroot: std::env::var_os(SYSROOT_ENV)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
             compiler: None,
             kernel_log: None,
             core: None,

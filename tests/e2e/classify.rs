@@ -120,6 +120,25 @@ fn vector_pragma_without_a_sysroot_is_a_compiler_bug_with_e5_as_next_step() {
     );
 }
 
+/// `ICEPICK_RISCV64_SYSROOT=` (set but empty, as a script whose lookup failed leaves it) made
+/// classify look for `usr/lib/llvm-19/bin/clang` relative to the working directory and fail
+/// with exit 2, so `icepick triage` of an x86 crash ended in an error after its reduction. An
+/// empty value now counts as unset.
+#[test]
+fn empty_riscv64_sysroot_variable_failed_classify_of_an_x86_crash() {
+    let (_tmp, case) = capture(&corpus("rv-vector-pragma"));
+    let o = Command::new(BIN)
+        .args(["classify", case.to_str().unwrap(), "--json"])
+        .env("ICEPICK_RISCV64_SYSROOT", "")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    let c: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(c["verdict"], "compiler-bug", "{c:#}");
+    assert_eq!(evidence(&c, "E5-v-off")["ran"], false);
+}
+
 /// `corpus/rvv-programs/fakecc.c` captured under `qemu-riscv64 -cpu CPU` as a compiler of a
 /// RISC-V host, on a source with `text`. Returns the scratch dir and the case.
 fn capture_fakecc(text: &str, cpu: &str) -> (tempfile::TempDir, PathBuf) {
