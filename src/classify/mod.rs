@@ -225,6 +225,19 @@ pub fn classify(dir: &Path, opts: &Options) -> Result<Classification, ClassifyEr
         let line = format!("{}\n", absolute.display());
         crate::case::write_atomic(&dir.join(CORE_PATH), line.as_bytes())?;
     }
+    // A case with no RISC-V host, target or emulator: the riscv64 compiler under qemu (E5)
+    // and its static scan (E3) say nothing about it, so they are not run (nor reported).
+    let without_riscv;
+    let opts = if crate::report::involves_riscv(&case) {
+        opts
+    } else {
+        without_riscv = Options {
+            sysroot: None,
+            compiler: None,
+            ..opts.clone()
+        };
+        &without_riscv
+    };
     if let Some(rc) = emulation::riscv64_compiler(&case, opts) {
         if !rc.compiler.is_file() {
             return Err(ClassifyError::NoRiscv64Compiler(rc.compiler));
