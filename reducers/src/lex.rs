@@ -315,18 +315,19 @@ pub(crate) fn angle_spans(text: &[u8], toks: &[Tok]) -> Vec<(usize, usize)> {
                 continue;
             }
             let end = match t.bytes(text) {
-                b"(" | b"[" => {
+                // A lambda's body may stand in a template argument (`B<[](auto) {}>`).
+                b"(" | b"[" | b"{" => {
                     parens += 1;
                     None
                 }
-                b")" | b"]" => {
+                b")" | b"]" | b"}" => {
                     parens -= 1;
                     if parens < 0 {
                         break;
                     }
                     None
                 }
-                b";" | b"{" | b"}" | b"&&" | b"||" => break,
+                b";" | b"&&" | b"||" if parens == 0 => break,
                 b"<" if parens == 0 && toks[j - 1].kind == Kind::Ident => {
                     angles += 1;
                     None
@@ -413,5 +414,16 @@ mod tests {
             .map(|&(a, b)| std::str::from_utf8(&s[a..b]).unwrap())
             .collect();
         assert_eq!(spans, ["<int, vector<x>>", "<x>"]);
+    }
+
+    #[test]
+    fn a_lambda_in_a_template_argument_stays_inside_the_angles() {
+        let s = b"bool v = A<>::B<[](auto x) { return c<x>; }>; if (a < b) { d; }";
+        let toks = lex(s);
+        let spans: Vec<_> = angle_spans(s, &toks)
+            .iter()
+            .map(|&(a, b)| std::str::from_utf8(&s[a..b]).unwrap())
+            .collect();
+        assert_eq!(spans, ["<>", "<[](auto x) { return c<x>; }>", "<x>"]);
     }
 }
