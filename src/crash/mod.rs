@@ -16,6 +16,6 @@ mod tests;
 
 pub use diagnostics::prior_diagnostics;
 pub use model::{Crash, CrashKind, ExitInfo, Family, Frame, PrettyEntry, Signature};
-pub use parse::{may_be_crash, parse};
+pub use parse::{is_source_error, may_be_crash, parse};
 pub use signature::{normalize_function, phase_as_printed, signature};
 pub use symbolize::Symbolizer;

@@ -429,7 +429,7 @@ pub fn parse(stderr: &str, exit: ExitInfo) -> Option<Crash> {
         frames,
         gcc_pass: ev.gcc_pass.take().map(|p| bounded(p, MAX_MESSAGE)),
         reproducer_files: reproducers,
-        source_errors: lines.iter().filter(|l| SOURCE_ERROR.is_match(l)).count() as u32,
+        source_errors: lines.iter().filter(|l| is_source_error(l)).count() as u32,
     })
 }
 
@@ -473,6 +473,12 @@ fn bounded(mut s: String, max: usize) -> String {
 }
 
 /// `file:line:col: error: …`: a diagnostic about the source, not the driver's own errors.
+/// True for a source diagnostic of severity error (`file:line:col: error: …`), the lines
+/// [`Crash::source_errors`](super::Crash::source_errors) counts.
+pub fn is_source_error(line: &str) -> bool {
+    SOURCE_ERROR.is_match(line)
+}
+
 static SOURCE_ERROR: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
     regex::Regex::new(r"^\S.*?:\d+:\d+: (?:fatal )?error: ").expect("valid regex")
 });

@@ -262,6 +262,17 @@ impl Stage<'_> {
         {
             return false;
         }
+        // The witness (a syntax-only run) before the confirming compiler runs: it is the
+        // cheaper of the two and rejects more.
+        if let Some(w) = self
+            .witness
+            .as_ref()
+            .filter(|_| self.witness_on.load(Ordering::SeqCst))
+        {
+            if !self.witnessed(w, text, timeout, true, cancel) {
+                return false;
+            }
+        }
         for _ in 1..runs {
             self.confirm_runs.fetch_add(1, Ordering::Relaxed);
             if !self
@@ -273,13 +284,6 @@ impl Stage<'_> {
                 }
                 return false;
             }
-        }
-        if let Some(w) = self
-            .witness
-            .as_ref()
-            .filter(|_| self.witness_on.load(Ordering::SeqCst))
-        {
-            return self.witnessed(w, text, timeout, true, cancel);
         }
         true
     }

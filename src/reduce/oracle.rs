@@ -6,10 +6,7 @@
 //! command at a candidate file.
 
 use std::path::PathBuf;
-use std::sync::LazyLock;
 use std::time::Duration;
-
-use regex::Regex;
 
 use crate::command::CompilerCommand;
 use crate::crash::{self, Symbolizer};
@@ -55,9 +52,6 @@ pub(super) struct Judged {
     pub first_error: Option<String>,
 }
 
-static SOURCE_ERROR: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\S.*?:\d+:\d+: (?:fatal )?error: ").expect("valid regex"));
-
 /// Judges compiler runs against one signature.
 pub(super) struct Oracle {
     pub case_dir: PathBuf,
@@ -96,7 +90,7 @@ impl Oracle {
             errors: c.source_errors,
             first_error: stderr
                 .lines()
-                .find(|l| SOURCE_ERROR.is_match(l))
+                .find(|l| crash::is_source_error(l))
                 .map(|l| l.chars().take(300).collect()),
         })
     }
