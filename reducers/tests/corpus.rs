@@ -110,6 +110,7 @@ fn big_gh59446_reaches_a_few_kb_in_a_handful_of_tests() {
         hints: Hints {
             parser_location: Some(("B/big_gh59446.cpp".into(), 41)),
             crash_function: Some("GH59446::f".into()),
+            ..Hints::default()
         },
         ..Options::default()
     };
@@ -211,6 +212,7 @@ fn every_pass_handles_the_big_inputs() {
     let hints = Hints {
         crash_function: Some("_Z23complex_stack_operationiPf".into()),
         parser_location: Some(("big_amdgpu_si_flat.hip".into(), 20)),
+        ..Hints::default()
     };
     for pass in Pass::all() {
         // Plan (one O(n) analysis) plus the first candidate, then 20 more from the same plan:

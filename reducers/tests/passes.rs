@@ -15,6 +15,7 @@ fn hints(line: u32) -> Hints {
     Hints {
         parser_location: Some(("a.c".into(), line)),
         crash_function: Some("_Z1fv".into()),
+        ..Hints::default()
     }
 }
 

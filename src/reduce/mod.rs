@@ -125,10 +125,15 @@ pub struct Reduction {
     #[serde(default)]
     pub check_runs: u64,
     /// The non-crashing compiler that had to accept every candidate (validity kept) from the
-    /// start, or from the first small accepted candidate it accepted when it rejected the
-    /// start; without the file name. `None`: not used.
+    /// start, or, when it rejected the start, from the first accepted candidate it accepted
+    /// (before that, candidates could only drop errors it found in the start); without the
+    /// file name. `None`: it never accepted the result's ancestors (or was not used).
     #[serde(default)]
     pub witness: Option<Vec<String>>,
+    /// Errors the witness found in the start (distinct file and message), tolerated until it
+    /// turned strict; 0 when it accepted the start or was not used.
+    #[serde(default)]
+    pub witness_start_errors: usize,
     /// Its runs, and the candidates it rejected that clang alone would have accepted.
     #[serde(default)]
     pub witness_runs: u64,
@@ -188,9 +193,6 @@ pub enum ReduceError {
 /// more (another file name, ASLR on) before it counts.
 const CONFIRM_RUNS: u32 = 2;
 
-/// Accepted candidates up to this size are offered to a witness that rejected the start.
-const WITNESS_LATE_MAX: usize = 64 << 10;
-
 /// What one reduction of a case works with.
 struct Stage<'a> {
     dir: &'a Path,
@@ -211,14 +213,9 @@ struct Stage<'a> {
     /// Candidates must be complete (balanced brackets, a declaration's end): validity is
     /// kept and the start is.
     require_complete: bool,
-    /// A compiler that must accept every candidate once `witness_on` (see `witness.rs`).
-    witness: Option<Vec<String>>,
-    /// Set when the witness accepted the start or, failing that, an accepted candidate
-    /// smaller than [`WITNESS_LATE_MAX`] (clang-preprocessed library headers often defeat
-    /// GCC; a reduced file no longer holds them).
-    witness_on: AtomicBool,
-    witness_runs: AtomicU64,
-    witness_rejects: AtomicU64,
+    /// A compiler that must accept every candidate, or add no error to those it found in
+    /// the start (see `witness.rs`).
+    witness: Option<witness::Witness>,
 }
 
 impl Stage<'_> {
@@ -264,12 +261,9 @@ impl Stage<'_> {
         }
         // The witness (a syntax-only run) before the confirming compiler runs: it is the
         // cheaper of the two and rejects more.
-        if let Some(w) = self
-            .witness
-            .as_ref()
-            .filter(|_| self.witness_on.load(Ordering::SeqCst))
-        {
-            if !self.witnessed(w, text, timeout, true, cancel) {
+        if let Some(w) = self.witness.as_ref().filter(|w| w.engaged()) {
+            let run = self.witness_run(&w.argv, text, timeout, cancel);
+            if !w.passes(text, run, cancel()) {
                 return false;
             }
         }
@@ -288,27 +282,20 @@ impl Stage<'_> {
         true
     }
 
-    /// Writes `text` to a fresh scratch file; true when the witness accepts it.
-    fn witnessed(
+    /// Writes `text` to a fresh scratch file and runs the witness `argv` on it.
+    fn witness_run(
         &self,
-        witness: &[String],
+        argv: &[String],
         text: &[u8],
         timeout: Duration,
-        count_reject: bool,
         cancel: &(dyn Fn() -> bool + Sync),
-    ) -> bool {
+    ) -> Option<witness::Run> {
         let k = self.counter.fetch_add(1, Ordering::Relaxed);
         let path = self.work.path().join(format!("w{k}.{}", self.ext));
-        if std::fs::write(&path, text).is_err() {
-            return false;
-        }
-        self.witness_runs.fetch_add(1, Ordering::Relaxed);
-        let ok = witness::accepts(witness, self.dir, &path.to_string_lossy(), timeout, cancel);
+        std::fs::write(&path, text).ok()?;
+        let run = witness::run(argv, self.dir, &path.to_string_lossy(), timeout, cancel);
         let _ = std::fs::remove_file(&path);
-        if !ok && count_reject && !cancel() {
-            self.witness_rejects.fetch_add(1, Ordering::Relaxed);
-        }
-        ok
+        run
     }
 
     /// Writes `text` as the case's result and checks it `runs` times with the plain replay
@@ -371,12 +358,9 @@ impl Stage<'_> {
         };
         let result = icepick_reducers::reduce(start, opts, &test, &mut |e| match e {
             Event::Improved { best, pass } => {
-                if let Some(w) = self.witness.as_ref().filter(|_| {
-                    !self.witness_on.load(Ordering::SeqCst) && best.len() <= WITNESS_LATE_MAX
-                }) {
+                if let Some(w) = self.witness.as_ref().filter(|w| w.accepted(best)) {
                     // Not a rejected candidate: it stays accepted either way.
-                    let on = self.witnessed(w, best, timeout, false, &|| false);
-                    self.witness_on.store(on, Ordering::SeqCst);
+                    w.late(self.witness_run(&w.argv, best, timeout, &|| false));
                 }
                 chain.push(best);
                 if let Err(err) = write_atomic(&self.output_path, best) {
@@ -491,9 +475,6 @@ pub fn reduce_case(
         stop: settings.stop.clone(),
         require_complete: keep_valid && complete::is_complete(&start),
         witness: None,
-        witness_on: AtomicBool::new(false),
-        witness_runs: AtomicU64::new(0),
-        witness_rejects: AtomicU64::new(0),
     };
     let runs = settings.verify_runs.max(1);
 
@@ -526,11 +507,10 @@ pub fn reduce_case(
     let stop = || settings.stop.load(Ordering::SeqCst);
     let mut stage = stage;
     if keep_valid {
-        stage.witness = witness::witness_for(&replay_cmd);
-        if let Some(w) = &stage.witness {
-            let on = stage.witnessed(w, &start, long, false, &stop);
-            stage.witness_on.store(on, Ordering::SeqCst);
-        }
+        stage.witness = witness::witness_for(&replay_cmd).map(|argv| {
+            let run = stage.witness_run(&argv, &start, long, &stop);
+            witness::Witness::new(argv, run)
+        });
     }
     let stage = stage;
     let mut same = 1;
@@ -588,6 +568,7 @@ pub fn reduce_case(
         confirm_rejects: 0,
         check_runs: 0,
         witness: None,
+        witness_start_errors: 0,
         witness_runs: 0,
         witness_rejects: 0,
         extra_flags: Vec::new(),
@@ -722,13 +703,12 @@ pub fn reduce_case(
     rec.confirm_rejects =
         prior_runs(|r| r.confirm_rejects) + stage.confirm_rejects.load(Ordering::Relaxed);
     rec.check_runs = prior_runs(|r| r.check_runs) + stage.check_runs.load(Ordering::Relaxed);
-    rec.witness = stage
-        .witness
-        .clone()
-        .filter(|_| stage.witness_on.load(Ordering::SeqCst));
-    rec.witness_runs = prior_runs(|r| r.witness_runs) + stage.witness_runs.load(Ordering::Relaxed);
-    rec.witness_rejects =
-        prior_runs(|r| r.witness_rejects) + stage.witness_rejects.load(Ordering::Relaxed);
+    let w = stage.witness.as_ref();
+    rec.witness = w.filter(|w| w.strict()).map(|w| w.argv.clone());
+    rec.witness_start_errors = w.map_or(0, |w| w.start_errors());
+    let count = |f: fn(&witness::Witness) -> &AtomicU64| w.map_or(0, |w| f(w).load(Ordering::Relaxed));
+    rec.witness_runs = prior_runs(|r| r.witness_runs) + count(|w| &w.runs);
+    rec.witness_rejects = prior_runs(|r| r.witness_rejects) + count(|w| &w.rejects);
     rec.replay_command = retarget(&replay, &case.input, &output_name, &verdict.extra);
     rec.extra_flags = verdict.extra;
     drop(stage);

@@ -3,11 +3,20 @@
 //! with zero errors printed, yet it is missing a `;` and names a member that does not exist.
 //! A compiler that does not crash sees the whole file: when the case is a clang C/C++ crash
 //! and GCC (`gcc`/`g++ -fsyntax-only`, with the case's `-std=`) accepts the start, it must
-//! accept every candidate too. When GCC rejects the start (a GCC limitation, clang-only
-//! builtins in preprocessed headers, another target), it is not used and the reduction says
-//! so.
+//! accept every candidate too.
+//!
+//! When GCC rejects the start (clang-preprocessed libstdc++ uses clang-only builtins such as
+//! `__make_integer_seq`), its errors on the start become a baseline: a candidate may only
+//! keep some of them, never add one (an error is its file as printed, through the line
+//! markers, and its message). The first accepted candidate GCC takes without any error makes
+//! the witness strict for the rest of the reduction. On big-gh200682 this is what keeps the
+//! crashing code whole while the headers go: before, the witness never engaged there.
 
+use std::collections::{BTreeSet, HashSet};
+use std::hash::{Hash, Hasher};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::command::{CompilerCommand, Lang};
@@ -26,7 +35,13 @@ pub(super) fn witness_for(replay: &CompilerCommand) -> Option<Vec<String>> {
         Lang::CxxPre => ("g++", "c++-cpp-output"),
         _ => return None,
     };
-    let mut argv = vec![program.to_string(), "-fsyntax-only".into(), "-w".into()];
+    let mut argv = vec![
+        program.to_string(),
+        "-fsyntax-only".into(),
+        "-w".into(),
+        "-fno-diagnostics-show-caret".into(),
+        "-fdiagnostics-color=never".into(),
+    ];
     argv.extend(
         replay
             .argv()
@@ -37,27 +52,192 @@ pub(super) fn witness_for(replay: &CompilerCommand) -> Option<Vec<String>> {
     Some(argv)
 }
 
-/// Runs the witness on `file` (in `dir`): true when it exits 0.
-pub(super) fn accepts(
+/// Accepted candidates up to this size are offered to a witness that has no baseline (it
+/// gave up on the start, or timed out): the first it accepts makes it strict.
+pub(super) const LATE_MAX: usize = 64 << 10;
+
+/// The witness of one reduction and where it stands.
+#[derive(Debug)]
+pub(super) struct Witness {
+    /// The command, without the file name.
+    pub argv: Vec<String>,
+    /// Its run on the start when that failed but read the whole file: the errors a candidate
+    /// may keep until the witness is strict.
+    baseline: Option<Run>,
+    /// Every candidate must pass it with no error at all.
+    strict: AtomicBool,
+    /// Candidates that passed with no error while not strict (hashes): when one of them is
+    /// accepted, the witness turns strict.
+    clean: Mutex<HashSet<u64>>,
+    pub runs: AtomicU64,
+    /// Candidates clang accepted and the witness did not.
+    pub rejects: AtomicU64,
+}
+
+fn hash(text: &[u8]) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
+}
+
+impl Witness {
+    /// The witness `argv` after its run on the start (`None`: it did not end by itself).
+    pub fn new(argv: Vec<String>, start: Option<Run>) -> Self {
+        let strict = matches!(&start, Some(r) if r.ok);
+        Witness {
+            argv,
+            baseline: start.filter(|r| !r.ok && !r.partial),
+            strict: AtomicBool::new(strict),
+            clean: Mutex::new(HashSet::new()),
+            runs: AtomicU64::new(1),
+            rejects: AtomicU64::new(0),
+        }
+    }
+
+    pub fn strict(&self) -> bool {
+        self.strict.load(Ordering::SeqCst)
+    }
+
+    /// GCC's errors on the start, when it rejected it and they form the baseline.
+    pub fn start_errors(&self) -> usize {
+        self.baseline.as_ref().map_or(0, |b| b.errors.len())
+    }
+
+    /// True when candidates are to be judged at all (strict, or against a baseline).
+    pub fn engaged(&self) -> bool {
+        self.strict() || self.baseline.is_some()
+    }
+
+    /// Judges `text` by its witness run `run` (`None`: it did not end); counts a reject
+    /// unless `cancelled`.
+    pub fn passes(&self, text: &[u8], run: Option<Run>, cancelled: bool) -> bool {
+        self.runs.fetch_add(1, Ordering::Relaxed);
+        let ok = match (&run, &self.baseline) {
+            (Some(r), _) if self.strict() => r.ok,
+            (Some(r), Some(b)) => {
+                if r.ok {
+                    self.clean.lock().expect("not poisoned").insert(hash(text));
+                }
+                r.within(b)
+            }
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if !ok && !cancelled {
+            self.rejects.fetch_add(1, Ordering::Relaxed);
+        }
+        ok
+    }
+
+    /// Called with each newly accepted candidate: turns strict when it passed with no error.
+    /// True when the candidate should be offered to the witness now (no baseline, not strict,
+    /// small enough); then [`Witness::late`] with its run.
+    pub fn accepted(&self, best: &[u8]) -> bool {
+        if self.strict() {
+            return false;
+        }
+        if self.clean.lock().expect("not poisoned").contains(&hash(best)) {
+            self.strict.store(true, Ordering::SeqCst);
+            return false;
+        }
+        self.baseline.is_none() && best.len() <= LATE_MAX
+    }
+
+    /// The run of an accepted candidate offered by [`Witness::accepted`].
+    pub fn late(&self, run: Option<Run>) {
+        self.runs.fetch_add(1, Ordering::Relaxed);
+        if matches!(run, Some(r) if r.ok) {
+            self.strict.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+/// One witness run that ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Run {
+    /// It exited 0.
+    pub ok: bool,
+    /// Its errors, keyed by [`errors`].
+    pub errors: BTreeSet<String>,
+    /// It gave up part-way (a fatal error, "confused by earlier errors", an internal compiler
+    /// error, an output cut by the cap): errors after that point were never looked for.
+    pub partial: bool,
+}
+
+impl Run {
+    /// True when this run shows nothing the baseline `start` did not: no error outside it,
+    /// and it read the whole file. A clean run is always within.
+    pub fn within(&self, start: &Run) -> bool {
+        self.ok || (!self.partial && self.errors.is_subset(&start.errors))
+    }
+}
+
+/// Runs the witness on `file` (in `dir`); `None` when it did not end by itself (timed out,
+/// cancelled, could not start).
+pub(super) fn run(
     witness: &[String],
     dir: &Path,
     file: &str,
     timeout: Duration,
     cancel: &(dyn Fn() -> bool + Sync),
-) -> bool {
+) -> Option<Run> {
     let cmd = Cmd::new(&witness[0])
         .args(&witness[1..])
         .args([file])
         .cwd(dir)
         .timeout(timeout)
-        .output_cap(64 << 10);
-    matches!(
-        exec::run_cancellable(&cmd, cancel),
-        Ok(exec::Output {
-            status: Status::Exited(0),
-            ..
-        })
-    )
+        .output_cap(8 << 20);
+    let out = exec::run_cancellable(&cmd, cancel).ok()?;
+    let code = match out.status {
+        Status::Exited(c) => c,
+        _ => return None,
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (errors, gave_up) = errors(&stderr, file);
+    Some(Run {
+        ok: code == 0,
+        partial: gave_up || out.stderr_dropped > 0 || (code != 0 && errors.is_empty()),
+        errors,
+    })
+}
+
+/// The errors GCC printed, each as `file\tmessage` (the file as printed, the candidate's own
+/// name as `-`, since every candidate has another), and whether GCC said it gave up.
+pub(super) fn errors(stderr: &str, file: &str) -> (BTreeSet<String>, bool) {
+    let mut keys = BTreeSet::new();
+    let mut gave_up = false;
+    for line in stderr.lines() {
+        if line.contains("confused by earlier errors")
+            || line.contains("compilation terminated")
+            || line.contains("internal compiler error")
+        {
+            gave_up = true;
+        }
+        let (at, msg) = if let Some(i) = line.find(": fatal error: ") {
+            gave_up = true;
+            (&line[..i], &line[i + ": fatal error: ".len()..])
+        } else if let Some(i) = line.find(": error: ") {
+            (&line[..i], &line[i + ": error: ".len()..])
+        } else {
+            continue;
+        };
+        // `path:line:col` (or `path:line`, or `cc1plus`): the path, without the position.
+        let mut path = at;
+        for _ in 0..2 {
+            match path.rsplit_once(':') {
+                Some((p, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => path = p,
+                _ => break,
+            }
+        }
+        let path = if path == file || Path::new(path).file_name() == Path::new(file).file_name()
+        {
+            "-"
+        } else {
+            path
+        };
+        keys.insert(format!("{path}\t{msg}"));
+    }
+    (keys, gave_up)
 }
 
 #[cfg(test)]
@@ -86,6 +266,8 @@ mod tests {
                 "g++",
                 "-fsyntax-only",
                 "-w",
+                "-fno-diagnostics-show-caret",
+                "-fdiagnostics-color=never",
                 "-std=c++20",
                 "-x",
                 "c++-cpp-output"
@@ -99,5 +281,108 @@ mod tests {
         assert!(witness_for(&cmd(&["clang", "-c", "k.hip"])).is_none());
         let c = witness_for(&cmd(&["clang", "-c", "f.i"])).unwrap();
         assert_eq!(c[0], "gcc");
+    }
+
+    #[test]
+    fn errors_are_keyed_by_file_and_message_and_the_candidate_is_dash() {
+        let out = "In file included from big.cpp:1:
+/usr/include/c++/12/bits/utility.h:151:22: error: '__make_integer_seq' does not name a type
+/usr/include/c++/12/bits/utility.h: In function 'int f()':
+/usr/include/c++/12/bits/utility.h:160:1: note: declared here
+/tmp/w/w17.ii:9:3: error: expected ';' before '}' token
+cc1plus: error: unrecognized command-line option '-fbogus'
+";
+        let (keys, gave_up) = errors(out, "/tmp/w/w17.ii");
+        assert!(!gave_up);
+        assert_eq!(
+            keys.into_iter().collect::<Vec<_>>(),
+            [
+                "-\texpected ';' before '}' token",
+                "/usr/include/c++/12/bits/utility.h\t'__make_integer_seq' does not name a type",
+                "cc1plus\tunrecognized command-line option '-fbogus'",
+            ]
+        );
+        let (_, gave_up) = errors("a.h:3:1: confused by earlier errors, bailing out\n", "x.ii");
+        assert!(gave_up);
+        let (_, gave_up) = errors("x.ii:1:10: fatal error: y.h: No such file\n", "x.ii");
+        assert!(gave_up);
+    }
+
+    #[test]
+    fn a_run_is_within_the_start_when_it_adds_no_error_and_read_everything() {
+        let key = |s: &str| s.to_string();
+        let start = Run {
+            ok: false,
+            errors: [key("h\tA"), key("h\tB")].into(),
+            partial: false,
+        };
+        let fewer = Run {
+            ok: false,
+            errors: [key("h\tB")].into(),
+            partial: false,
+        };
+        let new = Run {
+            ok: false,
+            errors: [key("h\tB"), key("-\tC")].into(),
+            partial: false,
+        };
+        let gave_up = Run {
+            partial: true,
+            ..fewer.clone()
+        };
+        let clean = Run {
+            ok: true,
+            errors: BTreeSet::new(),
+            partial: false,
+        };
+        assert!(fewer.within(&start));
+        assert!(!new.within(&start));
+        assert!(!gave_up.within(&start));
+        assert!(clean.within(&start));
+    }
+
+    fn run(ok: bool, errors: &[&str]) -> Option<Run> {
+        Some(Run {
+            ok,
+            errors: errors.iter().map(|s| s.to_string()).collect(),
+            partial: false,
+        })
+    }
+
+    #[test]
+    fn a_witness_that_rejects_the_start_keeps_its_errors_until_a_clean_candidate_is_accepted() {
+        let w = Witness::new(vec!["g++".into()], run(false, &["h\tA", "h\tB"]));
+        assert!(w.engaged() && !w.strict());
+        assert_eq!(w.start_errors(), 2);
+        assert!(w.passes(b"fewer", run(false, &["h\tA"]), false));
+        assert!(!w.passes(b"new", run(false, &["h\tA", "-\tC"]), false));
+        assert!(!w.passes(b"timeout", None, false));
+        assert!(w.passes(b"clean", run(true, &[]), false));
+        // Accepting a candidate with errors changes nothing; accepting the clean one is strict.
+        assert!(!w.accepted(b"fewer"));
+        assert!(!w.strict());
+        assert!(!w.accepted(b"clean"));
+        assert!(w.strict());
+        assert!(!w.passes(b"fewer", run(false, &["h\tA"]), false));
+        assert_eq!(w.rejects.load(Ordering::Relaxed), 3);
+    }
+
+    #[test]
+    fn a_witness_that_gave_up_on_the_start_waits_for_a_small_accepted_candidate() {
+        let gave_up = Some(Run {
+            ok: false,
+            errors: BTreeSet::new(),
+            partial: true,
+        });
+        let w = Witness::new(vec!["g++".into()], gave_up);
+        assert!(!w.engaged());
+        assert!(!w.accepted(&vec![b' '; LATE_MAX + 1]));
+        assert!(w.accepted(b"small"));
+        w.late(run(false, &["-\tA"]));
+        assert!(!w.strict());
+        w.late(run(true, &[]));
+        assert!(w.strict() && w.engaged());
+        let ok = Witness::new(vec!["g++".into()], run(true, &[]));
+        assert!(ok.strict());
     }
 }

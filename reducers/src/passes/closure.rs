@@ -711,6 +711,7 @@ mod tests {
         let hints = Hints {
             parser_location: Some(("m.cpp".into(), 6)),
             crash_function: None,
+            parser_column: None,
         };
         let out = first(text, &hints);
         for keep in [

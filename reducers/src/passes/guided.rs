@@ -13,9 +13,10 @@ use crate::lex::{self, Kind};
 use crate::markers::{self, Marker};
 use crate::plan::{Ddmin, Edit, Empty, Item, List, Plan, Unit, DEL};
 
-/// Frontend crash at a parser location: everything after that line is probably irrelevant.
-/// Candidates: cut after the line; cut after it and close the open braces; cut after the
-/// enclosing top-level declaration.
+/// Frontend crash at a parser location: everything after it is probably irrelevant.
+/// Candidates: with the column, keep the statement at it and, of every block around it, only
+/// the closing brace (`statement_cut`); cut after the line; cut after it and close the open
+/// braces; cut after the enclosing top-level declaration.
 pub(crate) fn crash_cut(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
     let Some((file, line)) = &hints.parser_location else {
         return Box::new(Empty);
@@ -28,6 +29,9 @@ pub(crate) fn crash_cut(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
     };
     let cut = (lex::line_end(text, at) + 1).min(text.len());
     let mut items = Vec::new();
+    if let Some(edits) = hints.parser_column.and_then(|c| statement_cut(text, at, c)) {
+        items.push(edits);
+    }
     items.push(vec![Edit::delete(cut, text.len())]);
     let prefix = &text[..cut];
     let toks = lex::lex(prefix);
@@ -65,6 +69,94 @@ pub(crate) fn crash_cut(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
             })
             .collect(),
     })
+}
+
+/// The cut after the crash statement: the parser stood at `column` of the line starting at
+/// `at`. Keeps the text up to the end of the statement there (its `;`, or the end of its
+/// block) and, of each enclosing `{}` block, the text up to the end of the statement that
+/// holds the inner block, then its closing brace; deletes everything after the outermost.
+/// On llvm-project#200682 inside 2 MB of headers this removes `return app::run_app();` after
+/// the crashing call, the one use of the headers, so the closure cut can drop them all.
+/// `None` when the column lies beyond the line or nothing would be cut.
+fn statement_cut(text: &[u8], at: usize, column: u32) -> Option<Vec<Edit>> {
+    let pos = at + (column as usize).checked_sub(1)?;
+    if pos > lex::line_end(text, at) {
+        return None;
+    }
+    let toks = lex::lex(text);
+    let st = lex::structure(text, &toks);
+    let first = toks.partition_point(|t| (t.end as usize) <= pos);
+    // The enclosing `{}` blocks, innermost first, as (open, close) token indices.
+    let mut blocks = Vec::new();
+    let mut j = first;
+    while j > 0 {
+        j -= 1;
+        match st.mate_of(j) {
+            Some(m) if m < j => j = m,
+            Some(m) if m >= first && toks[j].is(text, b"{") => blocks.push((j, m)),
+            _ => {}
+        }
+    }
+    // The end (byte offset) of the statement from token `from` on, before token `limit`.
+    let statement_end = |from: usize, limit: usize| -> usize {
+        let mut k = from;
+        while k < limit {
+            let t = &toks[k];
+            if t.is(text, b";") {
+                return t.end as usize;
+            }
+            match st.mate_of(k) {
+                Some(m) if m > k && m < limit => k = m + 1,
+                Some(m) if m > k => break,
+                _ => k += 1,
+            }
+        }
+        toks.get(limit).map_or(text.len(), |t| t.start as usize)
+    };
+    // A block that ends its statement: a namespace, `extern "C"`, function, `if`, `for`,
+    // `while`, `try` or `else` body followed by another declaration or statement (not a
+    // lambda's, whose call goes on).
+    let ends_statement = |open: usize, close: usize| {
+        let before = |n: usize| open.checked_sub(n).map(|k| &toks[k]);
+        let word = |t: Option<&lex::Tok>, w: &[&[u8]]| {
+            t.is_some_and(|t| t.kind == Kind::Ident && w.contains(&t.bytes(text)))
+        };
+        let body = before(1).is_some_and(|t| t.is(text, b")") || t.kind == Kind::Str)
+            || word(
+                before(1),
+                &[
+                    b"const", b"noexcept", b"override", b"final", b"mutable", b"try", b"else",
+                    b"namespace",
+                ],
+            )
+            || word(before(2), &[b"namespace"]);
+        body && toks
+            .get(close + 1)
+            .is_none_or(|t| matches!(t.kind, Kind::Ident | Kind::Directive) || t.is(text, b"}"))
+    };
+    let mut edits = Vec::new();
+    let mut from = first;
+    let mut inner: Option<(usize, usize)> = None;
+    for &(open, close) in &blocks {
+        let end = match inner {
+            Some((o, c)) if ends_statement(o, c) => toks[c].end as usize,
+            _ => statement_end(from, close),
+        };
+        let brace = toks[close].start as usize;
+        if end < brace {
+            edits.push(Edit::delete(end, brace));
+        }
+        from = close + 1;
+        inner = Some((open, close));
+    }
+    let end = match inner {
+        Some((o, c)) if ends_statement(o, c) => toks[c].end as usize,
+        _ => statement_end(from, toks.len()),
+    };
+    if end < text.len() {
+        edits.push(Edit::delete(end, text.len()));
+    }
+    (!edits.is_empty()).then_some(edits)
 }
 
 /// Provenance from line markers. First candidate: keep only the main file's lines (no markers,
@@ -325,5 +417,35 @@ mod tests {
         assert_eq!(crash_name("'GH59446::f'"), Some("f"));
         assert_eq!(crash_name("ns::g<int>(int)"), Some("g"));
         assert_eq!(crash_name("_Z999x"), None);
+    }
+
+    fn cut(text: &str, line: u32, column: u32) -> String {
+        let at = markers::locate(text.as_bytes(), b"m.cpp", line).unwrap();
+        let edits = statement_cut(text.as_bytes(), at, column).unwrap();
+        String::from_utf8(crate::plan::apply(text.as_bytes(), &edits)).unwrap()
+    }
+
+    #[test]
+    fn the_statement_cut_keeps_the_crash_statement_and_the_closing_braces() {
+        // llvm-project#200682 in big-gh200682: clang stopped at the `)` of `f<int>(42)`.
+        let text = "namespace N {\nint h();\ninline int g() { f<int>(42); return h(); }\nint k;\n}\nint z;\n";
+        assert_eq!(
+            cut(text, 3, 26),
+            "namespace N {\nint h();\ninline int g() { f<int>(42);}}"
+        );
+        // Inside the parentheses of the statement, the statement still ends at its `;`; a
+        // lambda's block keeps its closing brace, and the call around it its `);`.
+        let text = "void g() {\n  run([] { a(1, 2); b(); });\n  c();\n}\nint z;\n";
+        assert_eq!(cut(text, 2, 15), "void g() {\n  run([] { a(1, 2);});}");
+        // At namespace scope: the declaration, then nothing.
+        assert_eq!(cut("int a;\nint b = f(1);\nint c;\n", 2, 11), "int a;\nint b = f(1);");
+    }
+
+    #[test]
+    fn the_statement_cut_needs_a_column_on_the_line_and_something_to_cut() {
+        let t = b"int a;\nint b;\n";
+        assert!(statement_cut(t, 7, 40).is_none());
+        assert!(statement_cut(t, 7, 0).is_none());
+        assert!(statement_cut(b"int a;", 0, 1).is_none());
     }
 }

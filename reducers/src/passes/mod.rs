@@ -19,6 +19,8 @@ pub struct Hints {
     /// or `… parsing function body 'X'` in clang's stack dump. Lines are the ones seen through
     /// the line markers, exactly as clang prints them.
     pub parser_location: Option<(String, u32)>,
+    /// The column of `parser_location` (1-based, in bytes), when clang printed one.
+    pub parser_column: Option<u32>,
     /// Backend crash: the function from `… on function '@f'` (mangled or not), or the `X` of
     /// `parsing function body 'X'`.
     pub crash_function: Option<String>,
