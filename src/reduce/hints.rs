@@ -20,7 +20,11 @@ static FUNCTION_BODY: LazyLock<Regex> =
 pub fn hints_for(crash: &Crash) -> Hints {
     let located = |e: &&crate::crash::PrettyEntry| {
         let c = LOCATION.captures(&e.text)?;
-        Some((c[1].to_string(), c[2].parse::<u32>().ok()?, c[3].parse::<u32>().ok()))
+        Some((
+            c[1].to_string(),
+            c[2].parse::<u32>().ok()?,
+            c[3].parse::<u32>().ok(),
+        ))
     };
     let at = crash.pretty_stack.iter().rev().find_map(|e| located(&e));
     // The column: where the parser's current token is when that is on the same line (more

@@ -706,7 +706,8 @@ pub fn reduce_case(
     let w = stage.witness.as_ref();
     rec.witness = w.filter(|w| w.strict()).map(|w| w.argv.clone());
     rec.witness_start_errors = w.map_or(0, |w| w.start_errors());
-    let count = |f: fn(&witness::Witness) -> &AtomicU64| w.map_or(0, |w| f(w).load(Ordering::Relaxed));
+    let count =
+        |f: fn(&witness::Witness) -> &AtomicU64| w.map_or(0, |w| f(w).load(Ordering::Relaxed));
     rec.witness_runs = prior_runs(|r| r.witness_runs) + count(|w| &w.runs);
     rec.witness_rejects = prior_runs(|r| r.witness_rejects) + count(|w| &w.rejects);
     rec.replay_command = retarget(&replay, &case.input, &output_name, &verdict.extra);

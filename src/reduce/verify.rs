@@ -115,16 +115,26 @@ mod tests {
         vec![s.to_string()]
     }
 
+    /// A 3-run check; `flagged` gives the command with the test flags and those flags.
+    fn three<'a>(
+        plain: &'a [String],
+        flagged: Option<(&'a [String], &'a [String])>,
+        keep_valid: bool,
+        stop_early: bool,
+    ) -> Check<'a> {
+        Check {
+            plain,
+            with_flags: flagged,
+            keep_valid,
+            runs: 3,
+            stop_early,
+        }
+    }
+
     #[test]
     fn three_of_three_is_verified_and_two_of_three_is_not() {
         let plain = argv("plain");
-        let check = Check {
-            plain: &plain,
-            with_flags: None,
-            keep_valid: true,
-            runs: 3,
-            stop_early: false,
-        };
+        let check = three(&plain, None, true, false);
         let v = verify(&check, &mut |_| crash(true, 0));
         assert!(v.verified());
         assert_eq!((v.same, v.runs), (3, 3));
@@ -139,13 +149,7 @@ mod tests {
         let plain = argv("plain");
         let flagged = argv("flagged");
         let flags = argv("-ferror-limit=0");
-        let check = Check {
-            plain: &plain,
-            with_flags: Some((&flagged, &flags)),
-            keep_valid: true,
-            runs: 3,
-            stop_early: false,
-        };
+        let check = three(&plain, Some((&flagged, &flags)), true, false);
         let mut argvs = Vec::new();
         let v = verify(&check, &mut |a| {
             argvs.push(a[0].clone());
@@ -162,13 +166,7 @@ mod tests {
         let plain = argv("plain");
         let flagged = argv("flagged");
         let flags = argv("-ferror-limit=0");
-        let check = Check {
-            plain: &plain,
-            with_flags: Some((&flagged, &flags)),
-            keep_valid: false,
-            runs: 3,
-            stop_early: false,
-        };
+        let check = three(&plain, Some((&flagged, &flags)), false, false);
         let v = verify(&check, &mut |a| {
             if a[0] == "flagged" {
                 crash(true, 25)
@@ -184,13 +182,7 @@ mod tests {
     #[test]
     fn stop_early_ends_at_the_first_miss() {
         let plain = argv("plain");
-        let check = Check {
-            plain: &plain,
-            with_flags: None,
-            keep_valid: false,
-            runs: 3,
-            stop_early: true,
-        };
+        let check = three(&plain, None, false, true);
         let mut outcomes = vec![crash(true, 0), crash(false, 0), crash(true, 0)].into_iter();
         let v = verify(&check, &mut |_| outcomes.next().unwrap());
         assert_eq!((v.same, v.runs), (1, 2));

@@ -136,7 +136,12 @@ impl Witness {
         if self.strict() {
             return false;
         }
-        if self.clean.lock().expect("not poisoned").contains(&hash(best)) {
+        if self
+            .clean
+            .lock()
+            .expect("not poisoned")
+            .contains(&hash(best))
+        {
             self.strict.store(true, Ordering::SeqCst);
             return false;
         }
@@ -229,8 +234,7 @@ pub(super) fn errors(stderr: &str, file: &str) -> (BTreeSet<String>, bool) {
                 _ => break,
             }
         }
-        let path = if path == file || Path::new(path).file_name() == Path::new(file).file_name()
-        {
+        let path = if path == file || Path::new(path).file_name() == Path::new(file).file_name() {
             "-"
         } else {
             path

@@ -1,8 +1,10 @@
 //! Issue #12, item 1: a crash-on-valid stays valid. On a real C++20 crash-on-valid
 //! (corpus/fe-gh200682, llvm-project#200682: clang-19 SIGSEGV in Sema::SubstParmVarDecl with
 //! zero errors before the crash), the default reduction gives a file that clang compiles with
-//! no source error before the same crash, checked N of N; `--allow-invalid` gives a result
-//! that is not larger and, on this case, has errors.
+//! no source error before the same crash, checked N of N, which GCC accepts too (it accepts
+//! the original); `--allow-invalid` gives a result that is not larger and, on this case, has
+//! errors. And `icepick triage` on the corpus's other crash-on-valid (fe-gh85667) ends with a
+//! valid, verified reproducer labelled crash-on-valid.
 
 use std::path::Path;
 use std::process::Command;
@@ -38,6 +40,17 @@ fn compile_reduced(case: &Path, r: &serde_json::Value) -> (String, Vec<String>) 
         .map(String::from)
         .collect();
     (err, errors)
+}
+
+/// True when `g++ -fsyntax-only` with `std` accepts `file` (the witness's own command; GCC
+/// does not crash, so it sees what clang never reached).
+fn gxx_accepts(file: &Path, std: &str) -> bool {
+    Command::new("g++")
+        .args([std, "-fsyntax-only", "-w", "-x", "c++"])
+        .arg(file)
+        .status()
+        .unwrap()
+        .success()
 }
 
 #[test]
@@ -82,6 +95,14 @@ fn crash_on_valid_gh200682_is_reduced_to_a_valid_file_and_allow_invalid_to_a_sma
         text.matches(')').count(),
         "{text}"
     );
+    // GCC accepts the original, so it must accept the result: valid after the crash point
+    // too.
+    assert!(gxx_accepts(&dir.join("GH200682.cpp"), "-std=c++20"));
+    assert!(
+        gxx_accepts(&valid_case.join("reduced.ii"), "-std=c++20"),
+        "{text}"
+    );
+    assert!(r["witness"].is_array(), "{r:#}");
     // The case records it for the report.
     assert_eq!(read_case(&valid_case)["reduction"]["keep_valid"], true);
 
@@ -168,4 +189,45 @@ fn a_valid_case_whose_input_shows_errors_with_the_test_command_is_explained() {
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["verified"], true, "{r:#}");
     assert_eq!(r["allow_invalid"], true);
+}
+
+/// Issue #12's "every crash-on-valid case in the corpus triages to a valid, deterministic,
+/// verified reproducer", on llvm-project#85667 (clang-16 crash in a C++20 lambda pack with an
+/// init-capture, no error before the crash; GCC accepts the original).
+#[test]
+fn crash_on_valid_gh85667_triages_to_a_valid_verified_reproducer_labelled_crash_on_valid() {
+    let (_tmp, dir) = scratch_copy(&corpus("fe-gh85667"));
+    assert!(gxx_accepts(&dir.join("GH85667.cpp"), "-std=c++20"));
+    let out = dir.join("case");
+    let mut args = vec![
+        "triage".to_string(),
+        "--out".into(),
+        out.to_str().unwrap().into(),
+        "--".into(),
+    ];
+    args.extend(cmd_txt(&dir));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = icepick(&dir, &args);
+    expect_success(&o);
+    let case = read_case(&out);
+    assert_eq!(case["crash"]["source_errors"], 0);
+    let r = &case["reduction"];
+    assert_eq!(r["keep_valid"], true, "{r:#}");
+    assert_eq!(r["verified"], true, "{r:#}");
+    assert_eq!(r["verify_runs"], 3);
+    assert_eq!(r["verify_same"], r["verify_runs"]);
+    assert_eq!(r["source_errors"], 0);
+    assert!(r["bytes_after"].as_u64().unwrap() < r["bytes_before"].as_u64().unwrap());
+    // Checked by hand: clang prints no error before the same crash; GCC accepts the file.
+    let (err, errors) = compile_reduced(&out, r);
+    assert!(errors.is_empty(), "{errors:?}\n{err}");
+    let file = out.join(r["output"].as_str().unwrap());
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(gxx_accepts(&file, "-std=c++20"), "{text}");
+    assert!(r["witness"].is_array(), "{r:#}");
+    // The report's labels follow the reduced file.
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("`crash-on-valid`"), "{report}");
+    assert!(!report.contains("crash-on-invalid"), "{report}");
+    assert!(!report.contains("NOT verified"), "{report}");
 }

@@ -125,7 +125,13 @@ fn statement_cut(text: &[u8], at: usize, column: u32) -> Option<Vec<Edit>> {
             || word(
                 before(1),
                 &[
-                    b"const", b"noexcept", b"override", b"final", b"mutable", b"try", b"else",
+                    b"const",
+                    b"noexcept",
+                    b"override",
+                    b"final",
+                    b"mutable",
+                    b"try",
+                    b"else",
                     b"namespace",
                 ],
             )
@@ -438,7 +444,10 @@ mod tests {
         let text = "void g() {\n  run([] { a(1, 2); b(); });\n  c();\n}\nint z;\n";
         assert_eq!(cut(text, 2, 15), "void g() {\n  run([] { a(1, 2);});}");
         // At namespace scope: the declaration, then nothing.
-        assert_eq!(cut("int a;\nint b = f(1);\nint c;\n", 2, 11), "int a;\nint b = f(1);");
+        assert_eq!(
+            cut("int a;\nint b = f(1);\nint c;\n", 2, 11),
+            "int a;\nint b = f(1);"
+        );
     }
 
     #[test]
