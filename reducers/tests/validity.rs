@@ -82,6 +82,7 @@ fn hints() -> Hints {
     Hints {
         parser_location: Some(("B/big_gh59446.cpp".into(), 38)),
         crash_function: Some("GH59446::f".into()),
+        ..Hints::default()
     }
 }
 
