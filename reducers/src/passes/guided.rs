@@ -136,9 +136,9 @@ fn statement_cut(text: &[u8], at: usize, column: u32) -> Option<Vec<Edit>> {
                 ],
             )
             || word(before(2), &[b"namespace"]);
-        body && toks
-            .get(close + 1)
-            .is_none_or(|t| matches!(t.kind, Kind::Ident | Kind::Directive) || t.is(text, b"}"))
+        body && toks.get(close + 1).map_or(true, |t| {
+            matches!(t.kind, Kind::Ident | Kind::Directive) || t.is(text, b"}")
+        })
     };
     let mut edits = Vec::new();
     let mut from = first;
