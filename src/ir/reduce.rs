@@ -356,42 +356,57 @@ pub(super) fn run(
     .map_err(io(&spec_path))?;
     std::fs::write(work.join("input.ll"), &ir).map_err(io(work))?;
     let me = std::env::current_exe().map_err(|e| IrError::Io(e.to_string()))?;
-    let red = Cmd::new(&reducer)
-        .args([
-            format!("-j={}", opts.jobs.max(1)),
-            format!("--test={}", me.display()),
-            "--test-arg=ir-oracle".into(),
-            format!("--test-arg={}", spec_path.display()),
-            "-o".into(),
-            "reduced.ll".into(),
-            "input.ll".into(),
-        ])
-        .cwd(work)
-        .timeout(opts.reduce_timeout)
-        .output_cap(1 << 20);
     let stop = crate::interrupt::stop_flag();
-    let out = exec::run_cancellable(&red, &|| {
-        stop.load(std::sync::atomic::Ordering::Relaxed)
-    })
-    .map_err(|e| IrError::Io(e.to_string()))?;
+    let cancelled = || stop.load(std::sync::atomic::Ordering::Relaxed);
+    // llvm-reduce 19 with -j > 1 can write a result that is no longer interesting (seen on
+    // rv-gh75010: every final run lost the crash); such a result is rerun with -j 1.
+    let mut jobs = opts.jobs.max(1);
+    loop {
+        let red = Cmd::new(&reducer)
+            .args([
+                format!("-j={jobs}"),
+                format!("--test={}", me.display()),
+                "--test-arg=ir-oracle".into(),
+                format!("--test-arg={}", spec_path.display()),
+                "-o".into(),
+                "reduced.ll".into(),
+                "input.ll".into(),
+            ])
+            .cwd(work)
+            .timeout(opts.reduce_timeout)
+            .output_cap(1 << 20);
+        let _ = std::fs::remove_file(work.join("reduced.ll"));
+        let out = exec::run_cancellable(&red, &cancelled).map_err(|e| IrError::Io(e.to_string()))?;
+        if out.status == Status::Cancelled {
+            return Err(IrError::Io("interrupted".into()));
+        }
+        let reduced_path = work.join("reduced.ll");
+        if out.success() && reduced_path.is_file() {
+            let got = std::fs::read_to_string(&reduced_path).map_err(io(&reduced_path))?;
+            if judge.ir_crashes("check.ll", &got, &cmd)? {
+                ir = got;
+                break;
+            }
+            if jobs > 1 {
+                progress("llvm-reduce's parallel result lost the crash; again with -j 1");
+                jobs = 1;
+                continue;
+            }
+            note = Some("llvm-reduce's result lost the crash; the IR is unreduced".into());
+        } else {
+            let text = out.stderr_text();
+            let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+            note = Some(format!(
+                "llvm-reduce failed ({:?}: {}); the IR is unreduced",
+                out.status,
+                exec::one_line(last, 200)
+            ));
+        }
+        break;
+    }
     let tests_reduce = std::fs::metadata(work.join("oracle.json.count"))
         .map(|m| m.len() as usize)
         .unwrap_or(0);
-    let reduced_path = work.join("reduced.ll");
-    if out.status == Status::Cancelled {
-        return Err(IrError::Io("interrupted".into()));
-    }
-    if out.success() && reduced_path.is_file() {
-        ir = std::fs::read_to_string(&reduced_path).map_err(io(&reduced_path))?;
-    } else {
-        let text = out.stderr_text();
-        let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
-        note = Some(format!(
-            "llvm-reduce failed ({:?}: {}); the IR is unreduced",
-            out.status,
-            exec::one_line(last, 200)
-        ));
-    }
 
     // 5. Cuts llvm-reduce does not make.
     progress("cutting the datalayout, the triple and the tool's flags");
