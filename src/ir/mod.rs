@@ -54,6 +54,9 @@ pub struct IrSection {
     /// The minimal `opt` pipeline that still crashes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pipeline: Option<String>,
+    /// The reduced IR itself, RUN line first (small; the report renders it from here).
+    #[serde(default)]
+    pub text: String,
     /// File name of the reduced IR inside the case (`reduced.ll`).
     #[serde(default)]
     pub output: String,

@@ -488,6 +488,7 @@ pub(super) fn run(
         pass,
         pipeline: cmd.passes.clone(),
         output: OUTPUT.into(),
+        text: text.clone(),
         triple: cmd.triple.clone().unwrap_or_default(),
         mcpu: cmd.mcpu.clone(),
         mattr: cmd.mattr.clone(),

@@ -9,6 +9,7 @@ mod case_safety;
 mod classify;
 mod dashboard;
 mod flags;
+mod ir;
 mod flaky;
 mod inspect;
 mod processes;
