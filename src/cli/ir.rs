@@ -24,6 +24,10 @@ pub struct IrArgs {
     /// Upper limit on one llc/opt run, in seconds.
     #[arg(long, default_value_t = 120, value_name = "SECS")]
     pub timeout: u64,
+    /// Upper limit on the llvm-reduce run, in seconds: when it is reached, llvm-reduce's best
+    /// so far is kept (and checked like any result).
+    #[arg(long, default_value_t = 180, value_name = "SECS")]
+    pub reduce_timeout: u64,
 }
 
 /// Arguments of the hidden `icepick ir-oracle SPEC FILE`.
@@ -44,11 +48,7 @@ pub fn run_oracle(args: IrOracleArgs) -> anyhow::Result<u8> {
 
 /// The stage on `dir`, then the report re-rendered (the stage itself does not import the
 /// report). Shared with `triage`.
-pub(crate) fn ir_and_report(
-    dir: &Path,
-    opts: &Options,
-    quiet: bool,
-) -> Result<IrSection, IrError> {
+pub(crate) fn ir_and_report(dir: &Path, opts: &Options, quiet: bool) -> Result<IrSection, IrError> {
     let mut progress = |msg: &str| {
         if !quiet {
             eprintln!("icepick: {msg}");
@@ -84,6 +84,7 @@ pub fn run(args: IrArgs) -> anyhow::Result<u8> {
         opts.jobs = j.max(1);
     }
     opts.timeout = Duration::from_secs(args.timeout.max(1));
+    opts.reduce_timeout = Duration::from_secs(args.reduce_timeout.max(1));
     let s = match ir_and_report(&args.case, &opts, args.json) {
         Ok(s) => s,
         Err(IrError::Case(c)) => return Err(c.into()),

@@ -84,7 +84,7 @@ fn without_output(argv: &[String]) -> Vec<String> {
             }
             "-c" | "-S" | "-E" | "-emit-llvm" | "-emit-obj" | "-emit-llvm-bc" | "-fsyntax-only" => {
             }
-            _ if a.starts_with("-o") && a.len() > 2 && !a.starts_with("-of") => {}
+            _ if a.starts_with("-o") && a.len() > 2 && !a.starts_with("-obj") => {}
             _ => out.push(a.clone()),
         }
     }
@@ -220,7 +220,15 @@ mod tests {
     #[test]
     fn output_and_action_go() {
         assert_eq!(
-            without_output(&s(&["clang", "-c", "-O2", "-o", "/dev/null", "-ofoo", "x.i"])),
+            without_output(&s(&[
+                "clang",
+                "-c",
+                "-O2",
+                "-o",
+                "/dev/null",
+                "-ofoo",
+                "x.i"
+            ])),
             s(&["clang", "-O2", "x.i"])
         );
     }

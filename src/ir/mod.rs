@@ -150,7 +150,7 @@ impl Default for Options {
         Options {
             jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
             timeout: Duration::from_secs(120),
-            reduce_timeout: Duration::from_secs(900),
+            reduce_timeout: Duration::from_secs(180),
             verify_runs: 3,
         }
     }

@@ -114,19 +114,56 @@ fn keep_rec(nodes: &[Node], kept: &[usize], i: &mut usize) -> Vec<Node> {
     out
 }
 
+/// The pipeline with the adaptor at pre-order index `target` replaced by its passes
+/// (`cgscc(devirt<4>(function(x)))` → `cgscc(function(x))` at index 1): ddmin cannot drop
+/// an adaptor and keep what it holds.
+pub fn unwrap_at(nodes: &[Node], target: usize) -> Vec<Node> {
+    let mut i = 0;
+    unwrap_rec(nodes, target, &mut i)
+}
+
+fn unwrap_rec(nodes: &[Node], target: usize, i: &mut usize) -> Vec<Node> {
+    let mut out = Vec::new();
+    for n in nodes {
+        let me = *i;
+        *i += 1;
+        match &n.children {
+            None => out.push(n.clone()),
+            Some(c) => {
+                let inner = unwrap_rec(c, target, i);
+                if me == target {
+                    out.extend(inner);
+                } else {
+                    out.push(Node {
+                        text: n.text.clone(),
+                        children: Some(inner),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The pipeline with every `<parameters>` dropped (`instcombine<max-iterations=1>` →
+/// `instcombine`): the defaults, which read better in a test when they keep the crash.
+pub fn without_params(nodes: &[Node]) -> Vec<Node> {
+    nodes
+        .iter()
+        .map(|n| Node {
+            text: n.text.split('<').next().unwrap_or(&n.text).to_owned(),
+            children: n.children.as_deref().map(without_params),
+        })
+        .collect()
+}
+
 /// The pass that crashes in a minimal pipeline: its last innermost pass, without parameters
 /// (`loop(indvars)` → `indvars`).
 pub fn crashing_pass(nodes: &[Node]) -> Option<String> {
     let last = nodes.last()?;
     match &last.children {
         Some(c) => crashing_pass(c),
-        None => Some(
-            last.text
-                .split('<')
-                .next()
-                .unwrap_or(&last.text)
-                .to_owned(),
-        ),
+        None => Some(last.text.split('<').next().unwrap_or(&last.text).to_owned()),
     }
 }
 
@@ -140,7 +177,7 @@ mod tests {
         let n = parse(p).unwrap();
         assert_eq!(render(&n), p);
         assert_eq!(n.len(), 4);
-        assert_eq!(count(&n), 10);
+        assert_eq!(count(&n), 11);
         assert!(parse("a(b").is_none());
         assert!(parse("a<b").is_none());
     }
@@ -153,6 +190,23 @@ mod tests {
         assert_eq!(render(&keep(&n, &[0, 3, 4, 6])), "a,e");
         assert_eq!(render(&keep(&n, &[1, 2])), "function(b)");
         assert_eq!(render(&keep(&n, &[1, 3])), "");
+    }
+
+    #[test]
+    fn unwrapping_keeps_the_passes_and_params_can_go() {
+        let n = parse("cgscc(devirt<4>(function<eager-inv>(sroa<x>,loop(indvars))))").unwrap();
+        assert_eq!(
+            render(&unwrap_at(&n, 1)),
+            "cgscc(function<eager-inv>(sroa<x>,loop(indvars)))"
+        );
+        assert_eq!(
+            render(&unwrap_at(&n, 4)),
+            "cgscc(devirt<4>(function<eager-inv>(sroa<x>,indvars)))"
+        );
+        assert_eq!(
+            render(&without_params(&n)),
+            "cgscc(devirt(function(sroa,loop(indvars))))"
+        );
     }
 
     #[test]

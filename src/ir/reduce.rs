@@ -15,7 +15,7 @@ use std::time::Duration;
 use regex::Regex;
 
 use super::emit::{self, Tool};
-use super::{crash_key, pipeline, IrError, IrSection, OracleSpec, Options, OUTPUT};
+use super::{crash_key, pipeline, IrError, IrSection, Options, OracleSpec, OUTPUT};
 use crate::case::Case;
 use crate::crash::Symbolizer;
 use crate::exec::{self, Cmd, Status};
@@ -92,8 +92,7 @@ impl ToolCmd {
             Tool::Llc => "< %s",
             Tool::Opt => "-disable-output < %s",
         };
-        format!("; RUN: {} {} {tail}", self.tool.name(), flags.join(" "))
-            .replace("  ", " ")
+        format!("; RUN: {} {} {tail}", self.tool.name(), flags.join(" ")).replace("  ", " ")
     }
 }
 
@@ -255,7 +254,10 @@ pub(super) fn run(
     };
 
     // 1. The tool on the IR as clang wrote it.
-    progress(&format!("checking that {} crashes the case's way", tool.name()));
+    progress(&format!(
+        "checking that {} crashes the case's way",
+        tool.name()
+    ));
     let first = Cmd::new(&cmd.program)
         .args(&cmd.argv("start.ll")[1..])
         .cwd(work)
@@ -303,7 +305,10 @@ pub(super) fn run(
         ir = stripped;
         cmd = moved;
     } else {
-        note = Some("the target attributes stay in the IR: moved to -mcpu/-mattr, the crash is lost".to_owned());
+        note = Some(
+            "the target attributes stay in the IR: moved to -mcpu/-mattr, the crash is lost"
+                .to_owned(),
+        );
     }
 
     // 3. The minimal pipeline (opt).
@@ -324,7 +329,27 @@ pub(super) fn run(
             let oracle = |argvs: &[Vec<String>]| judge.outcomes(argvs);
             let mut t = Tester::new(&oracle);
             let kept = minimize(pipeline::count(&tree), &build, &mut t);
-            let min = pipeline::keep(&tree, &kept);
+            let mut min = pipeline::keep(&tree, &kept);
+            // Adaptors ddmin could not drop without their passes, then the parameters.
+            let crashes = |nodes: &[pipeline::Node]| {
+                let mut c = base.clone();
+                c.passes = Some(pipeline::render(nodes));
+                judge.outcomes(&[c.argv("pipe.ll")])[0].is_same()
+            };
+            let mut i = 0;
+            while i < pipeline::count(&min) {
+                let cand = pipeline::unwrap_at(&min, i);
+                if cand != min && crashes(&cand) {
+                    min = cand;
+                    i = 0;
+                } else {
+                    i += 1;
+                }
+            }
+            let bare = pipeline::without_params(&min);
+            if bare != min && crashes(&bare) {
+                min = bare;
+            }
             pass = pipeline::crashing_pass(&min);
             cmd.passes = Some(pipeline::render(&min));
         }
@@ -376,26 +401,44 @@ pub(super) fn run(
             .timeout(opts.reduce_timeout)
             .output_cap(1 << 20);
         let _ = std::fs::remove_file(work.join("reduced.ll"));
-        let out = exec::run_cancellable(&red, &cancelled).map_err(|e| IrError::Io(e.to_string()))?;
+        let out =
+            exec::run_cancellable(&red, &cancelled).map_err(|e| IrError::Io(e.to_string()))?;
         if out.status == Status::Cancelled {
             return Err(IrError::Io("interrupted".into()));
         }
         let reduced_path = work.join("reduced.ll");
-        if out.success() && reduced_path.is_file() {
+        let timed_out = out.status == Status::TimedOut;
+        if timed_out {
+            // llvm-reduce writes each new best to its output: keep the last one.
+            note = Some(format!(
+                "llvm-reduce stopped after {} s (--reduce-timeout); its best so far is kept",
+                opts.reduce_timeout.as_secs()
+            ));
+        }
+        if (out.success() || timed_out) && reduced_path.is_file() {
             let got = std::fs::read_to_string(&reduced_path).map_err(io(&reduced_path))?;
             if judge.ir_crashes("check.ll", &got, &cmd)? {
                 ir = got;
                 break;
             }
-            if jobs > 1 {
+            if jobs > 1 && !timed_out {
                 progress("llvm-reduce's parallel result lost the crash; again with -j 1");
                 jobs = 1;
                 continue;
             }
             note = Some("llvm-reduce's result lost the crash; the IR is unreduced".into());
+        } else if timed_out {
+            note = Some(format!(
+                "llvm-reduce stopped after {} s (--reduce-timeout) before its first reduction; the IR is unreduced",
+                opts.reduce_timeout.as_secs()
+            ));
         } else {
             let text = out.stderr_text();
-            let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+            let last = text
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
             note = Some(format!(
                 "llvm-reduce failed ({:?}: {}); the IR is unreduced",
                 out.status,
@@ -465,7 +508,11 @@ pub(super) fn run(
     let out_path = dir.join(OUTPUT);
     crate::case::write_atomic(&out_path, text.as_bytes())?;
     let final_argv = cmd.argv(OUTPUT);
-    progress(&format!("verifying `{}` {} times", final_argv.join(" "), opts.verify_runs));
+    progress(&format!(
+        "verifying `{}` {} times",
+        final_argv.join(" "),
+        opts.verify_runs
+    ));
     let verify = Judge {
         cwd: dir,
         key: case_key.clone(),
@@ -574,6 +621,9 @@ mod tests {
         assert_eq!(llc_olevel(&v(&["clang", "-c", "x.c"])), "-O0");
         assert_eq!(llc_olevel(&v(&["clang", "-O1", "-Os", "x.c"])), "-O2");
         assert_eq!(llc_olevel(&v(&["clang", "-Ofast"])), "-O3");
-        assert_eq!(count_lines("; RUN: llc\n\ndefine void @f() {\n  ret void\n}\n"), 3);
+        assert_eq!(
+            count_lines("; RUN: llc\n\ndefine void @f() {\n  ret void\n}\n"),
+            3
+        );
     }
 }

@@ -111,12 +111,7 @@ pub fn repro_branch(case: &Case) -> String {
             }
         })
         .collect();
-    let _ = writeln!(
-        s,
-        "  {} {}",
-        shell_quote(&ir.command[0]),
-        shell_join(&args)
-    );
+    let _ = writeln!(s, "  {} {}", shell_quote(&ir.command[0]), shell_join(&args));
     let _ = writeln!(s, "  exit $?");
     let _ = writeln!(s, "fi");
     s

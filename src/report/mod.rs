@@ -6,8 +6,8 @@
 mod environment;
 mod facts;
 mod files;
-mod ir;
 pub mod godbolt;
+mod ir;
 pub mod markdown;
 mod redact;
 mod upstream;
