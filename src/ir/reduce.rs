@@ -524,7 +524,7 @@ pub(super) fn run(
     };
     let mut same = 0;
     for _ in 0..opts.verify_runs {
-        if verify.outcomes(&[final_argv.clone()])[0].is_same() {
+        if verify.outcomes(std::slice::from_ref(&final_argv))[0].is_same() {
             same += 1;
         }
     }
