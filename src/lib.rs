@@ -17,6 +17,7 @@ pub mod exec;
 pub mod flags;
 pub mod host;
 pub mod interrupt;
+pub mod ir;
 pub mod reduce;
 pub mod report;
 pub mod scanlog;

@@ -529,6 +529,7 @@ fn finish(req: &Request, dir: NewCaseDir, p: Parts<'_>) -> Result<Outcome, Captu
         reduction: None,
         classification: None,
         versions: None,
+        ir: None,
     };
     report::write_files(dir.path(), &case)?;
     let dest = dir.finish(&case, req.out.as_deref())?;

@@ -134,6 +134,9 @@ pub struct Case {
     pub classification: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub versions: Option<serde_json::Value>,
+    /// `icepick ir`: the reduced IR and its `llc`/`opt` command (crate::ir::IrSection).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ir: Option<serde_json::Value>,
 }
 
 /// Problems reading or writing a case directory. Every variant but [`CaseError::Io`] is about

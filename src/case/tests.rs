@@ -71,6 +71,7 @@ pub(crate) fn sample_case() -> Case {
         reduction: None,
         classification: None,
         versions: None,
+        ir: None,
     }
 }
 

@@ -62,6 +62,15 @@ pub(super) fn check(dir: &Path, case: &Case) -> Result<(), CaseError> {
     if let Some(c) = &case.classification {
         section_object("classification", c)?;
     }
+    if let Some(ir) = &case.ir {
+        let ir = section_object("ir", ir)?;
+        if let Some(v) = ir.get("output").filter(|v| v.as_str() != Some("")) {
+            case_file(&root, dir, "ir.output", string_field("ir.output", v)?)?;
+        }
+        if let Some(v) = ir.get("command") {
+            string_array("ir.command", v)?;
+        }
+    }
     if let Some(v) = &case.versions {
         if !v.is_array() {
             return Err(invalid_field("versions", "is not a list"));

@@ -13,6 +13,7 @@ mod classify;
 mod dashboard;
 mod flags;
 mod inspect;
+mod ir;
 mod list;
 mod probe;
 mod reduce;
@@ -56,6 +57,13 @@ enum Command {
     /// Scan ELF files (and an executable's shared libraries) for RISC-V vector code.
     #[command(after_help = error::EXIT_CODES_HELP)]
     Inspect(inspect::InspectArgs),
+    /// A backend crash as minimal IR and one llc/opt command (an LLVM regression test):
+    /// emits the job's IR, names the crashing pass, reduces with llvm-reduce.
+    #[command(after_help = error::EXIT_CODES_HELP)]
+    Ir(ir::IrArgs),
+    /// llvm-reduce's interestingness test for `icepick ir` (internal).
+    #[command(hide = true)]
+    IrOracle(ir::IrOracleArgs),
     /// Print this host's facts (kernel, CPU ISA, vector support) for attaching to a case.
     #[command(after_help = error::EXIT_CODES_HELP)]
     Probe(probe::ProbeArgs),
@@ -199,6 +207,9 @@ fn case_error<'a>(c: &'a (dyn std::error::Error + 'static)) -> Option<&'a crate:
     {
         return Some(e);
     }
+    if let Some(crate::ir::IrError::Case(e)) = c.downcast_ref::<crate::ir::IrError>() {
+        return Some(e);
+    }
     if let Some(crate::flags::FlagsError::Case(e)) = c.downcast_ref::<crate::flags::FlagsError>() {
         return Some(e);
     }
@@ -268,6 +279,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Show(args) => show::run(args),
         Command::ScanLog(args) => scan_log::run(args),
         Command::Inspect(args) => inspect::run(args),
+        Command::Ir(args) => ir::run(args),
+        Command::IrOracle(args) => ir::run_oracle(args),
         Command::Probe(args) => probe::run(args),
     }
 }

@@ -96,6 +96,18 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
     if !json {
         eprintln!("icepick: classification: {} ({})", c.verdict, c.reason);
     }
+    // A backend crash also becomes minimal IR and an llc/opt line (issue 13); a frontend
+    // crash has no IR and is skipped. Its failure does not fail the triage.
+    let ir_opts = crate::ir::Options {
+        jobs: settings.jobs,
+        ..crate::ir::Options::default()
+    };
+    match super::ir::ir_and_report(&dir, &ir_opts, json) {
+        Ok(s) if !json => eprintln!("icepick: ir: {}", super::ir::summary(&s)),
+        Err(crate::ir::IrError::Frontend(_)) | Ok(_) => {}
+        Err(e) if !json => eprintln!("icepick: ir: {e}"),
+        Err(_) => {}
+    }
     let mut out = std::io::stdout().lock();
     if json {
         // --json: the final case, one object (capture printed the first state already, so a

@@ -7,6 +7,7 @@ mod environment;
 mod facts;
 mod files;
 pub mod godbolt;
+mod ir;
 pub mod markdown;
 mod redact;
 mod upstream;
@@ -130,6 +131,8 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
             );
         }
     }
+    // A verified IR reproducer comes first: it is what becomes the regression test.
+    s.push_str(&ir::section(case));
     if let Some(((replay, output), source)) = &reduction {
         let lang = match output.rsplit('.').next() {
             Some("i" | "c") => "c",
@@ -366,6 +369,7 @@ pub fn repro_script(case: &Case, input: &[u8], reduced: Option<&[u8]>) -> String
         "# Set ICEPICK_COMPILER to try another compiler. Exit status: the compiler's."
     );
     let _ = writeln!(s, "set -u");
+    s.push_str(&ir::repro_branch(case));
     let compiler = replay
         .first()
         .cloned()

@@ -11,6 +11,7 @@ mod dashboard;
 mod flags;
 mod flaky;
 mod inspect;
+mod ir;
 mod processes;
 mod quoting;
 mod reduce;

@@ -1,0 +1,629 @@
+//! The stage's steps: IR → checked tool command → minimal pipeline → llvm-reduce → cuts →
+//! verified `reduced.ll`.
+//!
+//! Why this exists: each step only keeps a change the signature oracle accepts, so the
+//! result is known to crash the case's way. The cuts after llvm-reduce are what it cannot
+//! make: the target attributes move from the IR to `-mcpu`/`-mattr` (LLVM's tests carry them
+//! on the RUN line), where ddmin (the flags stage's [`minimize`]) keeps only the features the
+//! crash needs; the triple is shortened to its architecture when that still crashes; the
+//! datalayout goes when it is not needed; and `-O`/`-mcpu` go when they do not matter.
+
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use regex::Regex;
+
+use super::emit::{self, Tool};
+use super::{crash_key, pipeline, IrError, IrSection, Options, OracleSpec, OUTPUT};
+use crate::case::Case;
+use crate::crash::Symbolizer;
+use crate::exec::{self, Cmd, Status};
+use crate::flags::ddmin::{minimize, Outcome, Tester};
+
+static TARGET_ATTR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"\s*"(target-cpu|target-features|tune-cpu)"="([^"]*)""#).expect("valid regex")
+});
+static TRIPLE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"(?m)^target triple = "([^"]*)"\n?"#).expect("valid regex"));
+static DATALAYOUT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"(?m)^target datalayout = "[^"]*"\n?"#).expect("valid regex"));
+static NOISE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?m)^(; ModuleID = .*|source_filename = .*)\n?"#).expect("valid regex")
+});
+
+/// The tool's command line, the IR file given as `file`.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct ToolCmd {
+    pub tool: Tool,
+    pub program: String,
+    pub triple: Option<String>,
+    pub mcpu: Option<String>,
+    pub mattr: Vec<String>,
+    /// `-O2` … for llc.
+    pub olevel: Option<String>,
+    /// The `-passes=` pipeline for opt.
+    pub passes: Option<String>,
+}
+
+impl ToolCmd {
+    pub fn argv(&self, file: &str) -> Vec<String> {
+        let mut v = vec![self.program.clone()];
+        v.extend(self.flags());
+        v.push(file.to_owned());
+        match self.tool {
+            Tool::Llc => v.extend(["-o".to_owned(), "/dev/null".to_owned()]),
+            Tool::Opt => v.push("-disable-output".into()),
+        }
+        v
+    }
+
+    fn flags(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if let Some(t) = &self.triple {
+            v.push(format!("-mtriple={t}"));
+        }
+        if let Some(c) = &self.mcpu {
+            v.push(format!("-mcpu={c}"));
+        }
+        if !self.mattr.is_empty() {
+            v.push(format!("-mattr={}", self.mattr.join(",")));
+        }
+        if let Some(o) = &self.olevel {
+            v.push(o.clone());
+        }
+        if let Some(p) = &self.passes {
+            v.push(format!("-passes={p}"));
+        }
+        v
+    }
+
+    /// `; RUN: llc -mtriple=… < %s` (the pipeline quoted for the shell lit runs).
+    pub fn run_line(&self) -> String {
+        let flags: Vec<String> = self
+            .flags()
+            .into_iter()
+            .map(|f| match f.strip_prefix("-passes=") {
+                Some(p) => format!("-passes='{p}'"),
+                None => f,
+            })
+            .collect();
+        let tail = match self.tool {
+            Tool::Llc => "< %s",
+            Tool::Opt => "-disable-output < %s",
+        };
+        format!("; RUN: {} {} {tail}", self.tool.name(), flags.join(" ")).replace("  ", " ")
+    }
+}
+
+/// The `-O` level `llc` needs for the job's codegen.
+fn llc_olevel(argv: &[String]) -> String {
+    let last = argv
+        .iter()
+        .rev()
+        .find(|a| a.starts_with("-O") && a.len() <= 6)
+        .map(String::as_str);
+    match last {
+        None | Some("-O0") => "-O0",
+        Some("-O1") => "-O1",
+        Some("-O3") | Some("-Ofast") => "-O3",
+        _ => "-O2",
+    }
+    .to_owned()
+}
+
+/// The IR with its target attributes taken out, and the CPU and features it had (from the
+/// first attribute group that names them).
+pub(super) fn take_target_attrs(ir: &str) -> (String, Option<String>, Vec<String>) {
+    let mut cpu = None;
+    let mut features = None;
+    for c in TARGET_ATTR.captures_iter(ir) {
+        match &c[1] {
+            "target-cpu" if cpu.is_none() => cpu = Some(c[2].to_owned()),
+            "target-features" if features.is_none() => {
+                features = Some(
+                    c[2].split(',')
+                        .filter(|f| !f.is_empty())
+                        .map(str::to_owned)
+                        .collect::<Vec<_>>(),
+                )
+            }
+            _ => {}
+        }
+    }
+    let stripped = TARGET_ATTR.replace_all(ir, "").into_owned();
+    (stripped, cpu, features.unwrap_or_default())
+}
+
+/// Non-empty lines that are not a RUN line.
+pub(super) fn count_lines(ir: &str) -> usize {
+    ir.lines()
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("; RUN:"))
+        .count()
+}
+
+/// Runs candidates in a directory and judges them against one key.
+struct Judge<'a> {
+    cwd: &'a Path,
+    key: String,
+    tool: Tool,
+    sym: &'a Symbolizer,
+    jobs: usize,
+    timeout: Duration,
+    runs: std::cell::Cell<usize>,
+}
+
+impl Judge<'_> {
+    fn outcomes(&self, argvs: &[Vec<String>]) -> Vec<Outcome> {
+        self.runs.set(self.runs.get() + argvs.len());
+        let cmds: Vec<Cmd> = argvs
+            .iter()
+            .map(|a| {
+                Cmd::new(&a[0])
+                    .args(&a[1..])
+                    .cwd(self.cwd)
+                    .timeout(self.timeout)
+                    .output_cap(1 << 20)
+            })
+            .collect();
+        exec::run_all(&cmds, self.jobs)
+            .into_iter()
+            .map(|r| match r {
+                Err(_) => Outcome::Error,
+                Ok(o) if matches!(o.status, Status::TimedOut | Status::Cancelled) => {
+                    Outcome::Timeout
+                }
+                Ok(o) => match emit::judge(&o, self.sym) {
+                    Some(s) if crash_key(&s, self.tool) == self.key => Outcome::SameCrash,
+                    Some(_) => Outcome::OtherCrash,
+                    None if o.success() => Outcome::NoCrash,
+                    None => Outcome::Error,
+                },
+            })
+            .collect()
+    }
+
+    /// Does `ir` (written to `name` in the directory) crash under `cmd`?
+    fn ir_crashes(&self, name: &str, ir: &str, cmd: &ToolCmd) -> Result<bool, IrError> {
+        let path = self.cwd.join(name);
+        std::fs::write(&path, ir).map_err(|e| IrError::Io(format!("{}: {e}", path.display())))?;
+        Ok(self.outcomes(&[cmd.argv(name)])[0].is_same())
+    }
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> IrError + '_ {
+    move |e| IrError::Io(format!("{}: {e}", path.display()))
+}
+
+/// The whole stage on a loaded case (see the module doc).
+pub(super) fn run(
+    dir: &Path,
+    case: &Case,
+    tool: Tool,
+    opts: &Options,
+    progress: &mut dyn FnMut(&str),
+) -> Result<IrSection, IrError> {
+    let scratch_parent = exec::scratch_dir();
+    let _ = std::fs::create_dir_all(&scratch_parent);
+    let scratch = tempfile::Builder::new()
+        .prefix("ir-")
+        .tempdir_in(&scratch_parent)
+        .map_err(io(&scratch_parent))?;
+    let work = scratch.path();
+    let program = emit::tool_path(case, tool.name())?;
+    let reducer = emit::tool_path(case, "llvm-reduce")?;
+    let sym = Symbolizer::new(case.library_dirs());
+    let middle = tool == Tool::Opt;
+
+    progress(&format!(
+        "emitting the job's IR ({}) with {}",
+        if middle {
+            "before any pass"
+        } else {
+            "optimised"
+        },
+        case.compiler.path
+    ));
+    let start_path = work.join("start.ll");
+    emit::emit(dir, case, &start_path, middle)?;
+    let start = std::fs::read_to_string(&start_path).map_err(io(&start_path))?;
+    let olevel = llc_olevel(&case.replay_command);
+    let passes = if middle {
+        Some(emit::clang_pipeline(dir, case)?)
+    } else {
+        None
+    };
+    let mut cmd = ToolCmd {
+        tool,
+        program: program.display().to_string(),
+        triple: None,
+        mcpu: None,
+        mattr: Vec::new(),
+        olevel: (!middle).then(|| olevel.clone()),
+        passes,
+    };
+    let case_key = crash_key(&case.signature, tool);
+    let mut judge = Judge {
+        cwd: work,
+        key: case_key.clone(),
+        tool,
+        sym: &sym,
+        jobs: opts.jobs.max(1),
+        timeout: opts.timeout,
+        runs: std::cell::Cell::new(0),
+    };
+
+    // 1. The tool on the IR as clang wrote it.
+    progress(&format!(
+        "checking that {} crashes the case's way",
+        tool.name()
+    ));
+    let first = Cmd::new(&cmd.program)
+        .args(&cmd.argv("start.ll")[1..])
+        .cwd(work)
+        .timeout(opts.timeout)
+        .output_cap(1 << 20);
+    let out = exec::run(&first).map_err(|e| IrError::Io(e.to_string()))?;
+    judge.runs.set(1);
+    let not_reproduced = |why: String| IrError::NotReproduced {
+        tool: tool.name().into(),
+        why,
+    };
+    match emit::judge(&out, &sym) {
+        None => {
+            return Err(not_reproduced(format!(
+                "`{}` did not crash ({:?}); the crash may need clang's own pass setup",
+                cmd.argv("IR").join(" "),
+                out.status
+            )))
+        }
+        Some(s) if crash_key(&s, tool) != case_key => {
+            return Err(not_reproduced(format!(
+                "it crashes as `{}`, the case as `{}`",
+                crash_key(&s, tool),
+                case_key
+            )))
+        }
+        Some(_) => {}
+    }
+    // Later runs: ten times the first, at least 10 s.
+    judge.timeout = (out.elapsed * 10)
+        .max(Duration::from_secs(10))
+        .min(opts.timeout);
+
+    // 2. Target attributes to the command line, the triple to -mtriple.
+    let triple = TRIPLE.captures(&start).map(|c| c[1].to_owned());
+    let (stripped, cpu, features) = take_target_attrs(&start);
+    let stripped = TRIPLE.replace(&stripped, "").into_owned();
+    let mut moved = cmd.clone();
+    moved.triple = triple.clone();
+    moved.mcpu = cpu;
+    moved.mattr = features;
+    let mut ir = start.clone();
+    let mut note = None;
+    if judge.ir_crashes("moved.ll", &stripped, &moved)? {
+        ir = stripped;
+        cmd = moved;
+    } else {
+        note = Some(
+            "the target attributes stay in the IR: moved to -mcpu/-mattr, the crash is lost"
+                .to_owned(),
+        );
+    }
+
+    // 3. The minimal pipeline (opt).
+    let mut pass = None;
+    if let Some(p) = cmd.passes.clone() {
+        if let Some(tree) = pipeline::parse(&p) {
+            progress(&format!(
+                "minimising the {}-pass pipeline",
+                pipeline::count(&tree)
+            ));
+            std::fs::write(work.join("pipe.ll"), &ir).map_err(io(work))?;
+            let base = cmd.clone();
+            let build = |kept: &[usize]| {
+                let mut c = base.clone();
+                c.passes = Some(pipeline::render(&pipeline::keep(&tree, kept)));
+                c.argv("pipe.ll")
+            };
+            let oracle = |argvs: &[Vec<String>]| judge.outcomes(argvs);
+            let mut t = Tester::new(&oracle);
+            let kept = minimize(pipeline::count(&tree), &build, &mut t);
+            let mut min = pipeline::keep(&tree, &kept);
+            // Adaptors ddmin could not drop without their passes, then the parameters.
+            let crashes = |nodes: &[pipeline::Node]| {
+                let mut c = base.clone();
+                c.passes = Some(pipeline::render(nodes));
+                judge.outcomes(&[c.argv("pipe.ll")])[0].is_same()
+            };
+            let mut i = 0;
+            while i < pipeline::count(&min) {
+                let cand = pipeline::unwrap_at(&min, i);
+                if cand != min && crashes(&cand) {
+                    min = cand;
+                    i = 0;
+                } else {
+                    i += 1;
+                }
+            }
+            let bare = pipeline::without_params(&min);
+            if bare != min && crashes(&bare) {
+                min = bare;
+            }
+            pass = pipeline::crashing_pass(&min);
+            cmd.passes = Some(pipeline::render(&min));
+        }
+    } else {
+        pass = crate::crash::phase_as_printed(&case.crash)
+            .filter(|_| !case.signature.phase.is_empty())
+            .map(|_| case.signature.phase.clone());
+    }
+
+    // 4. llvm-reduce with icepick's oracle.
+    let start_bytes = start.len();
+    progress(&format!(
+        "reducing {} bytes of IR with llvm-reduce -j {}",
+        ir.len(),
+        opts.jobs
+    ));
+    let spec = OracleSpec {
+        argv: cmd.argv("{}"),
+        key: case_key.clone(),
+        tool,
+        library_dirs: case.library_dirs(),
+        timeout_secs: judge.timeout.as_secs().max(1),
+    };
+    let spec_path = work.join("oracle.json");
+    std::fs::write(
+        &spec_path,
+        serde_json::to_vec(&spec).expect("the spec serialises"),
+    )
+    .map_err(io(&spec_path))?;
+    std::fs::write(work.join("input.ll"), &ir).map_err(io(work))?;
+    let me = std::env::current_exe().map_err(|e| IrError::Io(e.to_string()))?;
+    let stop = crate::interrupt::stop_flag();
+    let cancelled = || stop.load(std::sync::atomic::Ordering::Relaxed);
+    // llvm-reduce 19 with -j > 1 can write a result that is no longer interesting (seen on
+    // rv-gh75010: every final run lost the crash); such a result is rerun with -j 1.
+    let mut jobs = opts.jobs.max(1);
+    loop {
+        let red = Cmd::new(&reducer)
+            .args([
+                format!("-j={jobs}"),
+                format!("--test={}", me.display()),
+                "--test-arg=ir-oracle".into(),
+                format!("--test-arg={}", spec_path.display()),
+                "-o".into(),
+                "reduced.ll".into(),
+                "input.ll".into(),
+            ])
+            .cwd(work)
+            .timeout(opts.reduce_timeout)
+            .output_cap(1 << 20);
+        let _ = std::fs::remove_file(work.join("reduced.ll"));
+        let out =
+            exec::run_cancellable(&red, &cancelled).map_err(|e| IrError::Io(e.to_string()))?;
+        if out.status == Status::Cancelled {
+            return Err(IrError::Io("interrupted".into()));
+        }
+        let reduced_path = work.join("reduced.ll");
+        let timed_out = out.status == Status::TimedOut;
+        if timed_out {
+            // llvm-reduce writes each new best to its output: keep the last one.
+            note = Some(format!(
+                "llvm-reduce stopped after {} s (--reduce-timeout); its best so far is kept",
+                opts.reduce_timeout.as_secs()
+            ));
+        }
+        if (out.success() || timed_out) && reduced_path.is_file() {
+            let got = std::fs::read_to_string(&reduced_path).map_err(io(&reduced_path))?;
+            if judge.ir_crashes("check.ll", &got, &cmd)? {
+                ir = got;
+                break;
+            }
+            if jobs > 1 && !timed_out {
+                progress("llvm-reduce's parallel result lost the crash; again with -j 1");
+                jobs = 1;
+                continue;
+            }
+            note = Some("llvm-reduce's result lost the crash; the IR is unreduced".into());
+        } else if timed_out {
+            note = Some(format!(
+                "llvm-reduce stopped after {} s (--reduce-timeout) before its first reduction; the IR is unreduced",
+                opts.reduce_timeout.as_secs()
+            ));
+        } else {
+            let text = out.stderr_text();
+            let last = text
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
+            note = Some(format!(
+                "llvm-reduce failed ({:?}: {}); the IR is unreduced",
+                out.status,
+                exec::one_line(last, 200)
+            ));
+        }
+        break;
+    }
+    let tests_reduce = std::fs::metadata(work.join("oracle.json.count"))
+        .map(|m| m.len() as usize)
+        .unwrap_or(0);
+
+    // 5. Cuts llvm-reduce does not make.
+    progress("cutting the datalayout, the triple and the tool's flags");
+    let no_noise = NOISE.replace_all(&ir, "").into_owned();
+    if judge.ir_crashes("cut.ll", &no_noise, &cmd)? {
+        ir = no_noise;
+    }
+    let no_dl = DATALAYOUT.replace_all(&ir, "").into_owned();
+    if no_dl != ir && judge.ir_crashes("cut.ll", &no_dl, &cmd)? {
+        ir = no_dl;
+    }
+    if let Some(t) = cmd.triple.clone() {
+        let arch = t.split('-').next().unwrap_or(&t).to_owned();
+        if arch != t {
+            let mut c = cmd.clone();
+            c.triple = Some(arch);
+            if judge.ir_crashes("cut.ll", &ir, &c)? {
+                cmd = c;
+            }
+        }
+    }
+    // ddmin over the features, -mcpu and -O.
+    std::fs::write(work.join("cut.ll"), &ir).map_err(io(work))?;
+    let nfeat = cmd.mattr.len();
+    let has_cpu = cmd.mcpu.is_some();
+    let has_o = cmd.olevel.is_some();
+    let n = nfeat + usize::from(has_cpu) + usize::from(has_o);
+    if n > 0 {
+        let base = cmd.clone();
+        let rebuild = |kept: &[usize]| {
+            let mut c = base.clone();
+            c.mattr = kept
+                .iter()
+                .filter(|&&i| i < nfeat)
+                .map(|&i| base.mattr[i].clone())
+                .collect();
+            if has_cpu && !kept.contains(&nfeat) {
+                c.mcpu = None;
+            }
+            if has_o && !kept.contains(&(nfeat + usize::from(has_cpu))) {
+                c.olevel = None;
+            }
+            c
+        };
+        let build = |kept: &[usize]| rebuild(kept).argv("cut.ll");
+        let oracle = |argvs: &[Vec<String>]| judge.outcomes(argvs);
+        let mut t = Tester::new(&oracle);
+        progress(&format!("minimising {nfeat} target features, -mcpu and -O"));
+        let kept = minimize(n, &build, &mut t);
+        cmd = rebuild(&kept);
+    }
+
+    // 6. Write and verify from the case directory.
+    let run_line = cmd.run_line();
+    let text = format!("{run_line}\n{}\n", ir.trim());
+    let out_path = dir.join(OUTPUT);
+    crate::case::write_atomic(&out_path, text.as_bytes())?;
+    let final_argv = cmd.argv(OUTPUT);
+    progress(&format!(
+        "verifying `{}` {} times",
+        final_argv.join(" "),
+        opts.verify_runs
+    ));
+    let verify = Judge {
+        cwd: dir,
+        key: case_key.clone(),
+        tool,
+        sym: &sym,
+        jobs: opts.jobs.max(1),
+        timeout: judge.timeout,
+        runs: std::cell::Cell::new(0),
+    };
+    let mut same = 0;
+    for _ in 0..opts.verify_runs {
+        if verify.outcomes(std::slice::from_ref(&final_argv))[0].is_same() {
+            same += 1;
+        }
+    }
+    Ok(IrSection {
+        tool: tool.name().into(),
+        command: final_argv,
+        run_line,
+        pass,
+        pipeline: cmd.passes.clone(),
+        output: OUTPUT.into(),
+        text: text.clone(),
+        triple: cmd.triple.clone().unwrap_or_default(),
+        mcpu: cmd.mcpu.clone(),
+        mattr: cmd.mattr.clone(),
+        lines: count_lines(&text),
+        bytes: text.len(),
+        start_bytes,
+        tests: judge.runs.get() + tests_reduce + opts.verify_runs as usize,
+        seconds: 0.0,
+        verified: same == opts.verify_runs,
+        runs: opts.verify_runs,
+        same,
+        key: case_key,
+        note,
+    })
+}
+
+/// Counts one oracle run next to its spec (llvm-reduce's tests are counted this way).
+pub(super) fn count_oracle_run(spec: &Path) {
+    use std::io::Write;
+    let mut p = PathBuf::from(spec);
+    p.as_mut_os_string().push(".count");
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(p)
+    {
+        let _ = f.write_all(b".");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_attributes_move_out_of_the_ir() {
+        let ir = "attributes #0 = { nounwind \"target-cpu\"=\"generic-rv64\" \"target-features\"=\"+64bit,+v,-e\" \"tune-cpu\"=\"x\" }\nattributes #1 = { \"target-cpu\"=\"other\" }\n";
+        let (s, cpu, f) = take_target_attrs(ir);
+        assert_eq!(s, "attributes #0 = { nounwind }\nattributes #1 = { }\n");
+        assert_eq!(cpu.as_deref(), Some("generic-rv64"));
+        assert_eq!(f, ["+64bit", "+v", "-e"]);
+    }
+
+    #[test]
+    fn run_lines_look_like_llvm_tests() {
+        let c = ToolCmd {
+            tool: Tool::Llc,
+            program: "/usr/lib/llvm-19/bin/llc".into(),
+            triple: Some("riscv64".into()),
+            mcpu: None,
+            mattr: vec!["+v".into()],
+            olevel: None,
+            passes: None,
+        };
+        assert_eq!(c.run_line(), "; RUN: llc -mtriple=riscv64 -mattr=+v < %s");
+        assert_eq!(
+            c.argv("reduced.ll"),
+            [
+                "/usr/lib/llvm-19/bin/llc",
+                "-mtriple=riscv64",
+                "-mattr=+v",
+                "reduced.ll",
+                "-o",
+                "/dev/null"
+            ]
+        );
+        let o = ToolCmd {
+            tool: Tool::Opt,
+            passes: Some("loop(indvars)".into()),
+            mattr: vec![],
+            triple: None,
+            ..c
+        };
+        assert_eq!(
+            o.run_line(),
+            "; RUN: opt -passes='loop(indvars)' -disable-output < %s"
+        );
+    }
+
+    #[test]
+    fn olevels_follow_the_job() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(llc_olevel(&v(&["clang", "-c", "x.c"])), "-O0");
+        assert_eq!(llc_olevel(&v(&["clang", "-O1", "-Os", "x.c"])), "-O2");
+        assert_eq!(llc_olevel(&v(&["clang", "-Ofast"])), "-O3");
+        assert_eq!(
+            count_lines("; RUN: llc\n\ndefine void @f() {\n  ret void\n}\n"),
+            3
+        );
+    }
+}

@@ -1,0 +1,163 @@
+//! `icepick ir` on real crashes (issue 13): each test captures a corpus case in a scratch copy,
+//! runs `icepick ir CASE --json`, then runs the recorded `llc`/`opt` command itself from the
+//! case directory and checks it crashes the case's way, that the `.ll` is at most 15
+//! non-empty lines besides its RUN line, and that the target features are minimal.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::util::*;
+
+fn captured(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let (tmp, dir) = scratch_copy(&corpus(name));
+    let case = capture_case(&dir, &cmd_txt(&dir));
+    (tmp, case)
+}
+
+/// `icepick ir CASE --json --jobs 2`: exit 0, one JSON object, the same section in case.json.
+fn ir_json(case: &Path) -> serde_json::Value {
+    let o = icepick(
+        case.parent().unwrap(),
+        &["ir", case.to_str().unwrap(), "--json", "--jobs", "2"],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    let ir: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not one JSON object ({e}): {}",
+            String::from_utf8_lossy(&o.stdout)
+        )
+    });
+    assert_eq!(read_case(case)["ir"], ir);
+    ir
+}
+
+/// Runs the section's command in the case directory; returns its stderr (it must crash).
+fn run_command(case: &Path, ir: &serde_json::Value) -> String {
+    let argv: Vec<String> = ir["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_owned())
+        .collect();
+    let o = Command::new(&argv[0])
+        .args(&argv[1..])
+        .current_dir(case)
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "{argv:?} did not fail");
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The reduced IR: a RUN line first, at most 15 other non-empty lines, no target attributes.
+fn check_ll(case: &Path, ir: &serde_json::Value, tool: &str) -> String {
+    let text = std::fs::read_to_string(case.join(ir["output"].as_str().unwrap())).unwrap();
+    let first = text.lines().next().unwrap();
+    assert!(first.starts_with(&format!("; RUN: {tool} ")), "{text}");
+    assert_eq!(first, ir["run_line"].as_str().unwrap());
+    let lines = text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with("; RUN:"))
+        .count();
+    assert!(lines <= 15, "{lines} lines:\n{text}");
+    assert_eq!(ir["lines"].as_u64().unwrap() as usize, lines);
+    assert!(!text.contains("\"target-features\""), "{text}");
+    assert!(ir["verified"].as_bool().unwrap(), "{ir:#}");
+    assert_eq!(ir["tool"], tool);
+    text
+}
+
+#[test]
+fn ir_amdgpu_si_flat_cannot_select_becomes_a_small_llc_test() {
+    let (_tmp, case) = captured("amdgpu-si-flat");
+    let ir = ir_json(&case);
+    check_ll(&case, &ir, "llc");
+    assert!(
+        ir["triple"].as_str().unwrap().starts_with("amdgcn"),
+        "{ir:#}"
+    );
+    assert_eq!(ir["pass"], "AMDGPU DAG->DAG Pattern Instruction Selection");
+    assert_eq!(ir["mattr"], serde_json::json!([]), "{ir:#}");
+    let stderr = run_command(&case, &ir);
+    assert!(stderr.contains("LLVM ERROR: Cannot select"), "{stderr}");
+    assert!(stderr.contains("store"), "{stderr}");
+    assert!(
+        stderr.contains("Running pass 'AMDGPU DAG->DAG Pattern Instruction Selection'"),
+        "{stderr}"
+    );
+    // The report's first reproducer is the IR.
+    let report = std::fs::read_to_string(case.join("report.md")).unwrap();
+    let ir_at = report.find("Reduced IR").expect("a Reduced IR section");
+    assert!(report[ir_at..].contains(ir["run_line"].as_str().unwrap()));
+}
+
+#[test]
+fn ir_rv_gh100855_riscv_isel_crash_needs_only_xventanacondops() {
+    let (_tmp, case) = captured("rv-gh100855");
+    let ir = ir_json(&case);
+    let text = check_ll(&case, &ir, "llc");
+    assert_eq!(ir["triple"], "riscv32", "{ir:#}");
+    // The one feature the crash needs, out of the 170 clang's -march gave.
+    assert_eq!(
+        ir["mattr"],
+        serde_json::json!(["+xventanacondops"]),
+        "{ir:#}"
+    );
+    assert!(text.contains("-mattr=+xventanacondops"), "{text}");
+    assert_eq!(ir["pass"], "RISC-V DAG->DAG Pattern Instruction Selection");
+    let stderr = run_command(&case, &ir);
+    assert!(
+        stderr.contains("Cannot select") && stderr.contains("RISCVISD::CZERO_EQZ"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn ir_opt_gh68553_names_the_scalar_evolution_pass() {
+    let (_tmp, case) = captured("opt-gh68553");
+    // Each opt run on this stack overflow takes seconds: llvm-reduce gets a short budget and
+    // its best so far is kept (checked like any result). The IR stays above 15 lines here
+    // (the recursion needs its loops), so only the pipeline and the command are checked.
+    let o = icepick(
+        case.parent().unwrap(),
+        &[
+            "ir",
+            case.to_str().unwrap(),
+            "--json",
+            "--jobs",
+            "2",
+            "--reduce-timeout",
+            "30",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    let ir: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(ir["tool"], "opt");
+    assert!(ir["verified"].as_bool().unwrap(), "{ir:#}");
+    let pipeline = ir["pipeline"].as_str().unwrap();
+    // Much smaller than clang's -O2 pipeline (4,149 characters, 122 passes and adaptors),
+    // and it ends in the crashing pass, which the section names.
+    assert!(pipeline.len() < 1000, "{pipeline}");
+    let pass = ir["pass"].as_str().unwrap();
+    assert!(!pass.is_empty() && pipeline.contains(pass), "{ir:#}");
+    let text = std::fs::read_to_string(case.join("reduced.ll")).unwrap();
+    assert!(text.starts_with("; RUN: opt "), "{text}");
+    assert!(!text.contains("\"target-features\""), "{text}");
+    let stderr = run_command(&case, &ir);
+    assert!(stderr.contains("llvm::ScalarEvolution::"), "{stderr}");
+}
+
+#[test]
+fn ir_fe_gh59446_frontend_crash_has_no_ir() {
+    let (_tmp, case) = captured("fe-gh59446");
+    let o = icepick(case.parent().unwrap(), &["ir", case.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("no IR: the crash is in the parser"),
+        "{stderr}"
+    );
+    assert!(read_case(&case).get("ir").is_none());
+}
