@@ -5,6 +5,7 @@
 //! drop passes (e.g. no renaming for a more readable report) without any plugin machinery.
 
 mod closure;
+mod directives;
 mod finish;
 mod guided;
 mod layout;
@@ -48,6 +49,14 @@ pub enum Pass {
     Balanced,
     /// ddmin over tokens, up to 8 at a time.
     Tokens,
+    /// Raw C/C++: delete a conditional group or keep one arm, delete or empty a `#define`,
+    /// delete other directive lines (`#include`, `#pragma`, …; never line markers).
+    Directives,
+    /// Raw C/C++: ddmin over the tokens inside directive lines (macro bodies, `#if` conditions).
+    DirectiveTokens,
+    /// The whole text with the least whitespace: one line, except that directives keep lines
+    /// of their own (see `directives.rs`).
+    OneLine,
     /// Rename identifiers to the shortest unused names.
     Rename,
     /// Numbers become `0`, strings `""`.
@@ -85,6 +94,9 @@ impl Pass {
             Pass::Lines => "lines",
             Pass::Balanced => "balanced",
             Pass::Tokens => "tokens",
+            Pass::Directives => "directives",
+            Pass::DirectiveTokens => "directive-tokens",
+            Pass::OneLine => "one-line",
             Pass::Rename => "rename",
             Pass::Literals => "literals",
             Pass::Normalise => "normalise",
@@ -110,6 +122,9 @@ impl Pass {
             Pass::Lines => structure::lines(text),
             Pass::Balanced => structure::balanced(text),
             Pass::Tokens => structure::tokens(text),
+            Pass::Directives => directives::directives_pass(text),
+            Pass::DirectiveTokens => directives::directive_tokens(text),
+            Pass::OneLine => directives::one_line(text),
             Pass::Rename => finish::rename(text),
             Pass::Literals => finish::literals(text),
             Pass::Normalise => layout::normalise(text),
@@ -134,10 +149,18 @@ impl Pass {
         })
     }
 
-    /// Every built-in pass, in default order (useful for tests).
+    /// Every built-in pass: the default pipeline's in order, then those only
+    /// [`Pipeline::raw`] runs (useful for tests).
     pub fn all() -> Vec<Pass> {
-        let p = Pipeline::default();
-        p.first.into_iter().chain(p.main).chain(p.last).collect()
+        let mut all = Vec::new();
+        for p in [Pipeline::default(), Pipeline::raw()] {
+            for pass in p.first.into_iter().chain(p.main).chain(p.last) {
+                if !all.contains(&pass) {
+                    all.push(pass);
+                }
+            }
+        }
+        all
     }
 }
 
@@ -157,6 +180,8 @@ impl Default for Pipeline {
             first: vec![CrashCut, Provenance, Closure, FunctionFocus],
             main: vec![
                 Markers,
+                // Offers nothing on preprocessed text unless it has a `#pragma`.
+                Directives,
                 Chunks(0),
                 Chunks(1),
                 Chunks(2),
@@ -169,6 +194,34 @@ impl Default for Pipeline {
                 Tokens,
             ],
             last: vec![Rename, Literals, Normalise],
+        }
+    }
+}
+
+impl Pipeline {
+    /// For raw (unpreprocessed) C/C++ and a user's interestingness script (`reduce --test`):
+    /// no crash hints, directives reduced like code, and the C-Vise end state (the least
+    /// whitespace, one line apart from directives) instead of the readable layout.
+    pub fn raw() -> Self {
+        use Pass::*;
+        Pipeline {
+            first: vec![],
+            main: vec![
+                Markers,
+                Directives,
+                Chunks(0),
+                Chunks(1),
+                Chunks(2),
+                Chunks(3),
+                Chunks(4),
+                Chunks(6),
+                Chunks(8),
+                Lines,
+                Balanced,
+                Tokens,
+                DirectiveTokens,
+            ],
+            last: vec![Rename, Literals, OneLine],
         }
     }
 }
