@@ -14,6 +14,7 @@ mod inspect;
 mod processes;
 mod quoting;
 mod reduce;
+mod reduce_test_raw;
 mod reduce_valid;
 mod report_truth;
 mod standalone;
