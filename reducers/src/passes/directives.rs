@@ -217,17 +217,17 @@ pub(crate) fn directive_tokens(text: &[u8]) -> Box<dyn Plan> {
             continue;
         }
         let inner = lex::lex_inline(&text[d.body..d.end]);
-        let glued_word = |t: &Tok| matches!(t.kind, Kind::Ident | Kind::Number);
+        let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
         for (i, t) in inner.iter().enumerate() {
-            // As in the token pass: a token glued to words on both sides becomes a space.
-            let glued = i > 0
-                && inner[i - 1].end == t.start
-                && glued_word(&inner[i - 1])
-                && inner
-                    .get(i + 1)
-                    .is_some_and(|n| n.start == t.end && glued_word(n));
             // With the whitespace before it, so deleting the last token leaves no blank.
             let from = if i == 0 { 0 } else { inner[i - 1].end as usize };
+            // A token between two words with no blank after it becomes a space, so deleting
+            // it cannot fuse them (`#if(X==1` must not become `#ifX==1`).
+            let glued = d.body + from > 0
+                && word(text[d.body + from - 1])
+                && inner
+                    .get(i + 1)
+                    .is_some_and(|n| n.start == t.end && word(text[d.body + n.start as usize]));
             units.push(Unit::new(
                 d.body + from,
                 d.body + t.end as usize,
@@ -424,6 +424,9 @@ mod tests {
         assert!(c.contains(&"#include <a.h>\n#define M(x) x+\n#if A && B\n#endif\n".into()));
         assert!(c.contains(&"#include <a.h>\n#define M(x) x+1\n#if A &&\n#endif\n".into()));
         assert!(c.iter().all(|c| c.starts_with("#include <a.h>\n")));
+        let c = cands(Pass::DirectiveTokens, "#if(X==1\n");
+        assert!(c.contains(&"#if ==1\n".to_string()), "{c:?}");
+        assert!(!c.iter().any(|c| c.starts_with("#ifX")), "{c:?}");
     }
 
     #[test]
