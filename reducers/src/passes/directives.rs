@@ -12,9 +12,9 @@
 //!   (`#include`, `#undef`, `#pragma`, `#line`, `#error`, a stray `#endif`) is deleted. Line
 //!   markers are left to the `markers` pass, so on preprocessed input this offers nothing unless
 //!   there is a `#pragma`.
-//! - `directive-tokens`: ddmin over the tokens inside directive lines after the directive's name
-//!   (macro parameters and bodies, `#if` expressions), C-Reduce's `rm-toks` for what the token
-//!   pass cannot reach.
+//! - `directive-tokens`: ddmin over the tokens inside directive lines: the `#name` (without it
+//!   the rest is code) and what follows (macro parameters and bodies, `#if` expressions),
+//!   C-Reduce's `rm-toks` for what the token pass cannot reach.
 //! - `one-line`: the whole file with the least whitespace that keeps every token (no comments,
 //!   no line splices); newlines remain only around directives, which need lines of their own.
 //!   Then the same with a final newline, then with the original line breaks kept.
@@ -206,8 +206,8 @@ pub(crate) fn directives_pass(text: &[u8]) -> Box<dyn Plan> {
     Box::new(List { items })
 }
 
-/// The `directive-tokens` pass: ddmin over the tokens after each directive's name, except in
-/// `#include` lines and line markers.
+/// The `directive-tokens` pass: ddmin over each directive's `#name` and the tokens after it,
+/// except in `#include` lines and line markers.
 pub(crate) fn directive_tokens(text: &[u8]) -> Box<dyn Plan> {
     let toks = lex::lex(text);
     let mut units = Vec::new();
@@ -216,6 +216,9 @@ pub(crate) fn directive_tokens(text: &[u8]) -> Box<dyn Plan> {
         if d.kind == DirKind::Marker || matches!(word, b"include" | b"include_next" | b"import") {
             continue;
         }
+        // The `#name` itself first: without it the rest of the line is code (C-Vise's clex
+        // sees `#` and `if` as tokens too, so `#if X>1U` can end as `1U`).
+        units.push(Unit::new(d.start, d.body, DEL));
         let inner = lex::lex_inline(&text[d.body..d.end]);
         let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
         for (i, t) in inner.iter().enumerate() {
@@ -420,12 +423,13 @@ mod tests {
     fn directive_tokens_reach_macro_bodies_and_conditions() {
         let s = "#include <a.h>\n#define M(x) x+1\n#if A && B\n#endif\n";
         let c = cands(Pass::DirectiveTokens, s);
-        assert!(c.contains(&"#include <a.h>\n#define M(x) x+1\n#if A\n#endif\n".into()));
+        assert!(c.contains(&"#include <a.h>\n#define M() x+1\n#if A && B\n#endif\n".into()));
         assert!(c.contains(&"#include <a.h>\n#define M(x) x+\n#if A && B\n#endif\n".into()));
         assert!(c.contains(&"#include <a.h>\n#define M(x) x+1\n#if A &&\n#endif\n".into()));
+        assert!(c.contains(&"#include <a.h>\n#define M(x) x+1\n A && B\n#endif\n".into()));
         assert!(c.iter().all(|c| c.starts_with("#include <a.h>\n")));
         let c = cands(Pass::DirectiveTokens, "#if(X==1\n");
-        assert!(c.contains(&"#if ==1\n".to_string()), "{c:?}");
+        assert!(c.contains(&"#if(X==\n".to_string()), "{c:?}");
         assert!(!c.iter().any(|c| c.starts_with("#ifX")), "{c:?}");
     }
 

@@ -59,6 +59,8 @@ pub enum Pass {
     OneLine,
     /// Rename identifiers to the shortest unused names.
     Rename,
+    /// [`Pass::Rename`], `__names` too (for a user's script, which decides).
+    RenameAll,
     /// Numbers become `0`, strings `""`.
     Literals,
     /// Lay the text out readably (one statement per line, 2-space indentation; see
@@ -98,6 +100,7 @@ impl Pass {
             Pass::DirectiveTokens => "directive-tokens",
             Pass::OneLine => "one-line",
             Pass::Rename => "rename",
+            Pass::RenameAll => "rename-all",
             Pass::Literals => "literals",
             Pass::Normalise => "normalise",
         }
@@ -126,6 +129,7 @@ impl Pass {
             Pass::DirectiveTokens => directives::directive_tokens(text),
             Pass::OneLine => directives::one_line(text),
             Pass::Rename => finish::rename(text),
+            Pass::RenameAll => finish::rename_all(text),
             Pass::Literals => finish::literals(text),
             Pass::Normalise => layout::normalise(text),
         }
@@ -199,29 +203,16 @@ impl Default for Pipeline {
 }
 
 impl Pipeline {
-    /// For raw (unpreprocessed) C/C++ and a user's interestingness script (`reduce --test`):
-    /// no crash hints, directives reduced like code, and the C-Vise end state (the least
-    /// whitespace, one line apart from directives) instead of the readable layout.
+    /// For a user's interestingness script (`reduce --test`), raw C/C++ or preprocessed: the
+    /// default passes (the guided ones offer little without crash hints, but provenance still
+    /// cuts a preprocessed file to its main file), directives reduced like code, and the
+    /// C-Vise end state (the least whitespace, one line apart from directives) instead of the
+    /// readable layout.
     pub fn raw() -> Self {
         use Pass::*;
-        Pipeline {
-            first: vec![],
-            main: vec![
-                Markers,
-                Directives,
-                Chunks(0),
-                Chunks(1),
-                Chunks(2),
-                Chunks(3),
-                Chunks(4),
-                Chunks(6),
-                Chunks(8),
-                Lines,
-                Balanced,
-                Tokens,
-                DirectiveTokens,
-            ],
-            last: vec![Rename, Literals, OneLine],
-        }
+        let mut p = Pipeline::default();
+        p.main.push(DirectiveTokens);
+        p.last = vec![RenameAll, Literals, OneLine];
+        p
     }
 }
