@@ -156,7 +156,7 @@ pub(crate) fn rename(text: &[u8]) -> Box<dyn Plan> {
 /// [`rename`], trying `__names` too (a user's script decides; for `reduce --test`).
 pub(crate) fn rename_all(text: &[u8]) -> Box<dyn Plan> {
     rename_if(text, |w| {
-        std::str::from_utf8(w).map_or(false, |w| !RESERVED.contains(&w))
+        std::str::from_utf8(w).is_ok_and(|w| !RESERVED.contains(&w))
     })
 }
 
