@@ -59,13 +59,23 @@ pub(crate) fn too_big(text: &[u8]) -> bool {
 
 /// Splits `text` into tokens, skipping whitespace and comments. O(n).
 pub(crate) fn lex(text: &[u8]) -> Vec<Tok> {
+    lex_from(text, true)
+}
+
+/// [`lex`] for text that does not start a line (the rest of a directive line): a `#` at its
+/// start is punctuation, not a directive.
+pub(crate) fn lex_inline(text: &[u8]) -> Vec<Tok> {
+    lex_from(text, false)
+}
+
+fn lex_from(text: &[u8], at_line_start: bool) -> Vec<Tok> {
     let mut toks = Vec::with_capacity(text.len() / 5);
     if too_big(text) {
         return toks;
     }
     let n = text.len();
     let mut i = 0;
-    let mut line_start = true; // only whitespace seen since the last newline
+    let mut line_start = at_line_start; // only whitespace seen since the last newline
     while i < n {
         let b = text[i];
         if b == b'\n' {

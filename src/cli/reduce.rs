@@ -13,11 +13,12 @@ use crate::reduce::{self, Note, Settings};
 /// Arguments of `icepick reduce`.
 #[derive(Debug, Args)]
 pub struct ReduceArgs {
-    /// The case directory (from `icepick capture`), or with --test the file to reduce.
-    #[arg(value_name = "CASE|FILE")]
-    target: PathBuf,
-    /// C-Reduce/C-Vise style: reduce FILE in place while this script exits 0 (run in a
-    /// scratch directory holding the candidate under FILE's name); FILE.orig keeps the original.
+    /// The case directory (from `icepick capture`), or with --test the file(s) to reduce.
+    #[arg(value_name = "CASE|FILE", required = true, num_args = 1..)]
+    targets: Vec<PathBuf>,
+    /// C-Reduce/C-Vise style: reduce each FILE in place while this script exits 0 (run in a
+    /// scratch directory holding every FILE under its name, with a private TMPDIR there);
+    /// FILE.orig keeps the original.
     #[arg(long, value_name = "SCRIPT")]
     test: Option<PathBuf>,
     /// Tests in flight (default: all cores).
@@ -147,19 +148,29 @@ pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
     let mut progress = Progress::new(args.json);
     let mut out = std::io::stdout().lock();
     if let Some(script) = &args.test {
-        let r =
-            reduce::reduce_with_script(script, &args.target, &settings, &mut |n| progress.note(n))?;
+        let r = reduce::reduce_with_script(script, &args.targets, &settings, &mut |n| {
+            progress.note(n)
+        })?;
         if args.json {
             writeln!(out, "{}", serde_json::to_string(&r)?)?;
         } else {
-            let kept = match &r.original {
-                Some(o) => format!("original kept in {}", o.display()),
-                None => format!("{} unchanged", r.file.display()),
-            };
+            let kept: Vec<String> = r
+                .files
+                .iter()
+                .map(|f| match &f.original {
+                    Some(o) => format!("original kept in {}", o.display()),
+                    None => format!("{} unchanged", f.file.display()),
+                })
+                .collect();
+            let what: Vec<String> = r
+                .files
+                .iter()
+                .map(|f| f.file.display().to_string())
+                .collect();
             writeln!(
                 out,
-                "reduced {}: {} -> {} in {} tests ({} s){}; {kept}",
-                r.file.display(),
+                "reduced {}: {} -> {} in {} tests ({} s){}; {}",
+                what.join(", "),
                 human_bytes(r.bytes_before),
                 human_bytes(r.bytes_after),
                 r.tests,
@@ -169,11 +180,16 @@ pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
                 } else {
                     ""
                 },
+                kept.join(", ")
             )?;
         }
         return Ok(error::OK);
     }
-    let r = reduce::reduce_case(&args.target, &settings, &mut |n| progress.note(n))?;
+    let [target] = args.targets.as_slice() else {
+        eprintln!("icepick: reduce takes one case directory (several files only with --test)");
+        return Ok(error::USAGE);
+    };
+    let r = reduce::reduce_case(target, &settings, &mut |n| progress.note(n))?;
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&r)?)?;
     } else {
@@ -191,7 +207,7 @@ pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
                 ""
             }
         )?;
-        writeln!(out, "output:   {}", args.target.join(&r.output).display())?;
+        writeln!(out, "output:   {}", target.join(&r.output).display())?;
         writeln!(
             out,
             "verified: {}",

@@ -1,11 +1,14 @@
-//! `icepick reduce --test SCRIPT FILE`: C-Reduce/C-Vise compatible reduction driven by the
-//! user's interestingness script (exit 0 = interesting), each test in a scratch directory
-//! holding the candidate under FILE's name. As with those tools, FILE is rewritten in place
-//! with the best-so-far (atomically, after every improvement) and the original is kept as
-//! FILE.orig.
+//! `icepick reduce --test SCRIPT FILE…`: C-Reduce/C-Vise compatible reduction driven by the
+//! user's interestingness script (exit 0 = interesting), each test in a fresh scratch
+//! directory holding every FILE under its own name (the candidate among them, with the
+//! file's mode) and a private TMPDIR, all removed after the test, even a killed one. As with
+//! those tools, each FILE is rewritten in place with the best-so-far (atomically, after every
+//! improvement, keeping its mode) and its original is kept as FILE.orig. Several files are
+//! reduced one at a time, in rounds, until a round changes none. The passes are the raw
+//! C/C++ pipeline ([`Pipeline::raw`]): directives too, ending on one line as C-Vise does.
 //!
-//! As C-Vise does, the script is first run on the original: a script that is missing, not
-//! executable or not satisfied by the original is reported as such (its exit status and
+//! As C-Vise does, the script is first run on the originals: a script that is missing, not
+//! executable or not satisfied by the originals is reported as such (its exit status and
 //! output shown), and nothing is written. FILE.orig is written only once the reduction
 //! starts, never over an existing file that holds something else (`FILE.orig.1`, … then), and
 //! removed again when nothing was reduced.
@@ -14,14 +17,15 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use icepick_reducers::{CancelToken, Event, Options, Outcome, Stats};
+use icepick_reducers::{CancelToken, Event, Options, Outcome, Pipeline, Stats};
 use serde::Serialize;
 
 use super::{Note, ReduceError, Settings};
 use crate::case::write_atomic;
 use crate::exec::{self, Cmd, Status};
 
-/// What a script-driven reduction did.
+/// What a script-driven reduction did. With several files, `file`, `original`, and the
+/// byte counts are those of the first file and the totals; `files` has each one.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ScriptReduction {
     pub file: PathBuf,
@@ -35,39 +39,73 @@ pub struct ScriptReduction {
     pub jobs: usize,
     /// `done` or `stopped`.
     pub status: String,
+    /// Every file named, in order.
+    pub files: Vec<ScriptFile>,
 }
 
-/// Runs `script` in a fresh directory holding `text` as `name`; `None` when it could not be
-/// set up or started.
+/// One of the files a script-driven reduction reduced.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScriptFile {
+    pub file: PathBuf,
+    /// The file holding it as it was before, when it was changed.
+    pub original: Option<PathBuf>,
+    pub bytes_before: usize,
+    pub bytes_after: usize,
+}
+
+/// A file being reduced: where it lives, the name the script sees, its permission bits.
+struct Named {
+    path: PathBuf,
+    name: String,
+    mode: u32,
+}
+
+/// The private TMPDIR of one test, inside its scratch directory (so gcc's `cc*.s` and
+/// clang's reproducers go when the directory does, even when the test is killed).
+const TEST_TMPDIR: &str = ".icepick-tmp";
+
+/// Runs `script` in a fresh scratch directory holding `texts[i]` as `files[i].name` (with
+/// its mode) and a private TMPDIR; `None` when it could not be set up or started.
 fn run_test(
     script: &Path,
-    name: &str,
-    text: &[u8],
+    files: &[Named],
+    texts: &[&[u8]],
     timeout: Duration,
     cancel: &(dyn Fn() -> bool + Sync),
 ) -> Option<Result<exec::Output, exec::ExecError>> {
+    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::Builder::new()
         .prefix("test-")
         .tempdir_in(exec::scratch_dir())
         .ok()?;
-    std::fs::write(dir.path().join(name), text).ok()?;
+    for (f, text) in files.iter().zip(texts) {
+        let p = dir.path().join(&f.name);
+        std::fs::write(&p, text).ok()?;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(f.mode)).ok()?;
+    }
+    let tmp = dir.path().join(TEST_TMPDIR);
+    std::fs::create_dir(&tmp).ok()?;
     let cmd = Cmd::new(script)
         .cwd(dir.path())
+        .env("TMPDIR", &tmp)
         .timeout(timeout)
         .output_cap(64 << 10);
-    Some(exec::run_cancellable(&cmd, cancel))
+    let out = exec::run_cancellable(&cmd, cancel);
+    // A file the script made read-only must not keep the directory from going.
+    let _ = std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700));
+    Some(out)
 }
 
-/// Runs `script` in a fresh directory holding `text` as `name`; true when it exits 0.
+/// Runs `script` as [`run_test`] does; true when it exits 0.
 fn interesting(
     script: &Path,
-    name: &str,
-    text: &[u8],
+    files: &[Named],
+    texts: &[&[u8]],
     timeout: Duration,
     cancel: &(dyn Fn() -> bool + Sync),
 ) -> bool {
     matches!(
-        run_test(script, name, text, timeout, cancel),
+        run_test(script, files, texts, timeout, cancel),
         Some(Ok(exec::Output {
             status: Status::Exited(0),
             ..
@@ -147,41 +185,102 @@ fn keep_original(file: &Path, start: &[u8]) -> Result<(PathBuf, bool), ReduceErr
     unreachable!("some FILE.orig.N is free")
 }
 
-/// Reduces `file` in place while `script` says it is interesting.
+/// Writes `bytes` to `file` atomically, keeping the permission bits `mode`.
+fn write_keeping_mode(file: &Path, bytes: &[u8], mode: u32) -> Result<(), ReduceError> {
+    use std::os::unix::fs::PermissionsExt;
+    write_atomic(file, bytes)?;
+    std::fs::set_permissions(file, std::fs::Permissions::from_mode(mode)).map_err(|error| {
+        ReduceError::NoFile {
+            path: file.into(),
+            error,
+        }
+    })
+}
+
+/// Reduces `files` in place while `script` says they are interesting: each file in turn
+/// (the others as they are so far), in rounds until a round changes none.
 pub fn reduce_with_script(
     script: &Path,
-    file: &Path,
+    files: &[PathBuf],
     settings: &Settings,
     note: &mut dyn FnMut(Note<'_>),
 ) -> Result<ScriptReduction, ReduceError> {
+    use std::os::unix::fs::PermissionsExt;
     let started = Instant::now();
     let script = check_script(script)?;
-    let name = file
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .ok_or_else(|| ReduceError::NoFile {
+    let mut named: Vec<Named> = Vec::new();
+    let mut starts: Vec<Vec<u8>> = Vec::new();
+    for file in files {
+        let bad = |why: &str| ReduceError::NoFile {
             path: file.into(),
-            error: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"),
+            error: std::io::Error::new(std::io::ErrorKind::InvalidInput, why.to_string()),
+        };
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .ok_or_else(|| bad("not a file name"))?;
+        if name == TEST_TMPDIR || named.iter().any(|f| f.name == name) {
+            return Err(bad(
+                "another file to reduce has the same name (the script sees them side by side)",
+            ));
+        }
+        let meta = std::fs::metadata(file).map_err(|error| ReduceError::NoFile {
+            path: file.into(),
+            error,
         })?;
-    let start = std::fs::read(file).map_err(|error| ReduceError::NoFile {
-        path: file.into(),
-        error,
-    })?;
-    let unchanged = |status: &str, tests: u64| ScriptReduction {
-        file: file.to_path_buf(),
-        original: None,
-        bytes_before: start.len(),
-        bytes_after: start.len(),
-        tests,
-        cache_hits: 0,
-        seconds: (started.elapsed().as_secs_f64() * 10.0).round() / 10.0,
-        jobs: settings.jobs.max(1),
-        status: status.into(),
+        if !meta.is_file() {
+            return Err(bad("not a regular file"));
+        }
+        let start = std::fs::read(file).map_err(|error| ReduceError::NoFile {
+            path: file.into(),
+            error,
+        })?;
+        named.push(Named {
+            path: file.clone(),
+            name,
+            mode: meta.permissions().mode() & 0o7777,
+        });
+        starts.push(start);
+    }
+    let Some(first_file) = named.first() else {
+        return Err(ReduceError::NoFile {
+            path: PathBuf::new(),
+            error: std::io::Error::new(std::io::ErrorKind::InvalidInput, "no file to reduce"),
+        });
     };
-    // The start-up check: the script must say yes to the original, as it is.
+    let total = |texts: &[Vec<u8>]| texts.iter().map(Vec::len).sum::<usize>();
+    let report = |now: &[Vec<u8>], originals: &[Option<PathBuf>], status: &str, tests, hits| {
+        let files: Vec<ScriptFile> = named
+            .iter()
+            .zip(&starts)
+            .zip(now)
+            .zip(originals)
+            .map(|(((f, s), n), o)| ScriptFile {
+                file: f.path.clone(),
+                original: o.clone(),
+                bytes_before: s.len(),
+                bytes_after: n.len(),
+            })
+            .collect();
+        ScriptReduction {
+            file: first_file.path.clone(),
+            original: originals[0].clone(),
+            bytes_before: total(&starts),
+            bytes_after: total(now),
+            tests,
+            cache_hits: hits,
+            seconds: (started.elapsed().as_secs_f64() * 10.0).round() / 10.0,
+            jobs: settings.jobs.max(1),
+            status: status.into(),
+            files,
+        }
+    };
+    let no_originals = vec![None; named.len()];
+    // The start-up check: the script must say yes to the originals, as they are.
     let t0 = Instant::now();
     let first_limit = settings.timeout.unwrap_or(Duration::from_secs(600));
-    let first = run_test(&script, &name, &start, first_limit, &|| {
+    let start_texts: Vec<&[u8]> = starts.iter().map(Vec::as_slice).collect();
+    let first = run_test(&script, &named, &start_texts, first_limit, &|| {
         settings.stop.load(Ordering::SeqCst)
     });
     let out = match first {
@@ -204,79 +303,113 @@ pub fn reduce_with_script(
         Status::Exited(n) => Some(format!("returned {n}")),
         Status::Signaled(s) => Some(format!("was killed by signal {s}")),
         Status::TimedOut => Some(format!("did not finish within {} s", first_limit.as_secs())),
-        Status::Cancelled => return Ok(unchanged("stopped", 1)),
+        Status::Cancelled => return Ok(report(&starts, &no_originals, "stopped", 1, 0)),
     };
     if let Some(status) = status {
+        let names: Vec<&str> = named.iter().map(|f| f.name.as_str()).collect();
         return Err(ReduceError::ScriptRejectsOriginal {
             script: script.clone(),
-            file: file.to_path_buf(),
-            name,
+            file: first_file.path.clone(),
+            // Shown as `a.c` in the message; several as `a.h`, `a.c`.
+            name: names.join("`, `"),
             status,
             output: shown_output(&out),
         });
     }
-    let (original, wrote_original) = keep_original(file, &start)?;
+    let mut kept = Vec::new();
+    for (f, start) in named.iter().zip(&starts) {
+        kept.push(keep_original(&f.path, start)?);
+    }
     let timeout = settings
         .timeout
         .unwrap_or_else(|| (t0.elapsed() * 5).max(Duration::from_secs(3)));
     note(Note::Started {
-        bytes: start.len(),
+        bytes: total(&starts),
         timeout,
     });
     let opts = Options {
         jobs: settings.jobs.max(1),
         stop: settings.stop.clone(),
+        pipeline: Pipeline::raw(),
         ..Options::default()
     };
+    let mut now = starts.clone();
+    let (mut tests, mut cache_hits, mut stopped) = (0, 0, false);
     let mut write_error = None;
-    let test = |text: &[u8], cancel: &CancelToken| {
-        if interesting(&script, &name, text, timeout, &|| cancel.is_cancelled()) {
-            Outcome::Interesting
-        } else {
-            Outcome::Uninteresting
-        }
-    };
-    let result = icepick_reducers::reduce(&start, &opts, &test, &mut |e| match e {
-        Event::Improved { best, pass } => {
-            if let Err(err) = write_atomic(file, best) {
-                write_error.get_or_insert(err);
-                settings.stop.store(true, Ordering::SeqCst);
+    'rounds: loop {
+        let mut changed = false;
+        for k in 0..named.len() {
+            if settings.stop.load(Ordering::SeqCst) {
+                stopped = true;
+                break 'rounds;
             }
-            note(Note::Improved {
-                bytes: best.len(),
-                pass,
+            let others = now.clone();
+            let test = |text: &[u8], cancel: &CancelToken| {
+                let texts: Vec<&[u8]> = others
+                    .iter()
+                    .enumerate()
+                    .map(|(j, t)| if j == k { text } else { t.as_slice() })
+                    .collect();
+                if interesting(&script, &named, &texts, timeout, &|| cancel.is_cancelled()) {
+                    Outcome::Interesting
+                } else {
+                    Outcome::Uninteresting
+                }
+            };
+            let rest = total(&now) - now[k].len();
+            let result = icepick_reducers::reduce(&now[k], &opts, &test, &mut |e| match e {
+                Event::Improved { best, pass } => {
+                    if let Err(err) = write_keeping_mode(&named[k].path, best, named[k].mode) {
+                        write_error.get_or_insert(err);
+                        settings.stop.store(true, Ordering::SeqCst);
+                    }
+                    note(Note::Improved {
+                        bytes: rest + best.len(),
+                        pass,
+                    });
+                }
+                Event::Progress(stats) => note(Note::Progress(stats)),
             });
+            if let Some(err) = write_error.take() {
+                return Err(err);
+            }
+            let Stats {
+                tests: t,
+                cache_hits: h,
+                stopped: s,
+                ..
+            } = result.stats;
+            tests += t;
+            cache_hits += h;
+            stopped |= s;
+            if result.output != now[k] {
+                changed = true;
+                now[k] = result.output;
+            }
+            if stopped {
+                break 'rounds;
+            }
         }
-        Event::Progress(stats) => note(Note::Progress(stats)),
-    });
-    if let Some(err) = write_error {
-        return Err(err.into());
+        if !changed || named.len() == 1 {
+            break;
+        }
     }
-    // Nothing smaller was interesting: FILE is the original, and a copy this run made of it
+    // A file nothing smaller was found for is its original, and a copy this run made of it
     // would only be litter.
-    let original = if result.output == start {
-        if wrote_original {
-            let _ = std::fs::remove_file(&original);
-        }
-        None
-    } else {
-        Some(original)
-    };
-    let Stats {
-        tests,
-        cache_hits,
-        stopped,
-        ..
-    } = result.stats;
-    Ok(ScriptReduction {
-        file: file.to_path_buf(),
-        original,
-        bytes_before: start.len(),
-        bytes_after: result.output.len(),
-        tests,
-        cache_hits,
-        seconds: (started.elapsed().as_secs_f64() * 10.0).round() / 10.0,
-        jobs: opts.jobs,
-        status: if stopped { "stopped" } else { "done" }.into(),
-    })
+    let originals: Vec<Option<PathBuf>> = kept
+        .into_iter()
+        .zip(starts.iter().zip(&now))
+        .map(|((orig, wrote), (start, end))| {
+            if start == end {
+                if wrote {
+                    let _ = std::fs::remove_file(&orig);
+                }
+                None
+            } else {
+                Some(orig)
+            }
+        })
+        .collect();
+    let status = if stopped { "stopped" } else { "done" };
+    Ok(report(&now, &originals, status, tests, cache_hits))
 }

@@ -15,6 +15,7 @@ mod ir;
 mod processes;
 mod quoting;
 mod reduce;
+mod reduce_test_raw;
 mod reduce_valid;
 mod report_truth;
 mod standalone;

@@ -150,6 +150,17 @@ fn fresh_name(used: &HashSet<&[u8]>) -> Vec<u8> {
 
 /// Renames each identifier, largest saving first, to the shortest unused name.
 pub(crate) fn rename(text: &[u8]) -> Box<dyn Plan> {
+    rename_if(text, |w| !reserved(w))
+}
+
+/// [`rename`], trying `__names` too (a user's script decides; for `reduce --test`).
+pub(crate) fn rename_all(text: &[u8]) -> Box<dyn Plan> {
+    rename_if(text, |w| {
+        std::str::from_utf8(w).is_ok_and(|w| !RESERVED.contains(&w))
+    })
+}
+
+fn rename_if(text: &[u8], renamable: impl Fn(&[u8]) -> bool) -> Box<dyn Plan> {
     let toks = lex::lex(text);
     let mut occurrences: HashMap<&[u8], Vec<usize>> = HashMap::new();
     for (i, t) in toks.iter().enumerate() {
@@ -161,7 +172,7 @@ pub(crate) fn rename(text: &[u8]) -> Box<dyn Plan> {
     let name = fresh_name(&used);
     let mut idents: Vec<(&[u8], &Vec<usize>)> = occurrences
         .iter()
-        .filter(|(w, _)| w.len() > name.len() && !reserved(w))
+        .filter(|(w, _)| w.len() > name.len() && renamable(w))
         .map(|(w, v)| (*w, v))
         .collect();
     let saving = |(w, v): &(&[u8], &Vec<usize>)| v.len() * (w.len() - name.len());

@@ -5,6 +5,7 @@
 //! drop passes (e.g. no renaming for a more readable report) without any plugin machinery.
 
 mod closure;
+mod directives;
 mod finish;
 mod guided;
 mod layout;
@@ -50,8 +51,18 @@ pub enum Pass {
     Balanced,
     /// ddmin over tokens, up to 8 at a time.
     Tokens,
+    /// Raw C/C++: delete a conditional group or keep one arm, delete or empty a `#define`,
+    /// delete other directive lines (`#include`, `#pragma`, …; never line markers).
+    Directives,
+    /// Raw C/C++: ddmin over the tokens inside directive lines (macro bodies, `#if` conditions).
+    DirectiveTokens,
+    /// The whole text with the least whitespace: one line, except that directives keep lines
+    /// of their own (see `directives.rs`).
+    OneLine,
     /// Rename identifiers to the shortest unused names.
     Rename,
+    /// [`Pass::Rename`], `__names` too (for a user's script, which decides).
+    RenameAll,
     /// Numbers become `0`, strings `""`.
     Literals,
     /// Lay the text out readably (one statement per line, 2-space indentation; see
@@ -87,7 +98,11 @@ impl Pass {
             Pass::Lines => "lines",
             Pass::Balanced => "balanced",
             Pass::Tokens => "tokens",
+            Pass::Directives => "directives",
+            Pass::DirectiveTokens => "directive-tokens",
+            Pass::OneLine => "one-line",
             Pass::Rename => "rename",
+            Pass::RenameAll => "rename-all",
             Pass::Literals => "literals",
             Pass::Normalise => "normalise",
         }
@@ -112,7 +127,11 @@ impl Pass {
             Pass::Lines => structure::lines(text),
             Pass::Balanced => structure::balanced(text),
             Pass::Tokens => structure::tokens(text),
+            Pass::Directives => directives::directives_pass(text),
+            Pass::DirectiveTokens => directives::directive_tokens(text),
+            Pass::OneLine => directives::one_line(text),
             Pass::Rename => finish::rename(text),
+            Pass::RenameAll => finish::rename_all(text),
             Pass::Literals => finish::literals(text),
             Pass::Normalise => layout::normalise(text),
         }
@@ -136,10 +155,18 @@ impl Pass {
         })
     }
 
-    /// Every built-in pass, in default order (useful for tests).
+    /// Every built-in pass: the default pipeline's in order, then those only
+    /// [`Pipeline::raw`] runs (useful for tests).
     pub fn all() -> Vec<Pass> {
-        let p = Pipeline::default();
-        p.first.into_iter().chain(p.main).chain(p.last).collect()
+        let mut all = Vec::new();
+        for p in [Pipeline::default(), Pipeline::raw()] {
+            for pass in p.first.into_iter().chain(p.main).chain(p.last) {
+                if !all.contains(&pass) {
+                    all.push(pass);
+                }
+            }
+        }
+        all
     }
 }
 
@@ -159,6 +186,8 @@ impl Default for Pipeline {
             first: vec![CrashCut, Provenance, Closure, FunctionFocus],
             main: vec![
                 Markers,
+                // Offers nothing on preprocessed text unless it has a `#pragma`.
+                Directives,
                 Chunks(0),
                 Chunks(1),
                 Chunks(2),
@@ -172,5 +201,20 @@ impl Default for Pipeline {
             ],
             last: vec![Rename, Literals, Normalise],
         }
+    }
+}
+
+impl Pipeline {
+    /// For a user's interestingness script (`reduce --test`), raw C/C++ or preprocessed: the
+    /// default passes (the guided ones offer little without crash hints, but provenance still
+    /// cuts a preprocessed file to its main file), directives reduced like code, and the
+    /// C-Vise end state (the least whitespace, one line apart from directives) instead of the
+    /// readable layout.
+    pub fn raw() -> Self {
+        use Pass::*;
+        let mut p = Pipeline::default();
+        p.main.push(DirectiveTokens);
+        p.last = vec![RenameAll, Literals, OneLine];
+        p
     }
 }
