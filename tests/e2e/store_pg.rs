@@ -136,10 +136,9 @@ fn connect(dir: &Path, db: &str) -> Result<postgres::Client, postgres::Error> {
 fn database(name: &str) -> String {
     let s = server();
     let mut c = connect(&s.dir, "postgres").unwrap();
-    c.batch_execute(&format!(
-        "DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}"
-    ))
-    .unwrap();
+    c.batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
+        .unwrap();
+    c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
     url(name)
 }
 
