@@ -452,7 +452,7 @@ CREATE TABLE IF NOT EXISTS case_archives (
 pub const SCHEMA_VERSION: i64 = MIGRATIONS[MIGRATIONS.len() - 1].version;
 
 /// The advisory lock key migrations hold on PostgreSQL (any constant; "icepick" in ASCII).
-const MIGRATION_LOCK: i64 = 0x6963_6570_6963_6b;
+const MIGRATION_LOCK: i64 = 0x0069_6365_7069_636b;
 
 /// The schema version of the database: 0 when it has none yet.
 pub(crate) fn version(conn: &mut Conn) -> Result<i64, DbError> {

@@ -25,6 +25,8 @@ const PASSWORD: &str = "Sw0rdf1sh-e2e-Zq7";
 struct PgServer {
     /// The directory holding the socket (and the data directory).
     dir: PathBuf,
+    /// The watchdog shell (never waited for: it outlives the tests on purpose).
+    _watchdog: Child,
 }
 
 /// Runs `program args` as `nobody`.
@@ -94,7 +96,7 @@ fn server() -> &'static PgServer {
             std::os::unix::fs::PermissionsExt::from_mode(0o755),
         )
         .unwrap();
-        {
+        let watchdog = {
             use std::os::unix::process::CommandExt;
             Command::new("sh")
                 .args(["-c", script, "watchdog"])
@@ -107,12 +109,15 @@ fn server() -> &'static PgServer {
                 .stderr(Stdio::null())
                 .process_group(0)
                 .spawn()
-                .unwrap();
-        }
+                .unwrap()
+        };
         // Ready when it accepts a connection.
         for _ in 0..600 {
             if connect(&dir, "postgres").is_ok() {
-                return PgServer { dir };
+                return PgServer {
+                    dir,
+                    _watchdog: watchdog,
+                };
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
