@@ -287,13 +287,28 @@ mod pending {
     /// `b` with its case on this machine: a PostgreSQL store's case (captured anywhere in
     /// the fleet) is unpacked from the database into a fresh directory of this machine's
     /// cache first.
+    ///
+    /// A fleet's database is written by many machines: its `case_dir` names a directory of
+    /// the capturing machine (never used here: without an archive the bucket is captured
+    /// anew), and its bucket id only picks a name made of letters and digits.
     fn local_case(store: &Store, b: &Bucket) -> anyhow::Result<Bucket> {
-        if !(store.is_postgres() && b.archived) {
+        if !store.is_postgres() {
             return Ok(b.clone());
         }
+        if !b.archived {
+            return Ok(Bucket {
+                case_dir: None,
+                ..b.clone()
+            });
+        }
+        let name: String =
+            b.id.chars()
+                .filter(char::is_ascii_alphanumeric)
+                .take(40)
+                .collect();
         let dir = store
             .cases_dir()
-            .join(format!("{}.{}", b.id, std::process::id()));
+            .join(format!("bucket-{name}.{}", std::process::id()));
         if dir.exists() {
             std::fs::remove_dir_all(&dir)?;
         }

@@ -594,6 +594,8 @@ impl Store {
     pub fn fetch_case(&self, b: &Bucket, dir: &Path) -> Result<bool, StoreError> {
         let bytes = match self.case_archive(&b.id)? {
             Some(a) => a,
+            // A fleet's `case_dir` is another machine's path: only the archive counts.
+            None if self.is_postgres() => return Ok(false),
             None => match b.case_dir.as_deref().map(Path::new).filter(|d| d.is_dir()) {
                 Some(local) => self.pack(&b.id, local)?,
                 None => return Ok(false),
@@ -607,17 +609,21 @@ impl Store {
         Ok(true)
     }
 
-    /// The text of the bucket's `report.md`: from its case directory on this machine, else
-    /// from the database.
+    /// The text of the bucket's `report.md`: from the database when it holds the case (a
+    /// fleet's store: the case directory is another machine's), else from the case directory
+    /// on this machine.
     pub fn report_text(&self, b: &Bucket, cwd: &Path) -> Option<String> {
+        if b.archived {
+            let a = self.case_archive(&b.id).ok()??;
+            let bytes = archive::read_file(&a, "report.md").ok()??;
+            return Some(String::from_utf8_lossy(&bytes).into_owned());
+        }
         if let Some(d) = &b.case_dir {
             if let Ok(bytes) = std::fs::read(cwd.join(d).join("report.md")) {
                 return Some(String::from_utf8_lossy(&bytes).into_owned());
             }
         }
-        let a = self.case_archive(&b.id).ok()??;
-        let bytes = archive::read_file(&a, "report.md").ok()??;
-        Some(String::from_utf8_lossy(&bytes).into_owned())
+        None
     }
 
     /// Records why a capture failed and releases the claim.
