@@ -19,9 +19,6 @@ pub struct DashboardArgs {
     /// of an earlier dashboard there are replaced.
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
-    /// The crash store to show (default: $ICEPICK_STORE, else $XDG_DATA_HOME/icepick).
-    #[arg(long, value_name = "DIR")]
-    store: Option<PathBuf>,
     /// Pages to publish: remove the store path, and the host names, users and home
     /// directories of this machine, of every occurrence and of every case, from everything
     /// shown; no links to case directories.
@@ -32,21 +29,29 @@ pub struct DashboardArgs {
 /// Runs `icepick dashboard`.
 pub fn run(args: DashboardArgs) -> anyhow::Result<u8> {
     let cwd = std::env::current_dir().context("reading the current directory")?;
-    let root = match &args.store {
-        Some(s) => super::absolutize(&cwd, s),
-        None => super::absolutize(&cwd, &store::default_root()?),
+    // --store (global) or ICEPICK_STORE: a directory or a fleet's PostgreSQL database.
+    let loc = match store::default_location()? {
+        store::Location::Dir(d) => store::Location::Dir(super::absolutize(&cwd, &d)),
+        l => l,
     };
     // A dashboard of a store that does not exist is a mistake in the path, not an empty
     // page; and reading creates nothing.
-    let store = Store::open_existing(&root)?;
+    let store = Store::open_existing_at(&loc)?;
     let Some(store) = store else {
         eprintln!(
-            "icepick: error: no crash store in {} (no {}); `icepick wrap` and `icepick \
+            "icepick: error: no crash store in {loc} (no {}); `icepick wrap` and `icepick \
              scan-log` create it with the first crash, --store or ICEPICK_STORE name another",
-            root.display(),
-            store::DB_FILE
+            match loc {
+                store::Location::Dir(_) => store::DB_FILE,
+                store::Location::Postgres(_) => "icepick tables",
+            }
         );
         return Ok(error::USAGE);
+    };
+    // Pages show the store as its directory, or its URL without the password.
+    let root = match &loc {
+        store::Location::Dir(d) => d.clone(),
+        l => PathBuf::from(l.to_string()),
     };
     let out = super::absolutize(&cwd, &args.out);
     if out.exists() && !out.is_dir() {
@@ -60,11 +65,7 @@ pub fn run(args: DashboardArgs) -> anyhow::Result<u8> {
     let mut entries = Vec::new();
     for bucket in store.buckets()? {
         let occurrences = store.occurrences(&bucket.id)?;
-        let report = bucket
-            .case_dir
-            .as_deref()
-            .and_then(|d| std::fs::read(cwd.join(d).join("report.md")).ok())
-            .map(|b| String::from_utf8_lossy(&b).into_owned());
+        let report = store.report_text(&bucket, &cwd);
         entries.push(Entry {
             bucket,
             occurrences,

@@ -26,7 +26,7 @@ pub fn run(args: ListArgs) -> anyhow::Result<u8> {
     let mut out = std::io::stdout().lock();
     if args.json {
         let v = serde_json::json!({
-            "store": root.to_string_lossy(),
+            "store": root.to_string(),
             "exists": store.is_some(),
             "buckets": buckets,
         });
@@ -34,21 +34,17 @@ pub fn run(args: ListArgs) -> anyhow::Result<u8> {
         return Ok(error::OK);
     }
     if store.is_none() {
-        writeln!(
-            out,
-            "no crashes recorded (store {} does not exist)",
-            root.display()
-        )?;
+        writeln!(out, "no crashes recorded (store {} does not exist)", root)?;
         return Ok(error::OK);
     }
     if buckets.is_empty() {
-        writeln!(out, "no crashes in {}", root.display())?;
+        writeln!(out, "no crashes in {}", root)?;
         return Ok(error::OK);
     }
     writeln!(
         out,
-        "{:<12}  {:>5}  {:<8}  {:<19}  {:<19}  TITLE",
-        "BUCKET", "COUNT", "STATUS", "FIRST SEEN", "LAST SEEN"
+        "{:<12}  {:>5}  {:>5}  {:<8}  {:<19}  {:<19}  TITLE",
+        "BUCKET", "COUNT", "HOSTS", "STATUS", "FIRST SEEN", "LAST SEEN"
     )?;
     for b in &buckets {
         let status = match &b.verdict {
@@ -64,14 +60,20 @@ pub fn run(args: ListArgs) -> anyhow::Result<u8> {
         };
         writeln!(
             out,
-            "{:<12}  {:>5}  {:<8}  {:<19}  {:<19}  {}",
+            "{:<12}  {:>5}  {:>5}  {:<8}  {:<19}  {:<19}  {}",
             b.id,
             b.count,
+            b.hosts.len(),
             status,
             short_time(&b.first_seen),
             short_time(&b.last_seen),
             printable(&b.title)
         )?;
+        // Which compilers hit it (a fleet runs several).
+        if !b.compiler_versions.is_empty() {
+            let v: Vec<String> = b.compiler_versions.iter().map(|c| printable(c)).collect();
+            writeln!(out, "{:<12}  compilers: {}", "", v.join("; "))?;
+        }
     }
     Ok(error::OK)
 }

@@ -19,6 +19,7 @@ mod probe;
 mod reduce;
 mod scan_log;
 mod show;
+mod store;
 mod triage;
 mod versions;
 mod wrap;
@@ -33,6 +34,11 @@ use crate::capture as capture_stage;
     after_help = error::EXIT_CODES_HELP
 )]
 struct Cli {
+    /// The crash store: a directory (SQLite, one machine) or a `postgresql://` URL (a
+    /// fleet's database; the password from the URL, PGPASSWORD or PGPASSFILE). Default:
+    /// $ICEPICK_STORE, else $XDG_DATA_HOME/icepick, else ~/.local/share/icepick.
+    #[arg(long, global = true, value_name = "DIR|URL")]
+    store: Option<std::ffi::OsString>,
     #[command(subcommand)]
     command: Command,
 }
@@ -84,6 +90,9 @@ enum Command {
     Show(show::ShowArgs),
     /// Find crashed compiles in a ninja, make or CMake log and capture them into the store.
     ScanLog(scan_log::ScanLogArgs),
+    /// The crash store itself: `store flush` sends the occurrences spooled while the store
+    /// could not be reached; `store status` says where it is and what waits.
+    Store(store::StoreArgs),
     /// Run the case on every clang found (or --compiler …): which versions crash the same way.
     #[command(after_help = error::EXIT_CODES_HELP)]
     Versions(versions::VersionsArgs),
@@ -265,6 +274,17 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     if !matches!(cli.command, Command::Wrap(_)) {
         crate::interrupt::install();
     }
+    if let Some(s) = &cli.store {
+        // One place says where the store is, for this process and the icepick processes it
+        // starts (single-threaded here, before any child or thread exists).
+        let value = if crate::store::location::is_url(&s.to_string_lossy()) {
+            s.clone()
+        } else {
+            let cwd = std::env::current_dir().unwrap_or_default();
+            absolutize(&cwd, Path::new(s)).into_os_string()
+        };
+        std::env::set_var("ICEPICK_STORE", value);
+    }
     match cli.command {
         Command::Capture(args) => capture::run(args),
         Command::Classify(args) => classify::run(args),
@@ -278,6 +298,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::List(args) => list::run(args),
         Command::Show(args) => show::run(args),
         Command::ScanLog(args) => scan_log::run(args),
+        Command::Store(args) => store::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Ir(args) => ir::run(args),
         Command::IrOracle(args) => ir::run_oracle(args),

@@ -152,7 +152,7 @@ pub fn run(args: ScanLogArgs) -> anyhow::Result<u8> {
     if args.json {
         let v = serde_json::json!({
             "log": log_path.to_string_lossy(),
-            "store": store.root().to_string_lossy(),
+            "store": store.location().to_string(),
             "crashes": rows,
         });
         writeln!(out, "{v}")?;

@@ -1,4 +1,6 @@
-//! `icepick show BUCKET [--json]`: one bucket of the crash store, its occurrences, its case.
+//! `icepick show BUCKET [--json] [--fetch DIR]`: one bucket of the crash store, its
+//! occurrences, its case; `--fetch DIR` materialises the case in DIR (from the database of a
+//! fleet's store, where a case captured on another machine lives).
 
 use std::io::Write;
 use std::path::Path;
@@ -18,6 +20,10 @@ pub struct ShowArgs {
     /// Print `{"bucket": …, "occurrences": […], "case_dir": …, "report": …}` on stdout.
     #[arg(long)]
     json: bool,
+    /// Write the bucket's case directory into DIR (which must not exist or be empty), from
+    /// the store's database or this machine's case directory; nothing is written outside DIR.
+    #[arg(long, value_name = "DIR")]
+    fetch: Option<std::path::PathBuf>,
 }
 
 /// Runs `icepick show`.
@@ -27,8 +33,7 @@ pub fn run(args: ShowArgs) -> anyhow::Result<u8> {
         eprintln!(
             "icepick: error: no bucket `{}`: the crash store {} does not exist (no crash \
              recorded yet; ICEPICK_STORE names another)",
-            args.bucket,
-            root.display()
+            args.bucket, root
         );
         return Ok(error::USAGE);
     };
@@ -36,11 +41,31 @@ pub fn run(args: ShowArgs) -> anyhow::Result<u8> {
         eprintln!(
             "icepick: error: no bucket `{}` in the crash store {} (`icepick list` shows the buckets)",
             args.bucket,
-            store.root().display()
+            store.location()
         );
         return Ok(error::USAGE);
     };
     let occurrences = store.occurrences(&bucket.id)?;
+    let fetched = match &args.fetch {
+        Some(dir) => {
+            if !store.fetch_case(&bucket, dir)? {
+                eprintln!(
+                    "icepick: error: bucket {} has no case yet (`icepick triage --pending` captures one)",
+                    bucket.id
+                );
+                return Ok(error::USAGE);
+            }
+            if !args.json {
+                eprintln!(
+                    "icepick: case of bucket {} written to {}",
+                    bucket.id,
+                    dir.display()
+                );
+            }
+            Some(dir.clone())
+        }
+        None => None,
+    };
     let report = bucket
         .case_dir
         .as_deref()
@@ -49,7 +74,8 @@ pub fn run(args: ShowArgs) -> anyhow::Result<u8> {
     let mut out = std::io::stdout().lock();
     if args.json {
         let v = serde_json::json!({
-            "store": store.root().to_string_lossy(),
+            "store": store.location().to_string(),
+            "fetched": fetched.as_ref().map(|d| d.to_string_lossy().into_owned()),
             "bucket": bucket,
             "occurrences": occurrences,
             "case_dir": bucket.case_dir,
@@ -82,11 +108,30 @@ pub fn run(args: ShowArgs) -> anyhow::Result<u8> {
     )?;
     writeln!(
         out,
-        "seen:       {} times, first {}, last {}",
+        "seen:       {} times on {} machine(s), first {}, last {}",
         bucket.count,
+        bucket.hosts.len(),
         short_time(&bucket.first_seen),
         short_time(&bucket.last_seen)
     )?;
+    for c in &bucket.compiler_versions {
+        writeln!(out, "compiler:   {}", printable(c))?;
+    }
+    if let Some(owner) = &bucket.lease_owner {
+        writeln!(
+            out,
+            "worker:     {} (lease until {})",
+            printable(owner),
+            short_time(bucket.lease_until.as_deref().unwrap_or(""))
+        )?;
+    }
+    if bucket.archived {
+        writeln!(
+            out,
+            "archived:   the case is in the store (icepick show {} --fetch DIR)",
+            bucket.id
+        )?;
+    }
     match &bucket.case_dir {
         Some(d) => writeln!(out, "case:       {}", printable(d))?,
         None => writeln!(
@@ -106,8 +151,12 @@ pub fn run(args: ShowArgs) -> anyhow::Result<u8> {
     for o in &occurrences {
         writeln!(
             out,
-            "  {}  {}  {}  {}",
+            "  {}  {}{}  {}  {}",
             short_time(&o.time),
+            o.user
+                .as_deref()
+                .map(|u| format!("{}@", printable(u)))
+                .unwrap_or_default(),
             printable(if o.host.is_empty() { "-" } else { &o.host }),
             printable(&o.origin),
             printable(o.source.as_deref().unwrap_or("-"))

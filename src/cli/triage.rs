@@ -1,6 +1,7 @@
 //! `icepick triage -- <cmd>`: the pipeline in one command: capture, flags, reduce, versions,
 //! classify, and the report. `icepick triage --pending`: the same for one
-//! representative of every `new` bucket of the crash store.
+//! representative of every `new` bucket of the crash store, each taken under a lease
+//! (`--worker`: keep taking them, on any number of machines; see [`crate::store::lease`]).
 
 use std::io::Write;
 
@@ -33,12 +34,41 @@ pub struct TriageArgs {
     /// reduction), and mark the bucket `triaged` or `failed`.
     #[arg(long, conflicts_with_all = ["command", "from_reproducer", "compdb", "no_reduce", "out"])]
     pending: bool,
+    /// With --pending: keep taking buckets as they come (on any number of machines sharing
+    /// one store), each under a lease renewed while it works; a worker that dies loses its
+    /// bucket to another once the lease expires.
+    #[arg(long, requires = "pending")]
+    worker: bool,
+    /// With --worker: stop when no bucket is left to triage instead of waiting for more.
+    #[arg(long, requires = "worker")]
+    once: bool,
+    /// Length of a worker's lease on a bucket, in seconds (renewed every third of it;
+    /// default $ICEPICK_LEASE_SECONDS, else 120).
+    #[arg(long, value_name = "SECONDS")]
+    lease: Option<f64>,
 }
 
 /// Runs `icepick triage`.
 pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
     if args.pending {
-        return pending::run(args.jobs, args.capture.json, args.capture.timeout);
+        let lease = args
+            .lease
+            .or_else(|| {
+                std::env::var("ICEPICK_LEASE_SECONDS")
+                    .ok()
+                    .and_then(|v| v.trim().parse().ok())
+            })
+            .filter(|l| l.is_finite() && *l > 0.0)
+            .map_or(
+                crate::store::lease::DEFAULT_LEASE,
+                std::time::Duration::from_secs_f64,
+            );
+        let how = pending::How {
+            worker: args.worker,
+            once: args.once,
+            lease,
+        };
+        return pending::run(args.jobs, args.capture.json, args.capture.timeout, how);
     }
     let json = args.capture.json;
     let outcome = capture_from_args(&args.capture)?;
@@ -151,7 +181,7 @@ mod pending {
     use crate::case::{Case, CaseStatus};
     use crate::error;
     use crate::reduce::{self, Reduction, Settings};
-    use crate::store::{Bucket, Status, Store};
+    use crate::store::{lease, Bucket, Status, Store};
 
     /// What became of one bucket.
     enum Done {
@@ -161,41 +191,87 @@ mod pending {
         Interrupted,
     }
 
-    pub(super) fn run(jobs: Option<usize>, json: bool, timeout: u64) -> anyhow::Result<u8> {
-        let mut store = Store::open_default()?;
-        let pending = store.pending()?;
+    /// How `--pending` takes buckets.
+    pub(super) struct How {
+        /// Keep polling for buckets (`--worker`).
+        pub worker: bool,
+        /// With `worker`: stop once no bucket is `new`.
+        pub once: bool,
+        pub lease: Duration,
+    }
+
+    pub(super) fn run(
+        jobs: Option<usize>,
+        json: bool,
+        timeout: u64,
+        how: How,
+    ) -> anyhow::Result<u8> {
+        let loc = crate::store::default_location()?;
+        let mut store = Store::open_at(&loc)?;
+        let owner = lease::worker_id();
         let mut out = std::io::stdout().lock();
-        if pending.is_empty() && !json {
-            writeln!(out, "nothing to triage in {}", store.root().display())?;
-        }
         let jobs =
             jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         let stop = crate::interrupt::stop_flag();
+        let poll = (how.lease / 4).clamp(Duration::from_millis(200), Duration::from_secs(10));
         let mut rows = Vec::new();
-        for (i, b) in pending.iter().enumerate() {
-            if stop.load(Ordering::SeqCst) {
-                break;
-            }
+        let mut n = 0;
+        while !stop.load(Ordering::SeqCst) {
+            // One bucket at a time, under a lease: any number of workers share the store.
+            let Some(b) = store.claim(&owner, how.lease)? else {
+                if !how.worker || (how.once && store.pending_count()? == 0) {
+                    break;
+                }
+                std::thread::sleep(poll);
+                continue;
+            };
+            n += 1;
             if !json {
                 eprintln!(
-                    "icepick: [{}/{}] bucket {}: {}",
-                    i + 1,
-                    pending.len(),
-                    b.id,
-                    b.title
+                    "icepick: [{n}] bucket {}: {} (worker {owner})",
+                    b.id, b.title
                 );
             }
-            let (done, dir) = triage_bucket(&mut store, b, jobs, json, timeout, &stop)?;
+            let heartbeat = lease::Heartbeat::start(&loc, &b.id, &owner, how.lease);
+            let triaged = local_case(&store, &b)
+                .and_then(|b| triage_bucket(&mut store, &b, jobs, json, timeout, &stop));
+            drop(heartbeat);
+            let (done, dir) = match triaged {
+                Ok(r) => r,
+                Err(e) => {
+                    let _ = store.release(&b.id, &owner);
+                    return Err(e);
+                }
+            };
+            if store.is_postgres() {
+                // The case as triage left it (reduced input, report) travels back.
+                if let Some(d) = dir.as_deref().filter(|d| d.join("case.json").is_file()) {
+                    store.store_case(&b.id, d)?;
+                }
+            }
             let (status, detail) = match &done {
                 Done::Triaged(d) => ("triaged", d.clone()),
                 Done::Failed(d) => ("failed", d.clone()),
                 Done::Interrupted => ("new", "interrupted; run again to resume".to_string()),
             };
-            match &done {
-                Done::Triaged(d) => store.set_status(&b.id, Status::Triaged, Some(d))?,
-                Done::Failed(d) => store.set_status(&b.id, Status::Failed, Some(d))?,
-                Done::Interrupted => {}
-            }
+            let kept = match &done {
+                Done::Triaged(d) => store.finish(&b.id, &owner, Status::Triaged, d)?,
+                Done::Failed(d) => store.finish(&b.id, &owner, Status::Failed, d)?,
+                Done::Interrupted => {
+                    store.release(&b.id, &owner)?;
+                    true
+                }
+            };
+            // A worker that lost its lease (stalled past it) leaves the verdict to the
+            // worker that took the bucket over.
+            let (status, detail) = if kept {
+                (status, detail)
+            } else {
+                (
+                    "lost",
+                    "the lease expired and another worker took the bucket".into(),
+                )
+            };
             if !json {
                 writeln!(out, "bucket {}: {status}: {detail}", b.id)?;
             }
@@ -203,17 +279,56 @@ mod pending {
                 "id": b.id,
                 "status": status,
                 "detail": detail,
+                "worker": owner,
                 "case_dir": dir.map(|d| d.to_string_lossy().into_owned()),
             }));
             if matches!(done, Done::Interrupted) {
                 break;
             }
         }
+        if rows.is_empty() && !json {
+            writeln!(out, "nothing to triage in {loc}")?;
+        }
         if json {
-            let v = serde_json::json!({"store": store.root().to_string_lossy(), "buckets": rows});
+            let v = serde_json::json!({"store": loc.to_string(), "worker": owner, "buckets": rows});
             writeln!(out, "{v}")?;
         }
         Ok(error::OK)
+    }
+
+    /// `b` with its case on this machine: a PostgreSQL store's case (captured anywhere in
+    /// the fleet) is unpacked from the database into a fresh directory of this machine's
+    /// cache first.
+    ///
+    /// A fleet's database is written by many machines: its `case_dir` names a directory of
+    /// the capturing machine (never used here: without an archive the bucket is captured
+    /// anew), and its bucket id only picks a name made of letters and digits.
+    fn local_case(store: &Store, b: &Bucket) -> anyhow::Result<Bucket> {
+        if !store.is_postgres() {
+            return Ok(b.clone());
+        }
+        if !b.archived {
+            return Ok(Bucket {
+                case_dir: None,
+                ..b.clone()
+            });
+        }
+        let name: String =
+            b.id.chars()
+                .filter(char::is_ascii_alphanumeric)
+                .take(40)
+                .collect();
+        let dir = store
+            .cases_dir()
+            .join(format!("bucket-{name}.{}", std::process::id()));
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir)?;
+        }
+        store.fetch_case(b, &dir)?;
+        Ok(Bucket {
+            case_dir: Some(dir.to_string_lossy().into_owned()),
+            ..b.clone()
+        })
     }
 
     fn triage_bucket(

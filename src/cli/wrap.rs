@@ -27,7 +27,8 @@
 //! assembler (`argument unused` would break `-Werror`). The recorded command is the build's
 //! own, and escape sequences are stripped before the output is read as a crash.
 //!
-//! Environment: `ICEPICK_STORE` (the store), `ICEPICK_WRAP_CAPTURE=0` (record only, capture
+//! Environment: `ICEPICK_STORE` (the store: a directory or a `postgresql://` URL; one that
+//! cannot be reached gets the occurrence spooled, see [`crate::store::spool`]), `ICEPICK_WRAP_CAPTURE=0` (record only, capture
 //! later with `icepick triage --pending`), `ICEPICK_WRAP_RERUNS` (determinism reruns during
 //! capture, default 0: the capture's own first run already repeats the crash),
 //! `ICEPICK_WRAP_TIMEOUT` (seconds per compiler run during capture, default 300).
@@ -291,9 +292,27 @@ fn on_failure(
         exit_code: exit.code,
         origin: "wrap",
     };
-    let recorded = Store::open_default().and_then(|mut s| s.record_crash(&obs, &analysed, &mode));
+    let loc = match store::default_location() {
+        Ok(l) => l,
+        Err(e) => return Some(format!("icepick: (could not record the crash: {e})")),
+    };
+    let recorded = Store::open_at(&loc).and_then(|mut s| {
+        let r = s.record_crash(&obs, &analysed, &mode)?;
+        // The store answers again: send what waited for it (best effort, quietly).
+        if store::spool::pending(&loc) > 0 {
+            let _ = store::spool::flush(&mut s);
+        }
+        Ok(r)
+    });
     Some(match recorded {
-        Err(e) => format!("icepick: (could not record the crash: {e})"),
+        // The build's result stays the compiler's: the occurrence waits in the spool.
+        Err(e) => match store::spool::spool(&loc, &analysed.key, &store::occurrence_of(&obs, &analysed)) {
+            Ok(_) => format!(
+                "icepick: (could not record the crash: {}; spooled, `icepick store flush` sends it)",
+                one_line(&e.to_string())
+            ),
+            Err(se) => format!("icepick: (could not record the crash: {e}; nor spool it: {se})"),
+        },
         Ok(r) => {
             let id = &r.bucket;
             if r.captured {

@@ -6,8 +6,8 @@
 //! directory of plain files, self-contained apart from one optional link per bucket to its
 //! case directory on this machine:
 //!
-//! - `index.html`: one table of buckets (id, count, first and last seen, status, verdict, the
-//!   crash title, the compilers) and, per bucket, its most recent occurrences;
+//! - `index.html`: one table of buckets (id, count, machines, first and last seen, status,
+//!   verdict, the crash title, the compilers) and, per bucket, its most recent occurrences;
 //! - `buckets/<id>.html`: one bucket: its facts, every occurrence, and its `report.md` inside
 //!   `<pre>`;
 //! - `buckets/<id>.md`: a copy of the report, byte for byte, to paste into an issue.
@@ -94,6 +94,9 @@ pub fn redacted(entries: &[Entry], r: &Redactions) -> Vec<Entry> {
                     verdict: opt(&b.verdict),
                     case_dir: opt(&b.case_dir),
                     capture_error: opt(&b.capture_error),
+                    hosts: b.hosts.iter().map(|h| red(h)).collect(),
+                    compiler_versions: b.compiler_versions.iter().map(|c| red(c)).collect(),
+                    lease_owner: opt(&b.lease_owner),
                     ..b.clone()
                 },
                 occurrences: e
@@ -101,6 +104,7 @@ pub fn redacted(entries: &[Entry], r: &Redactions) -> Vec<Entry> {
                     .iter()
                     .map(|o| Occurrence {
                         host: red(&o.host),
+                        user: opt(&o.user),
                         cwd: red(&o.cwd),
                         command: o.command.iter().map(|a| red(a)).collect(),
                         source: opt(&o.source),
@@ -227,6 +231,15 @@ fn short_time(t: &str) -> String {
     t.get(..19).unwrap_or(t).replacen('T', " ", 1)
 }
 
+/// How many machines (distinct host names) the occurrences come from: a fleet's store
+/// shows whether a crash is one builder's or everyone's.
+fn machines(occ: &[Occurrence]) -> usize {
+    occ.iter()
+        .map(|o| o.host.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+}
+
 /// The distinct compilers of the occurrences, newest first: the version line clang printed
 /// with the crash when there is one, else the compiler path.
 fn compilers(occ: &[Occurrence]) -> Vec<String> {
@@ -294,12 +307,12 @@ fn index_page(store: &str, generated: &str, cwd: Option<&Path>, entries: &[Entry
         total
     );
     out.push_str(
-        "<table id=\"buckets\">\n<thead><tr><th>bucket</th><th>count</th><th>first seen</th>\
+        "<table id=\"buckets\">\n<thead><tr><th>bucket</th><th>count</th><th>machines</th><th>first seen</th>\
          <th>last seen</th><th>status</th><th>verdict</th><th>crash</th><th>compiler</th>\
          <th>case</th></tr></thead>\n<tbody>\n",
     );
     if entries.is_empty() {
-        out.push_str("<tr><td colspan=\"9\" class=\"none\">No crashes recorded.</td></tr>\n");
+        out.push_str("<tr><td colspan=\"10\" class=\"none\">No crashes recorded.</td></tr>\n");
     }
     for e in entries {
         bucket_row(&mut out, e, cwd);
@@ -342,10 +355,12 @@ fn bucket_row(out: &mut String, e: &Entry, cwd: Option<&Path>) {
         "<tr class=\"bucket\" id=\"bucket-{name}\">\
          <td class=\"id\"><a href=\"buckets/{name}.html\"><code>{}</code></a></td>\
          <td class=\"count\"><a href=\"#occ-{name}\">{}</a></td>\
+         <td class=\"machines\">{}</td>\
          <td class=\"first-seen\">{}</td><td class=\"last-seen\">{}</td>\
          <td class=\"status status-{status}\"",
         escape(&b.id),
         b.count,
+        machines(&e.occurrences),
         escape(&short_time(&b.first_seen)),
         escape(&short_time(&b.last_seen)),
     );

@@ -23,6 +23,11 @@ fn bucket(id: &str, title: &str) -> Bucket {
         verdict: None,
         case_dir: None,
         capture_error: None,
+        hosts: vec!["builder-1".into()],
+        compiler_versions: Vec::new(),
+        archived: false,
+        lease_owner: None,
+        lease_until: None,
     }
 }
 
@@ -32,6 +37,7 @@ fn occurrence(bucket: &str, n: i64, command: &[&str]) -> Occurrence {
         bucket: bucket.into(),
         time: format!("2026-05-01T12:{:02}:00.000Z", n % 60),
         host: "builder-1".into(),
+        user: Some("ci".into()),
         cwd: "/build".into(),
         command: command.iter().map(|s| s.to_string()).collect(),
         source: Some("src/a.cpp".into()),

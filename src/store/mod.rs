@@ -1,43 +1,61 @@
 //! The crash store: every crash a build hit, grouped into buckets by signature, with the case
 //! directory of one representative per bucket.
 //!
-//! One SQLite database (`store.sqlite`, WAL mode) plus case directories under `cases/`, in
-//! `$ICEPICK_STORE`, else `$XDG_DATA_HOME/icepick`, else `~/.local/share/icepick`. A `-j64`
-//! build can crash dozens of compiles at the same moment, each an `icepick wrap` process of
-//! its own: every write is one short `BEGIN IMMEDIATE` transaction, SQLite's busy timeout
-//! queues the writers, and opening retries while another process is creating the database,
-//! so no occurrence is lost. The slow part, capturing a case, runs outside any transaction:
-//! the first occurrence of a bucket *claims* the capture inside the recording transaction
-//! and later ones are only counted (see [`Store::record`]).
+//! Two homes, one schema and one set of semantics ([`db`] hides the difference):
 //!
-//! Schema (`PRAGMA user_version` = [`SCHEMA_VERSION`]; a newer store is refused):
+//! - **SQLite** (the zero-setup default): `store.sqlite` (WAL mode) plus case directories
+//!   under `cases/`, in the directory `$ICEPICK_STORE`, else `$XDG_DATA_HOME/icepick`, else
+//!   `~/.local/share/icepick`. A `-j64` build can crash dozens of compiles at the same moment,
+//!   each an `icepick wrap` process of its own: every write is one short `BEGIN IMMEDIATE`
+//!   transaction, SQLite's busy timeout queues the writers, and opening retries while another
+//!   process is creating the database, so no occurrence is lost.
+//! - **PostgreSQL** (a fleet): `ICEPICK_STORE=postgresql://…` (or `--store URL`). Every
+//!   builder's launcher and every triage worker use one database; cases travel inside it,
+//!   compressed ([`archive`]); local copies live in the user's cache directory. Writes are
+//!   short read-committed transactions that lock one bucket row.
+//!
+//! The slow part, capturing a case, runs outside any transaction: the first occurrence of a
+//! bucket *claims* the capture inside the recording transaction and later ones are only
+//! counted (see [`Store::record`]). A store that cannot be reached from `wrap` spools the
+//! occurrence ([`spool`]); triage workers take buckets under a lease ([`lease`]).
+//!
+//! Schema ([`db::MIGRATIONS`], version [`SCHEMA_VERSION`]; a newer store is refused):
 //!
 //! ```sql
 //! buckets(id PK = signature id, coarse_id, title, kind, first_seen, last_seen, count,
 //!         status 'new'|'triaged'|'failed', status_detail, verdict, case_dir,
-//!         capture_claimed_at, capture_attempts, capture_error)
-//! occurrences(id PK, bucket -> buckets.id, time, host, cwd, command (JSON array), source,
-//!             compiler, compiler_version, exit_code, origin 'wrap'|'scan-log', case_dir)
+//!         capture_claimed_at, capture_attempts, capture_error, lease_owner, lease_until)
+//! occurrences(id PK, bucket -> buckets.id, time, host, username, cwd, command (JSON array),
+//!             source, compiler, compiler_version, exit_code, origin 'wrap'|'scan-log',
+//!             case_dir)
+//! case_archives(bucket PK -> buckets.id, archive (gzip), updated)
 //! ```
 //!
 //! Times are UTC RFC 3339 strings with milliseconds, so they sort as text.
 
+pub mod archive;
+pub(crate) mod db;
+pub mod lease;
+pub mod location;
 mod record;
+pub mod spool;
 mod time;
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde::Serialize;
 
-pub use record::{analyse, compiler_version_in, title, Analysed, CaptureMode, Observed, Recording};
+pub use db::SCHEMA_VERSION;
+use db::{vals, Conn, DbError, Row, Tx};
+pub use location::{cache_dir, Location};
+pub use record::{
+    analyse, compiler_version_in, occurrence_of, title, Analysed, CaptureMode, Observed, Recording,
+};
 pub use time::{now_utc, utc_string};
 
-/// The schema this build writes and reads.
-pub const SCHEMA_VERSION: i64 = 1;
-
-/// Name of the database file inside the store directory.
+/// Name of the database file inside a store directory.
 pub const DB_FILE: &str = "store.sqlite";
 
 /// A capture claim older than this is considered abandoned (the process that took it was
@@ -48,28 +66,30 @@ const STALE_CLAIM: Duration = Duration::from_secs(30 * 60);
 /// on a rerun; later occurrences try again, but not forever: the build is waiting).
 const MAX_CAPTURE_ATTEMPTS: i64 = 3;
 
-/// How long a writer waits for the lock before giving up.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// Problems with the store.
+/// Problems with the store. Every message names the store by its redacted location.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("crash store {path}: {source}")]
-    Sqlite {
-        path: PathBuf,
-        #[source]
-        source: rusqlite::Error,
-    },
+    #[error("crash store {store}: {message}")]
+    Db { store: String, message: String },
+    #[error("crash store {store} cannot be reached: {message}")]
+    Unreachable { store: String, message: String },
     #[error("crash store {path}: {source}")]
     Io {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
-    #[error("crash store {path} has schema version {found}, newer than this icepick understands ({SCHEMA_VERSION}); upgrade icepick")]
-    TooNew { path: PathBuf, found: i64 },
+    #[error("crash store {store} has schema version {found}, newer than this icepick understands ({SCHEMA_VERSION}); upgrade icepick")]
+    TooNew { store: String, found: i64 },
     #[error("no crash store location: set ICEPICK_STORE (or XDG_DATA_HOME or HOME)")]
     NoLocation,
+    #[error("crash store {store}: case of bucket {bucket}: {source}")]
+    Archive {
+        store: String,
+        bucket: String,
+        #[source]
+        source: archive::ArchiveError,
+    },
 }
 
 /// Triage state of a bucket.
@@ -85,7 +105,7 @@ pub enum Status {
 }
 
 impl Status {
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Status::New => "new",
             Status::Triaged => "triaged",
@@ -116,10 +136,26 @@ pub struct Bucket {
     pub status_detail: Option<String>,
     /// The classification verdict (filled by the classify stage; `None` until then).
     pub verdict: Option<String>,
-    /// The representative case directory, once one was captured.
+    /// The representative case directory, once one was captured (a path on the machine
+    /// that captured it; see `archived`).
     pub case_dir: Option<String>,
     /// Why the last capture attempt failed, if it did.
     pub capture_error: Option<String>,
+    /// The distinct host names of its occurrences, sorted.
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    /// The distinct compiler versions of its occurrences (the version line, else the
+    /// compiler path), sorted.
+    #[serde(default)]
+    pub compiler_versions: Vec<String>,
+    /// The case directory is stored in the database (`icepick show BUCKET --fetch DIR`).
+    #[serde(default)]
+    pub archived: bool,
+    /// The triage worker holding the bucket, and until when (UTC), if any.
+    #[serde(default)]
+    pub lease_owner: Option<String>,
+    #[serde(default)]
+    pub lease_until: Option<String>,
 }
 
 /// One crashed compile.
@@ -129,6 +165,9 @@ pub struct Occurrence {
     pub bucket: String,
     pub time: String,
     pub host: String,
+    /// The user who ran the build, when known.
+    #[serde(default)]
+    pub user: Option<String>,
     pub cwd: String,
     pub command: Vec<String>,
     pub source: Option<String>,
@@ -142,7 +181,7 @@ pub struct Occurrence {
 }
 
 /// What identifies a bucket (from the crash's signature).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct BucketKey {
     pub id: String,
     pub coarse_id: String,
@@ -151,10 +190,12 @@ pub struct BucketKey {
 }
 
 /// An occurrence to record.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct NewOccurrence {
     pub time: String,
     pub host: String,
+    #[serde(default)]
+    pub user: Option<String>,
     pub cwd: String,
     pub command: Vec<String>,
     pub source: Option<String>,
@@ -181,201 +222,227 @@ pub struct Recorded {
 /// An open crash store.
 #[derive(Debug)]
 pub struct Store {
+    loc: Location,
+    /// The local directory: the SQLite store's own, or the cache for a PostgreSQL store.
     root: PathBuf,
-    db: PathBuf,
-    conn: Connection,
+    conn: RefCell<Conn>,
 }
 
-/// The store directory from the environment: `$ICEPICK_STORE`, else `$XDG_DATA_HOME/icepick`,
-/// else `$HOME/.local/share/icepick`.
+/// The store directory from the environment (for a directory store): `$ICEPICK_STORE`, else
+/// `$XDG_DATA_HOME/icepick`, else `$HOME/.local/share/icepick`.
 pub fn default_root() -> Result<PathBuf, StoreError> {
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    if let Some(p) = var("ICEPICK_STORE") {
-        return Ok(p);
+    match default_location()? {
+        Location::Dir(p) => Ok(p),
+        Location::Postgres(_) => Ok(cache_dir()),
     }
-    if let Some(p) = var("XDG_DATA_HOME").filter(|p| p.is_absolute()) {
-        return Ok(p.join("icepick"));
+}
+
+/// The store named by the environment: `$ICEPICK_STORE` (a directory or a
+/// `postgresql://` URL; `--store` sets it), else `$XDG_DATA_HOME/icepick`, else
+/// `$HOME/.local/share/icepick`.
+pub fn default_location() -> Result<Location, StoreError> {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    if let Some(p) = var("ICEPICK_STORE") {
+        return Ok(Location::parse(&p));
+    }
+    if let Some(p) = var("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+    {
+        return Ok(Location::Dir(p.join("icepick")));
     }
     var("HOME")
-        .map(|h| h.join(".local/share/icepick"))
+        .map(|h| Location::Dir(PathBuf::from(h).join(".local/share/icepick")))
         .ok_or(StoreError::NoLocation)
 }
 
-const CREATE: &str = "
-CREATE TABLE IF NOT EXISTS buckets (
-    id                 TEXT PRIMARY KEY,
-    coarse_id          TEXT NOT NULL,
-    title              TEXT NOT NULL,
-    kind               TEXT NOT NULL,
-    first_seen         TEXT NOT NULL,
-    last_seen          TEXT NOT NULL,
-    count              INTEGER NOT NULL DEFAULT 0,
-    status             TEXT NOT NULL DEFAULT 'new' CHECK (status IN ('new', 'triaged', 'failed')),
-    status_detail      TEXT,
-    verdict            TEXT,
-    case_dir           TEXT,
-    capture_claimed_at TEXT,
-    capture_attempts   INTEGER NOT NULL DEFAULT 0,
-    capture_error      TEXT
-);
-CREATE TABLE IF NOT EXISTS occurrences (
-    id               INTEGER PRIMARY KEY AUTOINCREMENT,
-    bucket           TEXT NOT NULL REFERENCES buckets(id),
-    time             TEXT NOT NULL,
-    host             TEXT NOT NULL,
-    cwd              TEXT NOT NULL,
-    command          TEXT NOT NULL,
-    source           TEXT,
-    compiler         TEXT NOT NULL,
-    compiler_version TEXT,
-    exit_code        INTEGER,
-    origin           TEXT NOT NULL,
-    case_dir         TEXT
-);
-CREATE INDEX IF NOT EXISTS occurrences_by_bucket ON occurrences(bucket, time);
-";
-
 impl Store {
-    /// Opens (creating if needed) the store in `root`.
+    /// Opens (creating if needed) the directory store in `root`.
     pub fn open(root: &Path) -> Result<Store, StoreError> {
-        std::fs::create_dir_all(root.join("cases")).map_err(|source| StoreError::Io {
-            path: root.to_owned(),
-            source,
-        })?;
-        let db = root.join(DB_FILE);
-        let sql = |source| StoreError::Sqlite {
-            path: db.clone(),
-            source,
-        };
-        let conn = Connection::open(&db).map_err(sql)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
-        // Switching to WAL takes an exclusive lock; while dozens of processes open a new store
-        // at once some see SQLITE_BUSY here without the busy handler, so retry.
-        retry_busy(|| {
-            conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
-                .map(|_| ())
-        })
-        .map_err(sql)?;
-        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
-            .map_err(sql)?;
-        let mut store = Store {
-            root: root.to_owned(),
-            db: db.clone(),
-            conn,
-        };
+        Store::open_at(&Location::Dir(root.to_owned()))
+    }
+
+    /// Opens (creating the schema if needed) the store at `loc`.
+    pub fn open_at(loc: &Location) -> Result<Store, StoreError> {
+        let mut store = Store::connect(loc, true)?;
         store.migrate()?;
         Ok(store)
     }
 
-    /// Opens the store in `root` for reading, if there is one: `None` when `root` holds no
-    /// database. Nothing is created (no directory, no database): `list`, `show` and
-    /// `dashboard` on a store that does not exist leave the file system as it was. A
+    fn connect(loc: &Location, create: bool) -> Result<Store, StoreError> {
+        let fail = |message: String| StoreError::Db {
+            store: loc.to_string(),
+            message,
+        };
+        match loc {
+            Location::Dir(root) => {
+                if create {
+                    std::fs::create_dir_all(root.join("cases")).map_err(|source| {
+                        StoreError::Io {
+                            path: root.to_owned(),
+                            source,
+                        }
+                    })?;
+                }
+                let conn =
+                    sqlite::open(&root.join(DB_FILE), create).map_err(|e| fail(e.to_string()))?;
+                Ok(Store {
+                    loc: loc.clone(),
+                    root: root.clone(),
+                    conn: RefCell::new(Conn::Sqlite(conn)),
+                })
+            }
+            Location::Postgres(url) => {
+                let unreachable = |message: String| StoreError::Unreachable {
+                    store: loc.to_string(),
+                    message: loc.scrub(&message),
+                };
+                let config = url.config().map_err(unreachable)?;
+                let client = config
+                    .connect(postgres::NoTls)
+                    .map_err(|e| unreachable(DbError::from(e).to_string()))?;
+                Ok(Store {
+                    loc: loc.clone(),
+                    root: cache_dir(),
+                    conn: RefCell::new(Conn::Postgres(Box::new(client))),
+                })
+            }
+        }
+    }
+
+    /// Opens the store at `loc` for reading, if there is one: `None` when it holds no
+    /// store yet. Nothing is created (no directory, no database, no table): `list`, `show`
+    /// and `dashboard` on a store that does not exist leave everything as it was. A SQLite
     /// database another process is still creating (schema version 0) reads as empty.
-    pub fn open_existing(root: &Path) -> Result<Option<Store>, StoreError> {
-        use rusqlite::OpenFlags;
-        let db = root.join(DB_FILE);
-        if !db.is_file() {
-            return Ok(None);
+    pub fn open_existing_at(loc: &Location) -> Result<Option<Store>, StoreError> {
+        if let Location::Dir(root) = loc {
+            if !root.join(DB_FILE).is_file() {
+                return Ok(None);
+            }
         }
-        let sql = |source| StoreError::Sqlite {
-            path: db.clone(),
-            source,
+        let store = Store::connect(loc, false)?;
+        let version = {
+            let mut c = store.conn.borrow_mut();
+            match &mut *c {
+                Conn::Sqlite(s) => sqlite::retry_busy(|| {
+                    s.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
+                })
+                .map_err(DbError::from),
+                Conn::Postgres(_) => db::version(&mut c),
+            }
+            .map_err(|e| store.err(e))?
         };
-        // Read-write without create, so the WAL's shared memory works as for any reader; a
-        // store this user may not write (a colleague's, a read-only mount) is read as is.
-        let flags = OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
-        let conn = Connection::open_with_flags(&db, flags | OpenFlags::SQLITE_OPEN_READ_WRITE)
-            .or_else(|_| Connection::open_with_flags(&db, flags | OpenFlags::SQLITE_OPEN_READ_ONLY))
-            .map_err(sql)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
-        let version: i64 =
-            retry_busy(|| conn.query_row("PRAGMA user_version", [], |r| r.get(0))).map_err(sql)?;
         if version > SCHEMA_VERSION {
             return Err(StoreError::TooNew {
-                path: db.clone(),
-                found: version,
-            });
-        }
-        let conn = if version < SCHEMA_VERSION {
-            // The tables, empty, in a private in-memory database: the queries see no rows.
-            let empty = Connection::open_in_memory().map_err(sql)?;
-            empty.execute_batch(CREATE).map_err(sql)?;
-            empty
-        } else {
-            conn
-        };
-        Ok(Some(Store {
-            root: root.to_owned(),
-            db,
-            conn,
-        }))
-    }
-
-    /// [`Store::open_existing`] of the store named by the environment; the path is returned
-    /// either way.
-    pub fn open_existing_default() -> Result<(PathBuf, Option<Store>), StoreError> {
-        let root = default_root()?;
-        let store = Store::open_existing(&root)?;
-        Ok((root, store))
-    }
-
-    /// Opens the store named by the environment ([`default_root`]).
-    pub fn open_default() -> Result<Store, StoreError> {
-        Store::open(&default_root()?)
-    }
-
-    fn err(&self, source: rusqlite::Error) -> StoreError {
-        StoreError::Sqlite {
-            path: self.db.clone(),
-            source,
-        }
-    }
-
-    fn migrate(&mut self) -> Result<(), StoreError> {
-        let version: i64 =
-            retry_busy(|| self.conn.query_row("PRAGMA user_version", [], |r| r.get(0)))
-                .map_err(|e| self.err(e))?;
-        if version > SCHEMA_VERSION {
-            return Err(StoreError::TooNew {
-                path: self.db.clone(),
+                store: loc.to_string(),
                 found: version,
             });
         }
         if version == SCHEMA_VERSION {
-            return Ok(());
+            return Ok(Some(store));
         }
-        let db = self.db.clone();
-        let sql = |source| StoreError::Sqlite {
-            path: db.clone(),
-            source,
-        };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sql)?;
-        // Another process may have created it while we waited for the lock.
-        let version: i64 = tx
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(sql)?;
-        if version < SCHEMA_VERSION {
-            // Version 0 is an empty database; later versions add their steps here.
-            tx.execute_batch(CREATE).map_err(sql)?;
-            tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
-                .map_err(sql)?;
+        match loc {
+            // A fleet's database without icepick's tables is no store yet.
+            Location::Postgres(_) if version == 0 => Ok(None),
+            // An older fleet database: bring it up to date (every client does).
+            Location::Postgres(_) => {
+                let mut store = store;
+                store.migrate()?;
+                Ok(Some(store))
+            }
+            // The tables, empty, in a private in-memory database: the queries see no rows.
+            Location::Dir(_) => {
+                let mut empty = Conn::Sqlite(
+                    rusqlite::Connection::open_in_memory().map_err(|e| store.err(e.into()))?,
+                );
+                db::migrate(&mut empty).map_err(|e| store.err(e))?.ok();
+                Ok(Some(Store {
+                    conn: RefCell::new(empty),
+                    ..store
+                }))
+            }
         }
-        tx.commit().map_err(sql)
     }
 
-    /// The store directory.
+    /// [`Store::open_existing_at`] of a directory store.
+    pub fn open_existing(root: &Path) -> Result<Option<Store>, StoreError> {
+        Store::open_existing_at(&Location::Dir(root.to_owned()))
+    }
+
+    /// [`Store::open_existing_at`] of the store named by the environment; the location is
+    /// returned either way.
+    pub fn open_existing_default() -> Result<(Location, Option<Store>), StoreError> {
+        let loc = default_location()?;
+        let store = Store::open_existing_at(&loc)?;
+        Ok((loc, store))
+    }
+
+    /// Opens the store named by the environment ([`default_location`]).
+    pub fn open_default() -> Result<Store, StoreError> {
+        Store::open_at(&default_location()?)
+    }
+
+    pub(crate) fn err(&self, e: DbError) -> StoreError {
+        StoreError::Db {
+            store: self.loc.to_string(),
+            message: self.loc.scrub(&e.to_string()),
+        }
+    }
+
+    fn migrate(&mut self) -> Result<(), StoreError> {
+        // Up to date (every open but the first): no write lock, no advisory lock.
+        let current = match self.conn.get_mut() {
+            Conn::Sqlite(c) => sqlite::retry_busy(|| {
+                c.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
+            })
+            .map_err(DbError::from),
+            c => db::version(c),
+        };
+        if current.map_err(|e| self.err(e))? == SCHEMA_VERSION {
+            return Ok(());
+        }
+        let r = db::migrate(self.conn.get_mut());
+        match r.map_err(|e| self.err(e))? {
+            Ok(()) => Ok(()),
+            Err(found) => Err(StoreError::TooNew {
+                store: self.loc.to_string(),
+                found,
+            }),
+        }
+    }
+
+    /// Runs `f` in one write transaction.
+    pub(crate) fn write<T>(
+        &mut self,
+        f: impl FnMut(&mut Tx<'_>) -> Result<T, DbError>,
+    ) -> Result<T, StoreError> {
+        let r = self.conn.get_mut().tx(f);
+        r.map_err(|e| self.err(e))
+    }
+
+    /// Runs a read.
+    pub(crate) fn read(&self, sql: &str, args: &[db::Val]) -> Result<Vec<Row>, StoreError> {
+        let r = self.conn.borrow_mut().query(sql, args);
+        r.map_err(|e| self.err(e))
+    }
+
+    /// Where the store is (prints redacted).
+    pub fn location(&self) -> &Location {
+        &self.loc
+    }
+
+    /// Whether the store is a PostgreSQL database.
+    pub fn is_postgres(&self) -> bool {
+        matches!(self.loc, Location::Postgres(_))
+    }
+
+    /// The local directory: a directory store's own, or the cache that holds the local
+    /// copies of a PostgreSQL store's cases.
     pub fn root(&self) -> &Path {
         &self.root
     }
 
-    /// Where case directories go.
+    /// Where case directories captured on this machine go.
     pub fn cases_dir(&self) -> PathBuf {
         self.root.join("cases")
     }
@@ -391,86 +458,80 @@ impl Store {
         occ: &NewOccurrence,
         want_capture: bool,
     ) -> Result<Recorded, StoreError> {
-        let db = self.db.clone();
-        let sql = |source| StoreError::Sqlite {
-            path: db.clone(),
-            source,
-        };
         let command = serde_json::to_string(&occ.command).expect("strings serialise");
         let stale = utc_string(
             std::time::SystemTime::now()
                 .checked_sub(STALE_CLAIM)
                 .unwrap_or(std::time::UNIX_EPOCH),
         );
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sql)?;
-        tx.execute(
-            "INSERT INTO buckets (id, coarse_id, title, kind, first_seen, last_seen, count)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?5, 0)
-             ON CONFLICT(id) DO NOTHING",
-            params![key.id, key.coarse_id, key.title, key.kind, occ.time],
-        )
-        .map_err(sql)?;
-        tx.execute(
-            "UPDATE buckets SET count = count + 1,
-                 first_seen = min(first_seen, ?2), last_seen = max(last_seen, ?2)
-             WHERE id = ?1",
-            params![key.id, occ.time],
-        )
-        .map_err(sql)?;
-        tx.execute(
-            "INSERT INTO occurrences (bucket, time, host, cwd, command, source, compiler,
-                 compiler_version, exit_code, origin)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            params![
-                key.id,
-                occ.time,
-                occ.host,
-                occ.cwd,
-                command,
-                occ.source,
-                occ.compiler,
-                occ.compiler_version,
-                occ.exit_code,
-                occ.origin
-            ],
-        )
-        .map_err(sql)?;
-        let occurrence = tx.last_insert_rowid();
-        let (count, case_dir, claimed_at, attempts): (i64, Option<String>, Option<String>, i64) =
-            tx.query_row(
-                "SELECT count, case_dir, capture_claimed_at, capture_attempts
-                 FROM buckets WHERE id = ?1",
-                params![key.id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-            )
-            .map_err(sql)?;
-        let capture = want_capture
-            && case_dir.is_none()
-            && attempts < MAX_CAPTURE_ATTEMPTS
-            && claimed_at.map_or(true, |t| t < stale);
-        if capture {
-            tx.execute(
-                "UPDATE buckets SET capture_claimed_at = ?2, capture_attempts = capture_attempts + 1
+        self.write(|tx| {
+            tx.exec(
+                "INSERT INTO buckets (id, coarse_id, title, kind, first_seen, last_seen, count)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?5, 0)
+                 ON CONFLICT(id) DO NOTHING",
+                vals![&key.id, &key.coarse_id, &key.title, &key.kind, &occ.time],
+            )?;
+            tx.exec(
+                "UPDATE buckets SET count = count + 1,
+                     first_seen = CASE WHEN first_seen < ?2 THEN first_seen ELSE ?2 END,
+                     last_seen = CASE WHEN last_seen > ?2 THEN last_seen ELSE ?2 END
                  WHERE id = ?1",
+                vals![&key.id, &occ.time],
+            )?;
+            let row = tx.query_opt(
+                "INSERT INTO occurrences (bucket, time, host, username, cwd, command, source,
+                     compiler, compiler_version, exit_code, origin)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                 RETURNING id",
+                vals![
+                    &key.id,
+                    &occ.time,
+                    &occ.host,
+                    occ.user.as_deref(),
+                    &occ.cwd,
+                    command.as_str(),
+                    occ.source.as_deref(),
+                    &occ.compiler,
+                    occ.compiler_version.as_deref(),
+                    occ.exit_code,
+                    &occ.origin
+                ],
+            )?;
+            let occurrence = row.map(|r| r.int(0)).unwrap_or_default();
+            let b = tx
+                .query_opt(
+                    "SELECT count, case_dir, capture_claimed_at, capture_attempts
+                     FROM buckets WHERE id = ?1",
+                    vals![&key.id],
+                )?
+                .ok_or_else(|| DbError::Other("the bucket vanished".into()))?;
+            let (count, case_dir, claimed_at, attempts) =
+                (b.int(0), b.opt_text(1), b.opt_text(2), b.int(3));
+            let capture = want_capture
+                && case_dir.is_none()
+                && attempts < MAX_CAPTURE_ATTEMPTS
+                && claimed_at.as_ref().map_or(true, |t| *t < stale);
+            if capture {
                 // The claim's age is measured in real time, whatever the occurrence's time.
-                params![key.id, now_utc()],
-            )
-            .map_err(sql)?;
-        }
-        tx.commit().map_err(sql)?;
-        Ok(Recorded {
-            occurrence,
-            count,
-            capture,
-            case_dir,
+                tx.exec(
+                    "UPDATE buckets SET capture_claimed_at = ?2,
+                         capture_attempts = capture_attempts + 1
+                     WHERE id = ?1",
+                    vals![&key.id, now_utc()],
+                )?;
+            }
+            Ok(Recorded {
+                occurrence,
+                count,
+                capture,
+                case_dir,
+            })
         })
     }
 
     /// Sets the bucket's representative case (if it has none) and the occurrence's case, and
-    /// releases the capture claim.
+    /// releases the capture claim. On a PostgreSQL store the case directory goes into the
+    /// database too, so that other machines can use it.
     pub fn attach_case(
         &mut self,
         bucket: &str,
@@ -478,32 +539,100 @@ impl Store {
         case_dir: &Path,
     ) -> Result<(), StoreError> {
         let dir = case_dir.to_string_lossy().into_owned();
+        let packed = if self.is_postgres() {
+            Some(self.pack(bucket, case_dir)?)
+        } else {
+            None
+        };
         self.write(|tx| {
-            tx.execute(
+            tx.exec(
                 "UPDATE buckets SET case_dir = coalesce(case_dir, ?2), capture_claimed_at = NULL,
                      capture_error = NULL
                  WHERE id = ?1",
-                params![bucket, dir],
+                vals![bucket, &dir],
             )?;
             if let Some(o) = occurrence {
-                tx.execute(
+                tx.exec(
                     "UPDATE occurrences SET case_dir = ?2 WHERE id = ?1",
-                    params![o, dir],
+                    vals![o, &dir],
                 )?;
+            }
+            if let Some(a) = &packed {
+                put_archive(tx, bucket, a)?;
             }
             Ok(())
         })
     }
 
+    fn pack(&self, bucket: &str, dir: &Path) -> Result<Vec<u8>, StoreError> {
+        archive::pack(dir).map_err(|source| StoreError::Archive {
+            store: self.loc.to_string(),
+            bucket: bucket.to_string(),
+            source,
+        })
+    }
+
+    /// Stores the case directory `dir` as the bucket's case in the database (after triage
+    /// changed it: the reduced input, the report).
+    pub fn store_case(&mut self, bucket: &str, dir: &Path) -> Result<(), StoreError> {
+        let packed = self.pack(bucket, dir)?;
+        self.write(|tx| put_archive(tx, bucket, &packed))
+    }
+
+    /// The bucket's case as stored in the database, if it is.
+    pub fn case_archive(&self, bucket: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let rows = self.read(
+            "SELECT archive FROM case_archives WHERE bucket = ?1",
+            vals![bucket],
+        )?;
+        Ok(rows.first().and_then(|r| r.blob(0)))
+    }
+
+    /// Materialises the bucket's case in `dir` (which must not exist or be empty): from the
+    /// database when it holds the case, else from the case directory on this machine.
+    /// Writes nothing outside `dir`, whatever the archive says. `Ok(false)`: no case.
+    pub fn fetch_case(&self, b: &Bucket, dir: &Path) -> Result<bool, StoreError> {
+        let bytes = match self.case_archive(&b.id)? {
+            Some(a) => a,
+            // A fleet's `case_dir` is another machine's path: only the archive counts.
+            None if self.is_postgres() => return Ok(false),
+            None => match b.case_dir.as_deref().map(Path::new).filter(|d| d.is_dir()) {
+                Some(local) => self.pack(&b.id, local)?,
+                None => return Ok(false),
+            },
+        };
+        archive::unpack(&bytes, dir).map_err(|source| StoreError::Archive {
+            store: self.loc.to_string(),
+            bucket: b.id.clone(),
+            source,
+        })?;
+        Ok(true)
+    }
+
+    /// The text of the bucket's `report.md`: from the database when it holds the case (a
+    /// fleet's store: the case directory is another machine's), else from the case directory
+    /// on this machine.
+    pub fn report_text(&self, b: &Bucket, cwd: &Path) -> Option<String> {
+        if b.archived {
+            let a = self.case_archive(&b.id).ok()??;
+            let bytes = archive::read_file(&a, "report.md").ok()??;
+            return Some(String::from_utf8_lossy(&bytes).into_owned());
+        }
+        if let Some(d) = &b.case_dir {
+            if let Ok(bytes) = std::fs::read(cwd.join(d).join("report.md")) {
+                return Some(String::from_utf8_lossy(&bytes).into_owned());
+            }
+        }
+        None
+    }
+
     /// Records why a capture failed and releases the claim.
     pub fn capture_failed(&mut self, bucket: &str, reason: &str) -> Result<(), StoreError> {
+        let reason = crate::exec::one_line(reason, crate::exec::ONE_LINE_MAX);
         self.write(|tx| {
-            tx.execute(
+            tx.exec(
                 "UPDATE buckets SET capture_claimed_at = NULL, capture_error = ?2 WHERE id = ?1",
-                params![
-                    bucket,
-                    crate::exec::one_line(reason, crate::exec::ONE_LINE_MAX)
-                ],
+                vals![bucket, &reason],
             )
             .map(|_| ())
         })
@@ -516,14 +645,11 @@ impl Store {
         status: Status,
         detail: Option<&str>,
     ) -> Result<(), StoreError> {
+        let detail = detail.map(|d| crate::exec::one_line(d, crate::exec::ONE_LINE_MAX));
         self.write(|tx| {
-            tx.execute(
+            tx.exec(
                 "UPDATE buckets SET status = ?2, status_detail = ?3 WHERE id = ?1",
-                params![
-                    bucket,
-                    status.as_str(),
-                    detail.map(|d| crate::exec::one_line(d, crate::exec::ONE_LINE_MAX))
-                ],
+                vals![bucket, status.as_str(), detail.as_deref()],
             )
             .map(|_| ())
         })
@@ -532,150 +658,201 @@ impl Store {
     /// Records the classification verdict of a bucket.
     pub fn set_verdict(&mut self, bucket: &str, verdict: &str) -> Result<(), StoreError> {
         self.write(|tx| {
-            tx.execute(
+            tx.exec(
                 "UPDATE buckets SET verdict = ?2 WHERE id = ?1",
-                params![bucket, verdict],
+                vals![bucket, verdict],
             )
             .map(|_| ())
         })
     }
 
-    fn write(
-        &mut self,
-        f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<()>,
-    ) -> Result<(), StoreError> {
-        let db = self.db.clone();
-        let sql = |source| StoreError::Sqlite {
-            path: db.clone(),
-            source,
-        };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sql)?;
-        f(&tx).map_err(sql)?;
-        tx.commit().map_err(sql)
-    }
-
     /// Every bucket, most recently seen first.
     pub fn buckets(&self) -> Result<Vec<Bucket>, StoreError> {
-        self.query_buckets("1 = 1 ORDER BY last_seen DESC, id", params![])
+        self.query_buckets("1 = 1 ORDER BY last_seen DESC, id", vals![])
     }
 
     /// Buckets still to triage (`new`), oldest first.
     pub fn pending(&self) -> Result<Vec<Bucket>, StoreError> {
-        self.query_buckets("status = 'new' ORDER BY first_seen, id", params![])
+        self.query_buckets("status = 'new' ORDER BY first_seen, id", vals![])
     }
 
     /// The bucket with this id, or the only one whose id starts with it.
     pub fn bucket(&self, id: &str) -> Result<Option<Bucket>, StoreError> {
-        if let Some(b) = self
-            .query_buckets("id = ?1", params![id])?
-            .into_iter()
-            .next()
-        {
+        if let Some(b) = self.query_buckets("id = ?1", vals![id])?.into_iter().next() {
             return Ok(Some(b));
         }
         if id.is_empty() || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Ok(None);
         }
-        let mut found = self.query_buckets("id LIKE ?1 || '%'", params![id])?;
+        let mut found = self.query_buckets("id LIKE CAST(?1 AS TEXT) || '%'", vals![id])?;
         Ok(if found.len() == 1 { found.pop() } else { None })
     }
 
-    fn query_buckets(
-        &self,
-        filter: &str,
-        args: &[&dyn rusqlite::ToSql],
-    ) -> Result<Vec<Bucket>, StoreError> {
+    fn query_buckets(&self, filter: &str, args: &[db::Val]) -> Result<Vec<Bucket>, StoreError> {
         let q = format!(
             "SELECT id, coarse_id, title, kind, count, first_seen, last_seen, status,
-                 status_detail, verdict, case_dir, capture_error
+                 status_detail, verdict, case_dir, capture_error, lease_owner, lease_until,
+                 CASE WHEN EXISTS (SELECT 1 FROM case_archives a WHERE a.bucket = buckets.id)
+                      THEN 1 ELSE 0 END
              FROM buckets WHERE {filter}"
         );
-        let run = || -> rusqlite::Result<Vec<Bucket>> {
-            let mut stmt = self.conn.prepare(&q)?;
-            let rows = stmt.query_map(args, |r| {
-                Ok(Bucket {
-                    id: r.get(0)?,
-                    coarse_id: r.get(1)?,
-                    title: r.get(2)?,
-                    kind: r.get(3)?,
-                    count: r.get(4)?,
-                    first_seen: r.get(5)?,
-                    last_seen: r.get(6)?,
-                    status: Status::parse(&r.get::<_, String>(7)?),
-                    status_detail: r.get(8)?,
-                    verdict: r.get(9)?,
-                    case_dir: r.get(10)?,
-                    capture_error: r.get(11)?,
-                })
-            })?;
-            rows.collect()
-        };
-        run().map_err(|e| self.err(e))
+        let mut buckets: Vec<Bucket> = self
+            .read(&q, args)?
+            .iter()
+            .map(|r| Bucket {
+                id: r.text(0),
+                coarse_id: r.text(1),
+                title: r.text(2),
+                kind: r.text(3),
+                count: r.int(4),
+                first_seen: r.text(5),
+                last_seen: r.text(6),
+                status: Status::parse(&r.text(7)),
+                status_detail: r.opt_text(8),
+                verdict: r.opt_text(9),
+                case_dir: r.opt_text(10),
+                capture_error: r.opt_text(11),
+                lease_owner: r.opt_text(12),
+                lease_until: r.opt_text(13),
+                archived: r.int(14) != 0,
+                hosts: Vec::new(),
+                compiler_versions: Vec::new(),
+            })
+            .collect();
+        if buckets.is_empty() {
+            return Ok(buckets);
+        }
+        // Who hit each bucket: one grouped query for all of them.
+        let spread = self.read(
+            "SELECT bucket, host, coalesce(compiler_version, compiler)
+             FROM occurrences GROUP BY bucket, host, coalesce(compiler_version, compiler)",
+            vals![],
+        )?;
+        let by_id: std::collections::HashMap<String, usize> = buckets
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (b.id.clone(), i))
+            .collect();
+        for r in &spread {
+            if let Some(&i) = by_id.get(&r.text(0)) {
+                let b = &mut buckets[i];
+                b.hosts.push(r.text(1));
+                b.compiler_versions.push(r.text(2));
+            }
+        }
+        for b in &mut buckets {
+            b.hosts.sort();
+            b.hosts.dedup();
+            b.compiler_versions.sort();
+            b.compiler_versions.dedup();
+        }
+        Ok(buckets)
     }
 
     /// The occurrences of a bucket, oldest first.
     pub fn occurrences(&self, bucket: &str) -> Result<Vec<Occurrence>, StoreError> {
-        let run = || -> rusqlite::Result<Vec<Occurrence>> {
-            let mut stmt = self.conn.prepare(
-                "SELECT id, bucket, time, host, cwd, command, source, compiler,
-                     compiler_version, exit_code, origin, case_dir
-                 FROM occurrences WHERE bucket = ?1 ORDER BY time, id",
-            )?;
-            let rows = stmt.query_map(params![bucket], |r| {
-                let command: String = r.get(5)?;
-                Ok(Occurrence {
-                    id: r.get(0)?,
-                    bucket: r.get(1)?,
-                    time: r.get(2)?,
-                    host: r.get(3)?,
-                    cwd: r.get(4)?,
-                    command: serde_json::from_str(&command).unwrap_or_default(),
-                    source: r.get(6)?,
-                    compiler: r.get(7)?,
-                    compiler_version: r.get(8)?,
-                    exit_code: r.get(9)?,
-                    origin: r.get(10)?,
-                    case_dir: r.get(11)?,
-                })
-            })?;
-            rows.collect()
-        };
-        run().map_err(|e| self.err(e))
+        let rows = self.read(
+            "SELECT id, bucket, time, host, username, cwd, command, source, compiler,
+                 compiler_version, exit_code, origin, case_dir
+             FROM occurrences WHERE bucket = ?1 ORDER BY time, id",
+            vals![bucket],
+        )?;
+        Ok(rows
+            .iter()
+            .map(|r| Occurrence {
+                id: r.int(0),
+                bucket: r.text(1),
+                time: r.text(2),
+                host: r.text(3),
+                user: r.opt_text(4),
+                cwd: r.text(5),
+                command: serde_json::from_str(&r.text(6)).unwrap_or_default(),
+                source: r.opt_text(7),
+                compiler: r.text(8),
+                compiler_version: r.opt_text(9),
+                exit_code: r.opt_int(10).and_then(|n| i32::try_from(n).ok()),
+                origin: r.text(11),
+                case_dir: r.opt_text(12),
+            })
+            .collect())
     }
 
     /// Whether a bucket with this id exists (exact id).
     pub fn has_bucket(&self, id: &str) -> Result<bool, StoreError> {
-        self.conn
-            .query_row("SELECT 1 FROM buckets WHERE id = ?1", params![id], |_| {
-                Ok(())
-            })
-            .optional()
-            .map(|r| r.is_some())
-            .map_err(|e| self.err(e))
+        Ok(!self
+            .read("SELECT 1 FROM buckets WHERE id = ?1", vals![id])?
+            .is_empty())
     }
 }
 
-/// Retries `f` while SQLite says the database is busy or locked, for up to the busy timeout:
-/// for the statements the busy handler does not cover (changing the journal mode while
-/// another process creates the database). `BEGIN IMMEDIATE` waits in the busy handler.
-fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
-    let start = std::time::Instant::now();
-    let mut wait = Duration::from_millis(2);
-    loop {
-        match f() {
-            Err(rusqlite::Error::SqliteFailure(e, _))
-                if matches!(
-                    e.code,
-                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
-                ) && start.elapsed() < BUSY_TIMEOUT =>
-            {
-                std::thread::sleep(wait);
-                wait = (wait * 2).min(Duration::from_millis(100));
+/// Stores (or replaces) a bucket's case archive.
+fn put_archive(tx: &mut Tx<'_>, bucket: &str, archive: &[u8]) -> Result<(), DbError> {
+    tx.exec(
+        "INSERT INTO case_archives (bucket, archive, updated) VALUES (?1, ?2, ?3)
+         ON CONFLICT(bucket) DO UPDATE SET archive = excluded.archive, updated = excluded.updated",
+        vals![bucket, archive.to_vec(), now_utc()],
+    )
+    .map(|_| ())
+}
+
+mod sqlite {
+    //! Opening a SQLite store file: WAL, busy timeout, retries while another process
+    //! creates it.
+
+    use std::path::Path;
+    use std::time::Duration;
+
+    use rusqlite::{Connection, OpenFlags};
+
+    use super::db::BUSY_TIMEOUT;
+
+    /// Opens `db`; with `create`, creating it and switching it to WAL.
+    pub fn open(db: &Path, create: bool) -> rusqlite::Result<Connection> {
+        let conn = if create {
+            Connection::open(db)?
+        } else {
+            // Read-write without create, so the WAL's shared memory works as for any
+            // reader; a store this user may not write (a colleague's, a read-only mount)
+            // is read as is.
+            let flags = OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+            Connection::open_with_flags(db, flags | OpenFlags::SQLITE_OPEN_READ_WRITE).or_else(
+                |_| Connection::open_with_flags(db, flags | OpenFlags::SQLITE_OPEN_READ_ONLY),
+            )?
+        };
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        if create {
+            // Switching to WAL takes an exclusive lock; while dozens of processes open a
+            // new store at once some see SQLITE_BUSY here without the busy handler, so
+            // retry.
+            retry_busy(|| {
+                conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
+                    .map(|_| ())
+            })?;
+            conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")?;
+        }
+        Ok(conn)
+    }
+
+    /// Retries `f` while SQLite says the database is busy or locked, for up to the busy
+    /// timeout: for the statements the busy handler does not cover (changing the journal
+    /// mode while another process creates the database). `BEGIN IMMEDIATE` waits in the
+    /// busy handler.
+    pub fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+        let start = std::time::Instant::now();
+        let mut wait = Duration::from_millis(2);
+        loop {
+            match f() {
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if matches!(
+                        e.code,
+                        rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                    ) && start.elapsed() < BUSY_TIMEOUT =>
+                {
+                    std::thread::sleep(wait);
+                    wait = (wait * 2).min(Duration::from_millis(100));
+                }
+                r => return r,
             }
-            r => return r,
         }
     }
 }

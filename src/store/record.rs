@@ -128,8 +128,8 @@ pub fn compiler_version_in(stderr: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// This host's name.
-fn hostname() -> String {
+/// This host's name (the UTS name: a container or `unshare --uts` machine has its own).
+pub(crate) fn hostname() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: gethostname writes at most `len` bytes into the buffer we own.
     let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
@@ -138,6 +138,47 @@ fn hostname() -> String {
     }
     let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
     String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+/// The user running icepick: `$USER`, else `$LOGNAME`, else the numeric uid.
+pub(crate) fn user_name() -> Option<String> {
+    ["USER", "LOGNAME"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+        .or_else(|| {
+            // SAFETY: getuid cannot fail and touches no memory of ours.
+            Some(unsafe { libc::getuid() }.to_string())
+        })
+}
+
+/// The occurrence `obs` of the crash `a`, as recorded (or spooled): now, on this host, by
+/// this user.
+pub fn occurrence_of(obs: &Observed<'_>, a: &Analysed) -> NewOccurrence {
+    let command = CompilerCommand::from_argv(obs.argv);
+    let source = command
+        .as_ref()
+        .and_then(|c| c.inputs().first().map(|s| s.to_string()));
+    let compiler = obs
+        .argv
+        .first()
+        .map(|p| {
+            crate::exec::which(p, obs.cwd)
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_else(|| p.clone())
+        })
+        .unwrap_or_default();
+    NewOccurrence {
+        time: now_utc(),
+        host: hostname(),
+        user: user_name(),
+        cwd: obs.cwd.to_string_lossy().into_owned(),
+        command: obs.argv.to_vec(),
+        source,
+        compiler,
+        compiler_version: a.compiler_version.clone(),
+        exit_code: obs.exit_code,
+        origin: obs.origin.to_string(),
+    }
 }
 
 impl Store {
@@ -151,30 +192,7 @@ impl Store {
         a: &Analysed,
         mode: &CaptureMode,
     ) -> Result<Recording, StoreError> {
-        let command = CompilerCommand::from_argv(obs.argv);
-        let source = command
-            .as_ref()
-            .and_then(|c| c.inputs().first().map(|s| s.to_string()));
-        let compiler = obs
-            .argv
-            .first()
-            .map(|p| {
-                crate::exec::which(p, obs.cwd)
-                    .map(|f| f.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| p.clone())
-            })
-            .unwrap_or_default();
-        let occ = NewOccurrence {
-            time: now_utc(),
-            host: hostname(),
-            cwd: obs.cwd.to_string_lossy().into_owned(),
-            command: obs.argv.to_vec(),
-            source,
-            compiler,
-            compiler_version: a.compiler_version.clone(),
-            exit_code: obs.exit_code,
-            origin: obs.origin.to_string(),
-        };
+        let occ = occurrence_of(obs, a);
         let want = matches!(mode, CaptureMode::FirstPerBucket { .. });
         let rec = self.record(&a.key, &occ, want)?;
         let mut out = Recording {

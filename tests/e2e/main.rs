@@ -20,6 +20,7 @@ mod reduce_valid;
 mod report_truth;
 mod standalone;
 mod store;
+mod store_pg;
 mod util;
 mod versions;
 mod wrap_tty;

@@ -1,0 +1,581 @@
+//! A fleet's crash store in PostgreSQL, and triage workers with leases on both backends.
+//!
+//! The PostgreSQL tests start Debian's PostgreSQL 15 themselves: `initdb` into a temporary
+//! directory and `postgres` listening on a Unix socket there only (no TCP), run as `nobody`
+//! (the server refuses root), with a password (scram-sha-256) so that the tests can check it
+//! never shows. One server serves every test of the run (a `OnceLock`); each test has a
+//! database of its own. A watchdog shell kills the server when the test process is gone,
+//! however it ended (`kill -9` included) and removes its directory.
+//!
+//! "Machines" are real: each wrap runs in a UTS namespace of its own (`unshare --uts` +
+//! `hostname`), so the host name recorded is that machine's own, and each machine has a cache
+//! directory of its own (`ICEPICK_CACHE`: spool and local case copies).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+
+use crate::store::CRASH_CPP;
+use crate::util::*;
+
+const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
+/// The database password: no output of icepick may contain it.
+const PASSWORD: &str = "Sw0rdf1sh-e2e-Zq7";
+
+struct PgServer {
+    /// The directory holding the socket (and the data directory).
+    dir: PathBuf,
+    /// The watchdog shell (never waited for: it outlives the tests on purpose).
+    _watchdog: Child,
+}
+
+/// Runs `program args` as `nobody`.
+fn as_nobody(program: &str) -> Command {
+    let mut c = Command::new("setpriv");
+    c.args([
+        "--reuid=nobody",
+        "--regid=nogroup",
+        "--clear-groups",
+        "--",
+        program,
+    ]);
+    c
+}
+
+fn server() -> &'static PgServer {
+    static SERVER: OnceLock<PgServer> = OnceLock::new();
+    SERVER.get_or_init(|| {
+        let dir = tempfile::Builder::new()
+            .prefix("icepick-pg-")
+            .tempdir()
+            .unwrap()
+            .keep();
+        let chown = |p: &Path| {
+            let o = Command::new("chown")
+                .args(["-R", "nobody:nogroup"])
+                .arg(p)
+                .output()
+                .unwrap();
+            expect_success(&o);
+        };
+        std::fs::write(dir.join("pw"), PASSWORD).unwrap();
+        chown(&dir);
+        let o = as_nobody(&format!("{PG_BIN}/initdb"))
+            .arg("-D")
+            .arg(dir.join("data"))
+            .args([
+                "-U",
+                "fleet",
+                "--auth=scram-sha-256",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            ])
+            .arg(format!("--pwfile={}", dir.join("pw").display()))
+            .output()
+            .unwrap();
+        expect_success(&o);
+        std::fs::remove_file(dir.join("pw")).unwrap();
+        // The watchdog: starts the server, waits for this test process to be gone, kills
+        // the server and removes the directory.
+        let script = r#"
+            "$3" "$4/postgres" -D "$2/data" -k "$2" -h '' -c fsync=off -c max_connections=200 \
+                >"$2/server.log" 2>&1 &
+            pg=$!
+            while kill -0 "$1" 2>/dev/null; do sleep 0.5; done
+            kill -9 "$pg"; wait "$pg"; rm -rf "$2"
+        "#;
+        let wrapper = dir.join("as-nobody");
+        std::fs::write(
+            &wrapper,
+            "#!/bin/sh\nexec setpriv --reuid=nobody --regid=nogroup --clear-groups -- \"$@\"\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(
+            &wrapper,
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        let watchdog = {
+            use std::os::unix::process::CommandExt;
+            Command::new("sh")
+                .args(["-c", script, "watchdog"])
+                .arg(std::process::id().to_string())
+                .arg(&dir)
+                .arg(&wrapper)
+                .arg(PG_BIN)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .process_group(0)
+                .spawn()
+                .unwrap()
+        };
+        // Ready when it accepts a connection.
+        for _ in 0..600 {
+            if connect(&dir, "postgres").is_ok() {
+                return PgServer {
+                    dir,
+                    _watchdog: watchdog,
+                };
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!(
+            "PostgreSQL did not start: {}",
+            std::fs::read_to_string(dir.join("server.log")).unwrap_or_default()
+        );
+    })
+}
+
+fn connect(dir: &Path, db: &str) -> Result<postgres::Client, postgres::Error> {
+    postgres::Config::new()
+        .host_path(dir)
+        .user("fleet")
+        .password(PASSWORD)
+        .dbname(db)
+        .connect(postgres::NoTls)
+}
+
+/// A fresh database for one test; its URL.
+fn database(name: &str) -> String {
+    let s = server();
+    let mut c = connect(&s.dir, "postgres").unwrap();
+    c.batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
+        .unwrap();
+    c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+    url(name)
+}
+
+fn url(db: &str) -> String {
+    format!(
+        "postgresql://fleet:{PASSWORD}@localhost/{db}?host={}",
+        server().dir.display()
+    )
+}
+
+/// `icepick ARGS` in `cwd` on "machine" `cache` (its own cache directory) with the store
+/// `store` (a URL or a directory).
+fn icepick_at(store: &str, cache: &Path, cwd: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(cwd)
+        .env("ICEPICK_STORE", store)
+        .env("ICEPICK_CACHE", cache)
+        .output()
+        .unwrap()
+}
+
+fn json_of(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not one JSON object ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+/// Everything a command printed, for the password check.
+fn printed(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[track_caller]
+fn no_password(text: &str) {
+    assert!(
+        !text.contains(PASSWORD),
+        "the password was printed:\n{text}"
+    );
+}
+
+/// A crashing compile through `icepick wrap` on machine `host` (a UTS namespace of its own).
+fn wrap_on(host: &str, store: &str, cache: &Path, cwd: &Path, object: &str) -> Child {
+    Command::new("unshare")
+        .args([
+            "--uts",
+            "sh",
+            "-c",
+            "hostname \"$1\" && shift && exec \"$@\"",
+            "sh",
+        ])
+        .arg(host)
+        .args([BIN, "wrap", "clang++-16", "-c", "crash.cpp", "-o", object])
+        .current_dir(cwd)
+        .env("ICEPICK_STORE", store)
+        .env("ICEPICK_CACHE", cache)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn pg_thirty_two_crashes_from_four_machines_make_one_bucket() {
+    let store = database("four_machines");
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("crash.cpp"), CRASH_CPP).unwrap();
+    let machines = ["builder-a", "builder-b", "builder-c", "builder-d"];
+    let children: Vec<Child> = (0..32)
+        .map(|i| {
+            let host = machines[i % 4];
+            wrap_on(
+                host,
+                &store,
+                &tmp.path().join(format!("cache-{host}")),
+                tmp.path(),
+                &format!("c{i}.o"),
+            )
+        })
+        .collect();
+    let mut captured = 0;
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "clang-16's driver exits 1");
+        let err = String::from_utf8_lossy(&o.stderr);
+        no_password(&err);
+        let ours: Vec<&str> = err.lines().filter(|l| l.starts_with("icepick:")).collect();
+        assert_eq!(ours.len(), 1, "{err}");
+        for bad in ["could not", "serializ", "deadlock"] {
+            assert!(!ours[0].contains(bad), "{}", ours[0]);
+        }
+        captured += ours[0].contains("crash captured as bucket") as usize;
+    }
+    assert_eq!(captured, 1, "one capture for the fleet");
+
+    // Any machine sees the whole picture; --store works like ICEPICK_STORE.
+    let elsewhere = tmp.path().join("cache-laptop");
+    let o = Command::new(BIN)
+        .args(["list", "--json", "--store", &store])
+        .env_remove("ICEPICK_STORE")
+        .env("ICEPICK_CACHE", &elsewhere)
+        .output()
+        .unwrap();
+    expect_success(&o);
+    no_password(&printed(&o));
+    let v = json_of(&o);
+    assert!(v["store"].as_str().unwrap().contains("fleet:***@"), "{v:#}");
+    let b = v["buckets"].as_array().unwrap();
+    assert_eq!(b.len(), 1, "{v:#}");
+    assert_eq!(b[0]["count"], 32);
+    assert_eq!(b[0]["hosts"], serde_json::json!(machines));
+    assert!(b[0]["archived"].as_bool().unwrap(), "{v:#}");
+    let versions = b[0]["compiler_versions"].as_array().unwrap();
+    assert_eq!(versions.len(), 1);
+    assert!(versions[0].as_str().unwrap().contains("clang version 16"));
+    let id = b[0]["id"].as_str().unwrap().to_string();
+
+    // The case, captured on one builder, materialises on another machine.
+    let fetched = tmp.path().join("fetched");
+    let o = icepick_at(
+        &store,
+        &elsewhere,
+        tmp.path(),
+        &["show", &id, "--json", "--fetch", fetched.to_str().unwrap()],
+    );
+    expect_success(&o);
+    no_password(&printed(&o));
+    let shown = json_of(&o);
+    assert_eq!(shown["occurrences"].as_array().unwrap().len(), 32);
+    let case = read_case(&fetched);
+    assert_eq!(case["status"], "captured", "{case:#}");
+    let repro = run_repro(&fetched);
+    assert!(
+        !repro.status.success(),
+        "the fetched case reproduces the crash"
+    );
+
+    // The human list and the dashboard say how many machines and which compilers.
+    let o = icepick_at(&store, &elsewhere, tmp.path(), &["list"]);
+    expect_success(&o);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let row = text.lines().find(|l| l.starts_with(&id)).unwrap();
+    assert_eq!(row.split_whitespace().nth(2), Some("4"), "{text}");
+    assert!(
+        text.contains("compilers: Debian clang version 16"),
+        "{text}"
+    );
+    let out = tmp.path().join("dashboard");
+    let o = icepick_at(
+        &store,
+        &elsewhere,
+        tmp.path(),
+        &["dashboard", "--out", out.to_str().unwrap()],
+    );
+    expect_success(&o);
+    no_password(&printed(&o));
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    no_password(&index);
+    assert!(index.contains("<td class=\"machines\">4</td>"), "{index}");
+    assert!(index.contains("fleet:***@"), "the store is named, redacted");
+}
+
+#[test]
+fn pg_unreachable_store_spools_without_changing_the_build_and_flush_sends() {
+    // The database does not exist yet: the store cannot be reached.
+    let name = "down_then_up";
+    let s = server();
+    let mut admin = connect(&s.dir, "postgres").unwrap();
+    admin
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
+        .unwrap();
+    let store = url(name);
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("crash.cpp"), CRASH_CPP).unwrap();
+    let cache = tmp.path().join("cache");
+    let o = wrap_on("builder-z", &store, &cache, tmp.path(), "a.o")
+        .wait_with_output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "the compiler's exit code, unchanged"
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    no_password(&err);
+    let ours: Vec<&str> = err.lines().filter(|l| l.starts_with("icepick:")).collect();
+    assert_eq!(ours.len(), 1, "{err}");
+    assert!(ours[0].contains("cannot be reached"), "{}", ours[0]);
+    assert!(ours[0].contains("store flush"), "{}", ours[0]);
+    // The same for a compile that does not crash: untouched, nothing printed.
+    std::fs::write(tmp.path().join("ok.cpp"), "int f() { return 1; }\n").unwrap();
+    let o = icepick_at(
+        &store,
+        &cache,
+        tmp.path(),
+        &["wrap", "clang++-16", "-c", "ok.cpp", "-o", "ok.o"],
+    );
+    expect_success(&o);
+    assert!(o.stderr.is_empty());
+
+    let o = icepick_at(&store, &cache, tmp.path(), &["store", "status", "--json"]);
+    no_password(&printed(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", printed(&o));
+    assert_eq!(json_of(&o)["spooled"], 1);
+    let o = icepick_at(&store, &cache, tmp.path(), &["store", "flush"]);
+    assert_ne!(o.status.code(), Some(0), "still down");
+    no_password(&printed(&o));
+
+    // Up again: flush sends it, once.
+    admin
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .unwrap();
+    let o = icepick_at(&store, &cache, tmp.path(), &["store", "flush", "--json"]);
+    expect_success(&o);
+    no_password(&printed(&o));
+    assert_eq!(json_of(&o)["sent"], 1);
+    let o = icepick_at(&store, &cache, tmp.path(), &["store", "flush", "--json"]);
+    assert_eq!(json_of(&o)["sent"], 0);
+    let o = icepick_at(&store, &cache, tmp.path(), &["list", "--json"]);
+    let v = json_of(&o);
+    assert_eq!(v["buckets"][0]["count"], 1, "{v:#}");
+    assert_eq!(v["buckets"][0]["hosts"], serde_json::json!(["builder-z"]));
+
+    // A wrong password is refused, and not printed either.
+    let bad = store.replace(PASSWORD, "not-the-Password-42");
+    let o = icepick_at(&bad, &cache, tmp.path(), &["list"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        !printed(&o).contains("not-the-Password-42"),
+        "{}",
+        printed(&o)
+    );
+}
+
+/// Records one crash (captured) in `store` and returns the bucket id.
+fn one_crash(store: &str, cache: &Path, dir: &Path) -> String {
+    std::fs::write(dir.join("crash.cpp"), CRASH_CPP).unwrap();
+    let o = wrap_on("builder-a", store, cache, dir, "a.o")
+        .wait_with_output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("icepick: crash captured as bucket"), "{err}");
+    let o = icepick_at(store, cache, dir, &["list", "--json"]);
+    json_of(&o)["buckets"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn worker(store: &str, cache: &Path, cwd: &Path, lease: &str) -> Command {
+    let mut c = Command::new(BIN);
+    c.args([
+        "triage",
+        "--pending",
+        "--worker",
+        "--once",
+        "--jobs",
+        "1",
+        "--json",
+        "--lease",
+        lease,
+    ])
+    .current_dir(cwd)
+    .env("ICEPICK_STORE", store)
+    .env("ICEPICK_CACHE", cache)
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    c
+}
+
+/// Two workers on one pending bucket: it is triaged once.
+fn two_workers_triage_a_bucket_once(store: &str, tmp: &Path) {
+    let id = one_crash(store, &tmp.join("cache-a"), tmp);
+    let workers: Vec<Child> = ["w1", "w2"]
+        .iter()
+        .map(|w| {
+            worker(store, &tmp.join(format!("cache-{w}")), tmp, "60")
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut rows = Vec::new();
+    for w in workers {
+        let o = w.wait_with_output().unwrap();
+        expect_success(&o);
+        no_password(&printed(&o));
+        rows.extend(json_of(&o)["buckets"].as_array().unwrap().clone());
+    }
+    assert_eq!(rows.len(), 1, "one worker took it: {rows:#?}");
+    assert_eq!(rows[0]["id"], id.as_str());
+    assert_eq!(rows[0]["status"], "triaged", "{rows:#?}");
+    let o = icepick_at(store, &tmp.join("cache-b"), tmp, &["show", &id, "--json"]);
+    let v = json_of(&o);
+    assert_eq!(v["bucket"]["status"], "triaged");
+    assert!(v["bucket"]["lease_owner"].is_null(), "{v:#}");
+    // The triaged case (reduced, with its report) is what any machine fetches.
+    let fetched = tmp.join("fetched");
+    let o = icepick_at(
+        store,
+        &tmp.join("cache-c"),
+        tmp,
+        &["show", &id, "--fetch", fetched.to_str().unwrap()],
+    );
+    expect_success(&o);
+    let case = read_case(&fetched);
+    assert_eq!(case["reduction"]["verified"], true, "{case:#}");
+    assert!(fetched.join("report.md").is_file());
+}
+
+/// A worker killed with `kill -9` mid-triage: its lease expires and another finishes.
+fn a_killed_workers_bucket_is_finished_by_another(store: &str, tmp: &Path) {
+    use std::os::unix::process::CommandExt;
+    let id = one_crash(store, &tmp.join("cache-a"), tmp);
+    let mut doomed = worker(store, &tmp.join("cache-doomed"), tmp, "3")
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    // Wait until it holds the lease (it is then triaging), then kill the machine: the
+    // worker and every compiler it runs.
+    let held = loop {
+        let o = icepick_at(store, &tmp.join("cache-b"), tmp, &["show", &id, "--json"]);
+        let v = json_of(&o);
+        if let Some(owner) = v["bucket"]["lease_owner"].as_str() {
+            break owner.to_string();
+        }
+        assert!(
+            doomed.try_wait().unwrap().is_none(),
+            "the worker ended early"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    // SAFETY: kill of our own child's process group.
+    unsafe { libc::kill(-(doomed.id() as i32), libc::SIGKILL) };
+    let _ = doomed.wait();
+    let o = icepick_at(store, &tmp.join("cache-b"), tmp, &["show", &id, "--json"]);
+    assert_eq!(
+        json_of(&o)["bucket"]["status"],
+        "new",
+        "nothing finished it"
+    );
+
+    let o = worker(store, &tmp.join("cache-rescuer"), tmp, "30")
+        .output()
+        .unwrap();
+    expect_success(&o);
+    let v = json_of(&o);
+    let rows = v["buckets"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{v:#}");
+    assert_eq!(rows[0]["id"], id.as_str());
+    assert_eq!(rows[0]["status"], "triaged", "{v:#}");
+    assert_ne!(rows[0]["worker"].as_str().unwrap(), held);
+    let o = icepick_at(store, &tmp.join("cache-b"), tmp, &["show", &id, "--json"]);
+    let v = json_of(&o);
+    assert_eq!(v["bucket"]["status"], "triaged", "{v:#}");
+    assert!(v["bucket"]["lease_owner"].is_null(), "{v:#}");
+}
+
+#[test]
+fn pg_two_workers_on_one_pending_bucket_triage_it_once() {
+    let store = database("two_workers");
+    let tmp = tempfile::tempdir().unwrap();
+    two_workers_triage_a_bucket_once(&store, tmp.path());
+}
+
+#[test]
+fn pg_a_killed_workers_lease_expires_and_another_worker_finishes() {
+    let store = database("killed_worker");
+    let tmp = tempfile::tempdir().unwrap();
+    a_killed_workers_bucket_is_finished_by_another(&store, tmp.path());
+}
+
+#[test]
+fn sqlite_two_workers_on_one_pending_bucket_triage_it_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    two_workers_triage_a_bucket_once(store.to_str().unwrap(), tmp.path());
+}
+
+#[test]
+fn sqlite_a_killed_workers_lease_expires_and_another_worker_finishes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    a_killed_workers_bucket_is_finished_by_another(store.to_str().unwrap(), tmp.path());
+}
+
+#[test]
+fn pg_show_fetch_of_a_hostile_archive_writes_nothing_outside_the_directory() {
+    let store = database("hostile_archive");
+    let tmp = tempfile::tempdir().unwrap();
+    let id = one_crash(&store, &tmp.path().join("cache"), tmp.path());
+    // Someone with write access to the database plants an archive that climbs out.
+    let mut c = connect(&server().dir, "hostile_archive").unwrap();
+    let evil = {
+        use std::io::Write;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(b"ICEPICK-CASE 1\n").unwrap();
+        for (path, data) in [("case.json", &b"{}"[..]), ("../escaped", b"pwned")] {
+            gz.write_all(&(path.len() as u32).to_be_bytes()).unwrap();
+            gz.write_all(path.as_bytes()).unwrap();
+            gz.write_all(&0o644u32.to_be_bytes()).unwrap();
+            gz.write_all(&(data.len() as u64).to_be_bytes()).unwrap();
+            gz.write_all(data).unwrap();
+        }
+        gz.write_all(&0u32.to_be_bytes()).unwrap();
+        gz.finish().unwrap()
+    };
+    c.execute(
+        "UPDATE case_archives SET archive = $1 WHERE bucket = $2",
+        &[&evil, &id],
+    )
+    .unwrap();
+    let into = tmp.path().join("into");
+    let o = icepick_at(
+        &store,
+        &tmp.path().join("cache2"),
+        tmp.path(),
+        &["show", &id, "--fetch", into.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", printed(&o));
+    assert!(
+        printed(&o).contains("not a plain relative path"),
+        "{}",
+        printed(&o)
+    );
+    assert!(!tmp.path().join("escaped").exists());
+    no_password(&printed(&o));
+}
