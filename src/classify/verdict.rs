@@ -37,15 +37,7 @@ const HIGH: &str = "high";
 const MEDIUM: &str = "medium";
 const LOW: &str = "low";
 
-/// The row of the table as docs/classify.md writes it: `3`, `3b`, `4c` …
-pub fn rule_name(rule: u32) -> String {
-    if rule > 10 && rule % 10 != 0 {
-        let letter = char::from(b'a' + (rule % 10) as u8);
-        format!("{}{letter}", rule / 10)
-    } else {
-        rule.to_string()
-    }
-}
+pub use crate::case::classification::rule_name;
 
 /// The next step when E5 has not run.
 pub const RUN_E5: &str = "E5: run a riscv64 clang of the same version under qemu-riscv64 with V off and on (--sysroot DIR, or ICEPICK_RISCV64_SYSROOT; scripts/fetch-riscv64-clang gets Debian's clang-19)";

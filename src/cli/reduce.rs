@@ -174,6 +174,7 @@ pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
         return Ok(error::OK);
     }
     let r = reduce::reduce_case(&args.target, &settings, &mut |n| progress.note(n))?;
+    crate::report::rerender(&args.target)?;
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&r)?)?;
     } else {
