@@ -6,6 +6,11 @@
 //! fsync, rename), so an interrupted stage leaves the previous valid state behind. A new case
 //! is assembled in a hidden sibling directory and renamed into place only when complete, so a
 //! half-written case never looks like a case.
+//!
+//! The section types live here ([`flags`], [`classification`], [`versions`], [`BugInfo`];
+//! `reduction` is still the reduce stage's own struct, read by others as JSON), with the facts several readers share ([`target_tag`], [`involves_riscv`],
+//! [`library_dirs`]): the case model names no stage and no renderer, only the pure models
+//! below it (`crash`, `command`). Every field and its writer: docs/architecture.md.
 
 use std::fs;
 use std::io::{self, Write};

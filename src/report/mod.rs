@@ -1,7 +1,10 @@
 //! One case model, rendered for people: `report.md` (upstream-ready Markdown), the JSON report
 //! (`icepick report --format json`) and `repro.sh` (a self-contained reproducer). Rendering is
-//! pure; [`write_files`] and [`Report::load`] are the functions here that read a case
-//! directory, and [`write_files`] the one that writes.
+//! pure and reads the case's data only, never a stage module (one file per section:
+//! [`flags`], `classification.rs`, `versions.rs` …; `layering_tests.rs` checks it).
+//! [`write_files`], [`rerender`] and [`Report::load`] are the functions here that read a case
+//! directory, and [`write_files`] the one that writes: whoever runs a stage calls [`rerender`]
+//! after it (docs/architecture.md).
 
 mod classification;
 mod environment;
