@@ -17,7 +17,7 @@ pub const EM_RISCV: u16 = 243;
 pub struct Header {
     /// `e_machine`.
     pub e_machine: u16,
-    /// A readable machine name (`RISC-V`, `x86-64`, …) or `EM_<n>`.
+    /// A readable machine name (`RISC-V`, `x86_64`, …) or `EM_<n>`.
     pub machine: String,
     /// 32 or 64.
     pub class: u8,
@@ -106,17 +106,20 @@ pub fn header(bytes: &[u8]) -> Result<Header, ElfError> {
     })
 }
 
-/// A readable name for `e_machine`.
+/// A readable name for `e_machine`: the one table icepick has (`inspect`, and the core files
+/// E2 refuses). The common machines are spelled as `uname -m` and Rust's
+/// `std::env::consts::ARCH` spell them (`x86_64`, `aarch64`, `i386`), so a message naming a
+/// core's machine reads like the host's own name for it.
 pub fn machine_name(e_machine: u16) -> String {
     match e_machine {
-        3 => "x86".into(),
+        3 => "i386".into(),
         8 => "MIPS".into(),
         20 => "PowerPC".into(),
         21 => "PowerPC64".into(),
         22 => "S390".into(),
         40 => "ARM".into(),
-        62 => "x86-64".into(),
-        183 => "AArch64".into(),
+        62 => "x86_64".into(),
+        183 => "aarch64".into(),
         224 => "AMDGPU".into(),
         EM_RISCV => "RISC-V".into(),
         258 => "LoongArch".into(),
