@@ -8,32 +8,9 @@
 //! offload (HIP/CUDA) compile it is the line of the job that crashed. A cc1 command is its
 //! own line. GCC has neither a triple line nor cc1 jobs here: only its diagnostics are kept.
 
-use serde::{Deserialize, Serialize};
-
 use crate::command::{parse_hash_hash_hash, CompilerCommand, Job, JobKind, JobSelector};
 
-/// `case.json`'s `bug_info`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BugInfo {
-    /// The target triple of the crashing job (its cc1 line's `-triple`, else the `Target:`
-    /// line `-###` printed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub triple: Option<String>,
-    /// The crashing job's `-cc1` line as `-###` printed it (program first), paths as printed.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub cc1: Vec<String>,
-    /// The lines clang printed before its crash report, verbatim (capped:
-    /// [`crate::crash::prior_diagnostics`]).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub diagnostics: Vec<String>,
-    /// Lines of those left out by the cap.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub diagnostics_omitted: u32,
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
-}
+pub use crate::case::BugInfo;
 
 /// The `-triple` of a cc1 argv.
 fn triple_of(args: &[String]) -> Option<String> {

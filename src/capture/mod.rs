@@ -25,7 +25,6 @@ use crate::case::{
 use crate::command::{CompilerCommand, Lang};
 use crate::crash::{self, Crash, ExitInfo, Signature, Symbolizer};
 use crate::exec::{self, Cmd, ExecError, Output, Status};
-use crate::report;
 
 pub use bug_info::BugInfo;
 use jobs::{find_job, info_label};
@@ -225,7 +224,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
     }
     progress(&format!(
         "crashed: {} (signature {})",
-        report::kind_words(crash.kind),
+        crate::crash::kind_words(crash.kind),
         signature.id
     ));
 
@@ -531,7 +530,6 @@ fn finish(req: &Request, dir: NewCaseDir, p: Parts<'_>) -> Result<Outcome, Captu
         versions: None,
         ir: None,
     };
-    report::write_files(dir.path(), &case)?;
     let dest = dir.finish(&case, req.out.as_deref())?;
     Ok(Outcome::Case {
         dir: dest,
@@ -549,33 +547,7 @@ fn given_replay(command: &CompilerCommand, input_name: &str) -> CompilerCommand 
     c
 }
 
-/// Library directories to find bare module names (`libLLVM.so.19.1`) in.
-pub fn library_dirs(compiler: &Path) -> Vec<PathBuf> {
-    library_dirs_emulated(compiler, &[])
-}
-
-/// [`library_dirs`] for a compiler run under `emulator`: its frames name the emulated
-/// system's paths (`/lib/riscv64-linux-gnu/libLLVM.so.19.1`), found under the emulator's
-/// `-L` root.
-pub fn library_dirs_emulated(compiler: &Path, emulator: &[String]) -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
-    if let Some(bin) = compiler.parent() {
-        dirs.push(bin.join("../lib"));
-        dirs.push(bin.to_path_buf());
-    }
-    match crate::case::emulator_root(emulator) {
-        Some(root) => {
-            for d in ["usr/lib/riscv64-linux-gnu", "lib/riscv64-linux-gnu"] {
-                dirs.push(root.join(d));
-            }
-        }
-        None => {
-            dirs.push(PathBuf::from("/usr/lib/x86_64-linux-gnu"));
-            dirs.push(PathBuf::from("/lib/x86_64-linux-gnu"));
-        }
-    }
-    dirs
-}
+pub use crate::case::{library_dirs, library_dirs_emulated};
 
 fn compiler_version(runner: &mut Runner, command: &CompilerCommand) -> Result<String, ExecError> {
     let v = CompilerCommand {

@@ -6,6 +6,11 @@
 //! fsync, rename), so an interrupted stage leaves the previous valid state behind. A new case
 //! is assembled in a hidden sibling directory and renamed into place only when complete, so a
 //! half-written case never looks like a case.
+//!
+//! The section types live here ([`flags`], [`classification`], [`versions`], [`BugInfo`];
+//! `reduction` is still the reduce stage's own struct, read by others as JSON), with the facts several readers share ([`target_tag`], [`involves_riscv`],
+//! [`library_dirs`]): the case model names no stage and no renderer, only the pure models
+//! below it (`crash`, `command`). Every field and its writer: docs/architecture.md.
 
 use std::fs;
 use std::io::{self, Write};
@@ -88,6 +93,29 @@ pub struct CaptureStats {
     pub added_flags: Vec<String>,
 }
 
+/// `case.json`'s `bug_info`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BugInfo {
+    /// The target triple of the crashing job (its cc1 line's `-triple`, else the `Target:`
+    /// line `-###` printed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub triple: Option<String>,
+    /// The crashing job's `-cc1` line as `-###` printed it (program first), paths as printed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cc1: Vec<String>,
+    /// The lines clang printed before its crash report, verbatim (capped:
+    /// [`crate::crash::prior_diagnostics`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<String>,
+    /// Lines of those left out by the cap.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub diagnostics_omitted: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 /// `case.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Case {
@@ -124,7 +152,7 @@ pub struct Case {
     /// The triple, the diagnostics before the crash and the crashing job's cc1 line, as
     /// LLVM's bug guide asks (recorded at capture; absent in older cases).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bug_info: Option<crate::capture::BugInfo>,
+    pub bug_info: Option<BugInfo>,
     /// Later stages' sections; kept verbatim by stages that do not know them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flags: Option<serde_json::Value>,
@@ -280,12 +308,9 @@ impl Case {
     }
 
     /// Where the shared libraries its crash frames name are (see
-    /// [`crate::capture::library_dirs_emulated`]).
+    /// [`library_dirs_emulated`]).
     pub fn library_dirs(&self) -> Vec<PathBuf> {
-        crate::capture::library_dirs_emulated(
-            Path::new(&self.compiler.resolved_path),
-            &self.emulator,
-        )
+        library_dirs_emulated(Path::new(&self.compiler.resolved_path), &self.emulator)
     }
 
     /// Writes `DIR/case.json` atomically.
@@ -416,7 +441,12 @@ impl NewCaseDir {
     }
 }
 
+pub mod classification;
+mod facts;
+pub mod flags;
 mod validate;
+pub mod versions;
+pub use facts::{involves_riscv, library_dirs, library_dirs_emulated, target_tag};
 pub use validate::unsafe_name;
 
 #[cfg(test)]

@@ -437,3 +437,37 @@ mod fuzz {
         }
     }
 }
+
+#[test]
+fn every_top_level_field_of_case_json_is_documented_in_architecture_md() {
+    // Every optional part set, so that each top-level field is serialised.
+    let mut case = sample_case();
+    case.status_detail = Some("x".into());
+    case.emulator = vec!["qemu-riscv64".into()];
+    case.host = Some(serde_json::json!({}));
+    case.bug_info = Some(BugInfo::default());
+    for section in [
+        &mut case.flags,
+        &mut case.reduction,
+        &mut case.classification,
+        &mut case.versions,
+    ] {
+        *section = Some(serde_json::json!({}));
+    }
+    let value = serde_json::to_value(&case).unwrap();
+    let fields: Vec<&String> = value.as_object().unwrap().keys().collect();
+    assert!(fields.len() >= 22, "{fields:?}");
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"),
+    )
+    .expect("docs/architecture.md");
+    // The field table has one row per field, its name first, in backticks.
+    let missing: Vec<&&String> = fields
+        .iter()
+        .filter(|f| !doc.contains(&format!("| `{f}` |")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "case.json fields missing from docs/architecture.md's field table: {missing:?}"
+    );
+}

@@ -7,10 +7,9 @@
 use object::read::elf::{FileHeader, ProgramHeader};
 use object::{elf, Endianness};
 
+use crate::elf::header::machine_name;
 use crate::elf::{decode_at, Instruction};
 
-/// `NT_FILE`: the files mapped into the process (`"FILE"`).
-const NT_FILE: u32 = 0x4649_4c45;
 /// Offset of `pr_cursig` and of `pr_reg` in a 64-bit `struct elf_prstatus`; the first
 /// register of RISC-V's `user_regs_struct` is the pc.
 const PR_CURSIG: usize = 12;
@@ -67,7 +66,7 @@ pub fn read(core: &[u8]) -> Result<CoreFault, CoreError> {
                     let pc = u64::from_le_bytes(desc[PR_REG..PR_REG + 8].try_into().unwrap());
                     prstatus.push(((sig != 0).then_some(i32::from(sig)), pc));
                 }
-                NT_FILE => files = parse_nt_file(desc),
+                elf::NT_FILE => files = parse_nt_file(desc),
                 _ => {}
             }
         }
@@ -119,7 +118,7 @@ pub fn mapped_files(core: &[u8]) -> Vec<(u64, u64, u64, String)> {
             continue;
         };
         while let Ok(Some(note)) = notes.next() {
-            if note.n_type(endian) == NT_FILE {
+            if note.n_type(endian) == elf::NT_FILE {
                 return parse_nt_file(note.desc());
             }
         }
@@ -163,15 +162,6 @@ fn parse_nt_file(desc: &[u8]) -> Vec<(u64, u64, u64, String)> {
             ))
         })
         .collect()
-}
-
-fn machine_name(m: u16) -> String {
-    match m {
-        elf::EM_X86_64 => "x86_64".into(),
-        elf::EM_AARCH64 => "aarch64".into(),
-        elf::EM_386 => "i386".into(),
-        other => format!("e_machine {other}"),
-    }
 }
 
 #[cfg(test)]

@@ -269,7 +269,7 @@ pub fn faulting_instruction(
             &host,
             format!(
                 "the crash is a {}, not a signal at an instruction: nothing to decode",
-                crate::report::kind_words(case.crash.kind)
+                crate::crash::kind_words(case.crash.kind)
             ),
         );
         e.outcome = o::NOT_APPLICABLE.into();

@@ -390,7 +390,7 @@ fn resources(case: &Case, timeouts: usize, replay: &Cmd, sym: &Symbolizer) -> Ev
             e.outcome = o::RESOURCE_KILLED.into();
             e.detail = format!(
                 "the case's crash is a {}",
-                crate::report::kind_words(case.crash.kind)
+                crate::crash::kind_words(case.crash.kind)
             );
         }
         _ if timeouts > 0 => {
@@ -417,7 +417,7 @@ fn resources(case: &Case, timeouts: usize, replay: &Cmd, sym: &Symbolizer) -> Ev
             e.outcome = o::NO_RESOURCE_SIGN.into();
             e.detail = format!(
                 "the crash is a {}: not a kill, timeout or stack overflow",
-                crate::report::kind_words(k)
+                crate::crash::kind_words(k)
             );
         }
     }

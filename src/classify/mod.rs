@@ -22,10 +22,7 @@ pub mod host_facts;
 pub mod kernel_log;
 pub mod verdict;
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-
-use serde::{Deserialize, Serialize};
 
 use crate::case::{Case, CaseError};
 
@@ -37,95 +34,7 @@ pub const SYSROOT_ENV: &str = "ICEPICK_RISCV64_SYSROOT";
 /// The compiler inside a sysroot that E5 runs by default.
 pub const SYSROOT_CLANG: &str = "usr/lib/llvm-19/bin/clang";
 
-/// One experiment's result: an item of `classification.evidence[]`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Evidence {
-    /// `E1`, `E2`, `E3`, `E4`, `E5-v-off`, `E5-v128`, `E5-v256`, `E6` or `baseline`, `E7`,
-    /// `H` (the capturing host's facts).
-    pub id: String,
-    /// What ran, in words (command lines are in `detail`).
-    pub experiment: String,
-    /// False when the experiment could not run here (the reason is in `detail`).
-    pub ran: bool,
-    /// `host x86_64`, `qemu-riscv64 -cpu rv64,v=false` …
-    pub host_or_emulator: String,
-    /// One of the `outcome` constants in [`outcome`].
-    pub outcome: String,
-    /// Signature id of the crash this experiment saw, when it saw one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub signature: Option<String>,
-    /// Coarse signature id (top frame only) of that crash, for comparing across builds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub coarse_signature: Option<String>,
-    /// What happened, in a sentence or two.
-    pub detail: String,
-}
-
-/// The outcome words evidence uses.
-pub mod outcome {
-    /// The same signature as the case.
-    pub const SAME_CRASH: &str = "same-crash";
-    /// Another signature id, but the same coarse id or the same message and phase (frame
-    /// names may differ between builds of the same version).
-    pub const SAME_CRASH_COARSE: &str = "same-crash-coarse";
-    pub const OTHER_CRASH: &str = "other-crash";
-    pub const NO_CRASH: &str = "no-crash";
-    pub const TIMEOUT: &str = "timeout";
-    pub const NOT_RUN: &str = "not-run";
-    /// E1: every rerun crashed with the case's signature.
-    pub const DETERMINISTIC: &str = "deterministic";
-    /// E1: some reruns crashed with the case's signature, the others did not crash.
-    pub const INTERMITTENT: &str = "intermittent";
-    /// E1: reruns crashed with different signatures.
-    pub const VARYING: &str = "varying";
-    /// E2: the faulting instruction.
-    pub const VECTOR: &str = "vector";
-    pub const TRAP: &str = "trap";
-    pub const OTHER: &str = "other";
-    /// E2: the crash is not a signal at an instruction (a fatal error exits normally).
-    pub const NOT_APPLICABLE: &str = "not-applicable";
-    /// E7: killed (OOM) or timed out.
-    pub const RESOURCE_KILLED: &str = "killed";
-    /// E7: the stack overflow is gone with an unlimited stack.
-    pub const FIXED_BY_STACK: &str = "fixed-by-bigger-stack";
-    /// E7: still crashes with an unlimited stack.
-    pub const NOT_FIXED_BY_STACK: &str = "not-fixed-by-bigger-stack";
-    /// E7: the crash kind says nothing about resources.
-    pub const NO_RESOURCE_SIGN: &str = "no-resource-sign";
-    /// H: a T-Head XTheadVector (0.7.1) core whose kernel claims V (RVV 1.0) in AT_HWCAP.
-    pub const HOST_THEAD_CLAIMS_V: &str = "thead-core-claims-v";
-    /// H: a RISC-V host whose AT_HWCAP claims V.
-    pub const HOST_V: &str = "v";
-    /// H: a RISC-V host without V in AT_HWCAP.
-    pub const HOST_NO_V: &str = "no-v";
-    /// H: a RISC-V host whose AT_HWCAP was not read.
-    pub const HOST_V_UNKNOWN: &str = "v-unknown";
-    /// H: the capturing machine is not RISC-V.
-    pub const HOST_NOT_RISCV: &str = "not-riscv";
-}
-
-/// `case.json`'s `classification`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Classification {
-    /// `compiler-bug`, `compiler-bug-riscv-build`, `host-rvv`, `host-kernel`,
-    /// `nondeterministic`, `resource` or `insufficient-evidence`.
-    pub verdict: String,
-    /// A refinement of the verdict (`dialect-mismatch`, `kernel-vector-context`, `stack` …).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subcase: Option<String>,
-    /// `high`, `medium` or `low`.
-    pub confidence: String,
-    /// Row of the decision table (docs/classify.md) that matched.
-    pub rule: u32,
-    /// Why, in one sentence.
-    pub reason: String,
-    /// Ids of the evidence items the verdict rests on.
-    pub decided_by: Vec<String>,
-    /// The experiment that would settle it, when the evidence is incomplete.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_step: Option<String>,
-    pub evidence: Vec<Evidence>,
-}
+pub use crate::case::classification::{outcome, parse_section, Classification, Evidence};
 
 /// What `icepick classify` was asked to do.
 #[derive(Debug, Clone)]
@@ -210,7 +119,7 @@ fn save_kernel_log(dir: &Path, log: &Path) -> Result<(), ClassifyError> {
 }
 
 /// Runs the experiments on the case in `dir`, decides, and saves the section into
-/// `case.json` (and `report.md`).
+/// `case.json`; the caller re-renders `report.md`.
 pub fn classify(dir: &Path, opts: &Options) -> Result<Classification, ClassifyError> {
     let mut case = Case::load(dir)?;
     if let Some(log) = &opts.kernel_log {
@@ -228,7 +137,7 @@ pub fn classify(dir: &Path, opts: &Options) -> Result<Classification, ClassifyEr
     // A case with no RISC-V host, target or emulator: the riscv64 compiler under qemu (E5)
     // and its static scan (E3) say nothing about it, so they are not run (nor reported).
     let without_riscv;
-    let opts = if crate::report::involves_riscv(&case) {
+    let opts = if crate::case::involves_riscv(&case) {
         opts
     } else {
         without_riscv = Options {
@@ -257,185 +166,5 @@ pub fn classify(dir: &Path, opts: &Options) -> Result<Classification, ClassifyEr
     };
     case.classification = Some(serde_json::to_value(&c).expect("serialisable"));
     case.save(dir)?;
-    crate::report::write_files(dir, &case)?;
     Ok(c)
-}
-
-/// Reads a `classification` section back (`None` when it is not one this build understands).
-pub fn parse_section(v: &serde_json::Value) -> Option<Classification> {
-    serde_json::from_value(v.clone()).ok()
-}
-
-/// Experiments about a RISC-V host or build (faulting instruction, static scan, V off,
-/// emulation, host facts): they say nothing about a case with no RISC-V host, target or
-/// emulator, whose report leaves them out with their next step.
-fn is_riscv_experiment(id: &str) -> bool {
-    ["E2", "E3", "E4", "E5", "H"]
-        .iter()
-        .any(|p| id == *p || id.starts_with(&format!("{p}-")))
-}
-
-/// The report's `## Classification` section for a `classification` value (empty when the
-/// value is not a classification). `riscv`: a RISC-V host, target or emulator is involved;
-/// when not, the RISC-V experiments, a next step about them and the "not run here" list of
-/// them are left out (an x86 frontend crash's report has none of it).
-pub fn markdown_section(v: &serde_json::Value, riscv: bool) -> String {
-    use crate::report::markdown as md;
-    let Some(c) = parse_section(v) else {
-        return String::new();
-    };
-    let mut s = String::new();
-    let _ = writeln!(s, "## Classification\n");
-    let sub = c
-        .subcase
-        .as_deref()
-        .map(|x| format!(" ({x})"))
-        .unwrap_or_default();
-    let _ = writeln!(
-        s,
-        "**{}**{sub}, confidence {}: {} (decided by {}; docs/classify.md row {})\n",
-        md::text(&c.verdict),
-        md::text(&c.confidence),
-        md::text(&c.reason),
-        if c.decided_by.is_empty() {
-            "nothing".to_string()
-        } else {
-            md::text(&c.decided_by.join(", "))
-        },
-        verdict::rule_name(c.rule)
-    );
-    let about_riscv = |n: &str| {
-        ["E2", "E3", "E4", "E5", "riscv", "RISC-V", "qemu"]
-            .iter()
-            .any(|w| n.contains(w))
-    };
-    if let Some(n) = c.next_step.as_deref().filter(|n| riscv || !about_riscv(n)) {
-        let _ = writeln!(s, "Next step: {}\n", md::text(n));
-    }
-    let (ran, not_run): (Vec<_>, Vec<_>) = c
-        .evidence
-        .iter()
-        .filter(|e| riscv || !is_riscv_experiment(&e.id))
-        .partition(|e| e.ran);
-    if !ran.is_empty() {
-        let _ = writeln!(s, "| id | experiment | on | outcome | signature | detail |");
-        let _ = writeln!(s, "|---|---|---|---|---|---|");
-        for e in ran {
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {} | {} |",
-                md::table_text(&e.id),
-                md::table_text(&e.experiment),
-                md::table_text(&e.host_or_emulator),
-                md::table_text(&e.outcome),
-                md::table_text(e.signature.as_deref().unwrap_or("")),
-                md::table_text_with_code(&e.detail)
-            );
-        }
-        let _ = writeln!(s);
-    }
-    // Experiments that could not run on this host are one line each, not table rows: on an
-    // x86 build machine most RISC-V experiments do not apply, and the table stays readable.
-    if !not_run.is_empty() {
-        let _ = writeln!(s, "Not run here:");
-        // E5's three runs share one reason: one line for them.
-        let mut groups: Vec<(Vec<&str>, &str, &str)> = Vec::new();
-        for e in not_run {
-            match groups.last_mut() {
-                Some((ids, exp, detail)) if *exp == e.experiment && *detail == e.detail => {
-                    ids.push(&e.id)
-                }
-                _ => groups.push((vec![&e.id], &e.experiment, &e.detail)),
-            }
-        }
-        for (ids, experiment, detail) in groups {
-            let _ = writeln!(
-                s,
-                "- {} ({}): {}",
-                md::text(&ids.join(", ")),
-                md::text(experiment),
-                md::text_with_code(detail)
-            );
-        }
-        let _ = writeln!(s);
-    }
-    s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn evidence(id: &str, experiment: &str, ran: bool, detail: &str) -> Evidence {
-        Evidence {
-            id: id.into(),
-            experiment: experiment.into(),
-            ran,
-            host_or_emulator: "host x86_64".into(),
-            outcome: if ran {
-                outcome::DETERMINISTIC
-            } else {
-                outcome::NOT_RUN
-            }
-            .into(),
-            signature: ran.then(|| "49724a2ef4a4".into()),
-            coarse_signature: None,
-            detail: detail.into(),
-        }
-    }
-
-    #[test]
-    fn experiments_not_run_are_listed_below_the_table_and_share_a_line_per_reason() {
-        let emu = "emulation: a riscv64 compiler under qemu-user";
-        let c = Classification {
-            verdict: "compiler-bug".into(),
-            subcase: None,
-            confidence: "medium".into(),
-            rule: 31,
-            reason: "crashes on every rerun".into(),
-            decided_by: vec!["E1".into()],
-            next_step: None,
-            evidence: vec![
-                evidence("E1", "determinism", true, "serial: 5 of 5"),
-                evidence("E5-v-off", emu, false, "no riscv64 compiler"),
-                evidence("E5-v128", emu, false, "no riscv64 compiler"),
-                evidence("E5-v256", emu, false, "no riscv64 compiler"),
-                evidence("E4", "V off | prctl", false, "not a RISC-V host"),
-            ],
-        };
-        let md = markdown_section(&serde_json::to_value(&c).unwrap(), true);
-        let table: Vec<&str> = md.lines().filter(|l| l.starts_with("| ")).collect();
-        assert_eq!(table.len(), 2, "header and E1 only:\n{md}");
-        assert!(table[1].starts_with("| E1 | determinism |"), "{md}");
-        assert!(md.contains("row 3b"), "{md}");
-        let after = md.split("Not run here:").nth(1).expect("a not-run list");
-        let items: Vec<&str> = after.lines().filter(|l| l.starts_with("- ")).collect();
-        assert_eq!(
-            items,
-            [
-                format!("- E5-v-off, E5-v128, E5-v256 ({emu}): no riscv64 compiler"),
-                "- E4 (V off \\| prctl): not a RISC-V host".to_string(),
-            ]
-        );
-        // No RISC-V host, target or emulator: none of the RISC-V experiments, nor their
-        // next step, nor a not-run list of them.
-        let mut c = c;
-        c.next_step = Some(crate::classify::verdict::RUN_E5.into());
-        let md = markdown_section(&serde_json::to_value(&c).unwrap(), false);
-        assert!(md.contains("| E1 | determinism |"), "{md}");
-        for gone in ["E5", "E4", "Not run here", "qemu", "Next step"] {
-            assert!(!md.contains(gone), "{gone} in:\n{md}");
-        }
-        c.next_step = Some("rerun with more memory".into());
-        let md = markdown_section(&serde_json::to_value(&c).unwrap(), false);
-        assert!(md.contains("Next step: rerun with more memory"), "{md}");
-    }
-
-    #[test]
-    fn a_value_that_is_not_a_classification_renders_nothing() {
-        assert_eq!(
-            markdown_section(&serde_json::json!({"verdict": 3}), false),
-            ""
-        );
-    }
 }

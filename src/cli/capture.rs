@@ -100,7 +100,11 @@ pub(crate) fn capture_from_args(args: &CaptureArgs) -> anyhow::Result<Outcome> {
             eprintln!("icepick: {msg}");
         }
     };
-    Ok(capture::capture(&req, &mut progress)?)
+    let outcome = capture::capture(&req, &mut progress)?;
+    if let Outcome::Case { dir, case } = &outcome {
+        crate::report::write_files(dir, case)?;
+    }
+    Ok(outcome)
 }
 
 /// `--out DIR` must not exist or be an empty directory: decided before the compiler runs,

@@ -59,6 +59,7 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<u8> {
     }
     let c = classify::classify(&args.case, &opts)
         .with_context(|| format!("classifying {}", args.case.display()))?;
+    crate::report::rerender(&args.case)?;
     let mut out = std::io::stdout().lock();
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&c)?)?;

@@ -48,12 +48,13 @@ pub fn run(args: FlagsArgs) -> anyhow::Result<u8> {
     let f = flags::flags_for_case(&args.case, &opts, &mut progress).map_err(|e| match e {
         flags::FlagsError::Case(c) => anyhow::Error::from(c),
     })?;
+    crate::report::rerender(&args.case)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&f)?)?;
     } else {
-        write!(out, "{}", flags::text_table(&f))?;
+        write!(out, "{}", crate::report::flags::text_table(&f))?;
     }
     Ok(if f.reproduced {
         error::OK

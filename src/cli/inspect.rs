@@ -190,7 +190,7 @@ fn file_report(
             .functions
             .into_iter()
             .map(|fc| FunctionReport {
-                name: demangle(&fc.name),
+                name: crate::crash::demangle(&fc.name),
                 symbol: fc.name,
                 address: fc.address,
                 counts: fc.counts,
@@ -200,16 +200,6 @@ fn file_report(
         instructions_truncated: truncated,
         scan_error,
     }
-}
-
-fn demangle(name: &str) -> String {
-    if !name.starts_with("_Z") {
-        return name.to_owned();
-    }
-    cpp_demangle::Symbol::new(name)
-        .ok()
-        .and_then(|s| s.demangle(&cpp_demangle::DemangleOptions::default()).ok())
-        .unwrap_or_else(|| name.to_owned())
 }
 
 /// The human-readable table.

@@ -190,6 +190,7 @@ pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
         return Ok(error::USAGE);
     };
     let r = reduce::reduce_case(target, &settings, &mut |n| progress.note(n))?;
+    crate::report::rerender(target)?;
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&r)?)?;
     } else {

@@ -103,6 +103,7 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
     .map_err(|e| match e {
         crate::flags::FlagsError::Case(c) => anyhow::Error::from(c),
     })?;
+    crate::report::rerender(&dir)?;
     if !json {
         eprintln!(
             "icepick: flags: {} of {} arguments needed ({} compiler runs)",
@@ -118,11 +119,14 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
         let _graceful = crate::interrupt::graceful();
         reduce::reduce_case(&dir, &settings, &mut |n| progress.note(n))?
     };
+    crate::report::rerender(&dir)?;
     let rows = crate::versions::run_versions(&dir, &[], settings.jobs)?;
+    crate::report::rerender(&dir)?;
     if !json {
         eprintln!("icepick: versions: {}", crate::versions::summary(&rows));
     }
     let c = crate::classify::classify(&dir, &crate::classify::Options::default())?;
+    crate::report::rerender(&dir)?;
     if !json {
         eprintln!("icepick: classification: {} ({})", c.verdict, c.reason);
     }
@@ -408,6 +412,7 @@ mod pending {
             if let Err(e) = flagged {
                 return Ok((Done::Failed(format!("flags failed: {e}")), Some(dir)));
             }
+            crate::report::rerender(&dir)?;
         }
         let done = earlier.filter(|r| r.status == "done" && r.verified);
         let r = match done {
@@ -426,6 +431,9 @@ mod pending {
                     let _graceful = crate::interrupt::graceful();
                     reduce::reduce_case(&dir, &settings, &mut |n| progress.note(n))
                 };
+                if reduced.is_ok() {
+                    crate::report::rerender(&dir)?;
+                }
                 match reduced {
                     Ok(r) if r.status == "stopped" => return Ok((Done::Interrupted, Some(dir))),
                     Ok(r) if r.verified => r,
@@ -445,12 +453,16 @@ mod pending {
         };
         // The version table; a host without other clangs is no triage failure.
         let versions = match crate::versions::run_versions(&dir, &[], jobs) {
-            Ok(rows) => format!("; versions: {}", crate::versions::summary(&rows)),
+            Ok(rows) => {
+                crate::report::rerender(&dir)?;
+                format!("; versions: {}", crate::versions::summary(&rows))
+            }
             Err(e) => format!("; versions not run: {e}"),
         };
         // Classification: the verdict goes on the bucket too.
         let verdict = match crate::classify::classify(&dir, &crate::classify::Options::default()) {
             Ok(c) => {
+                crate::report::rerender(&dir)?;
                 store.set_verdict(&b.id, &c.verdict)?;
                 format!("; classified: {}", c.verdict)
             }

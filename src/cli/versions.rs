@@ -30,6 +30,7 @@ pub fn run(args: VersionsArgs) -> anyhow::Result<u8> {
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let rows = versions::run_versions(&args.case, &args.compilers, jobs)?;
+    crate::report::rerender(&args.case)?;
     let summary = versions::summary(&rows);
     let mut out = std::io::stdout().lock();
     if args.json {

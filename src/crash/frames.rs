@@ -53,7 +53,7 @@ fn non_empty(s: Option<regex::Match<'_>>) -> Option<String> {
 }
 
 /// Itanium-demangles `name` when it is mangled (`_Z…`); other names are returned unchanged.
-pub(crate) fn demangle(name: &str) -> String {
+pub fn demangle(name: &str) -> String {
     if !name.starts_with("_Z") {
         return name.to_owned();
     }

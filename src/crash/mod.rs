@@ -15,7 +15,8 @@ mod symbolize;
 mod tests;
 
 pub use diagnostics::prior_diagnostics;
-pub use model::{Crash, CrashKind, ExitInfo, Family, Frame, PrettyEntry, Signature};
+pub use frames::demangle;
+pub use model::{kind_words, Crash, CrashKind, ExitInfo, Family, Frame, PrettyEntry, Signature};
 pub use parse::{is_source_error, may_be_crash, parse};
 pub use signature::{normalize_function, phase_as_printed, signature};
 pub use symbolize::Symbolizer;

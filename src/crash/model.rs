@@ -49,6 +49,27 @@ pub enum CrashKind {
     OtherSignal,
 }
 
+/// Human words for a crash kind ("segmentation fault", "assertion failure" …): the one
+/// wording the report, the store's titles and the stages' evidence share.
+pub fn kind_words(kind: CrashKind) -> &'static str {
+    match kind {
+        CrashKind::Segfault => "segmentation fault",
+        CrashKind::IllegalInstruction => "illegal instruction",
+        CrashKind::Abort => "abort",
+        CrashKind::BusError => "bus error",
+        CrashKind::FloatingPointException => "floating point exception",
+        CrashKind::Trap => "trap",
+        CrashKind::Assertion => "assertion failure",
+        CrashKind::Unreachable => "unreachable executed",
+        CrashKind::FatalError => "fatal error",
+        CrashKind::StackOverflow => "stack overflow",
+        CrashKind::GccIce => "internal compiler error",
+        CrashKind::Killed => "killed",
+        CrashKind::Timeout => "timeout",
+        CrashKind::OtherSignal => "signal",
+    }
+}
+
 /// One pretty-stack entry (`N.\t<text>` after `Stack dump:`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PrettyEntry {

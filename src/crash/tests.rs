@@ -682,3 +682,64 @@ fn corpus_expected_facts_hold_for_the_recorded_output() {
     }
     assert!(checked >= 20, "only {checked} facts checked");
 }
+
+/// docs/crash-formats.md quotes real output: every line of its excerpts (but lines elided with
+/// `…`) is in a file of `tests/fixtures/samples/` or a corpus case's `stderr.txt`, and every
+/// sample file it names exists.
+#[test]
+fn crash_formats_md_quotes_the_kept_samples() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/crash-formats.md")).unwrap();
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&root.join("tests/fixtures/samples"), &mut files);
+    for e in std::fs::read_dir(root.join("corpus")).unwrap().flatten() {
+        files.push(e.path().join("stderr.txt"));
+    }
+    let samples: Vec<(String, String)> = files
+        .iter()
+        .filter_map(|f| {
+            let text = String::from_utf8_lossy(&std::fs::read(f).ok()?).into_owned();
+            Some((f.to_string_lossy().into_owned(), text))
+        })
+        .collect();
+    let mut in_block = false;
+    let mut quoted = 0;
+    for line in doc.lines() {
+        if line.trim_start().starts_with("```") {
+            in_block = !in_block;
+            continue;
+        }
+        let l = line.trim();
+        if !in_block || l.is_empty() || l.contains('…') {
+            continue;
+        }
+        assert!(
+            samples.iter().any(|(_, t)| t.contains(l)),
+            "docs/crash-formats.md quotes a line no kept sample has: {l}"
+        );
+        quoted += 1;
+    }
+    assert!(quoted > 10, "the excerpts were not found ({quoted} lines)");
+    let named = doc
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|w| w.ends_with(".stderr") || w.ends_with("stderr.txt"))
+        .filter(|w| !w.contains(' ') && !w.contains('*'));
+    for name in named {
+        assert!(
+            samples.iter().any(|(p, _)| p.ends_with(name)),
+            "docs/crash-formats.md names a sample that is not kept: {name}"
+        );
+    }
+}

@@ -17,7 +17,7 @@ pub const EM_RISCV: u16 = 243;
 pub struct Header {
     /// `e_machine`.
     pub e_machine: u16,
-    /// A readable machine name (`RISC-V`, `x86-64`, …) or `EM_<n>`.
+    /// A readable machine name (`RISC-V`, `x86_64`, …) or `EM_<n>`.
     pub machine: String,
     /// 32 or 64.
     pub class: u8,
@@ -106,17 +106,20 @@ pub fn header(bytes: &[u8]) -> Result<Header, ElfError> {
     })
 }
 
-/// A readable name for `e_machine`.
+/// A readable name for `e_machine`: the one table icepick has (`inspect`, and the core files
+/// E2 refuses). The common machines are spelled as `uname -m` and Rust's
+/// `std::env::consts::ARCH` spell them (`x86_64`, `aarch64`, `i386`), so a message naming a
+/// core's machine reads like the host's own name for it.
 pub fn machine_name(e_machine: u16) -> String {
     match e_machine {
-        3 => "x86".into(),
+        3 => "i386".into(),
         8 => "MIPS".into(),
         20 => "PowerPC".into(),
         21 => "PowerPC64".into(),
         22 => "S390".into(),
         40 => "ARM".into(),
-        62 => "x86-64".into(),
-        183 => "AArch64".into(),
+        62 => "x86_64".into(),
+        183 => "aarch64".into(),
         224 => "AMDGPU".into(),
         EM_RISCV => "RISC-V".into(),
         258 => "LoongArch".into(),
@@ -141,75 +144,36 @@ pub fn multiarch_triple(e_machine: u16, class: u8) -> Option<&'static str> {
 
 /// `Tag_RISCV_arch`.
 const TAG_RISCV_ARCH: u64 = 5;
-/// `Tag_file`: attributes that apply to the whole file.
-const TAG_FILE: u64 = 1;
 
-/// Reads `Tag_RISCV_arch` from the contents of a `.riscv.attributes` section
-/// (`'A'`, then subsections `{u32 len, "riscv\0", {uleb tag, u32 len, attrs}…}`; an odd
-/// attribute tag has a NUL-terminated string value, an even one a uleb128). `None` when the
-/// section has no such tag or is malformed.
+/// Reads `Tag_RISCV_arch` from the contents of a `.riscv.attributes` section, through
+/// `object`'s attributes reader (`'A'`, then `"riscv"` subsections of `Tag_File`
+/// sub-subsections). RISC-V's rule for the values: an odd tag has a NUL-terminated string, an
+/// even one a uleb128. `None` when the section has no such tag or is malformed.
 pub fn riscv_arch_attribute(section: &[u8]) -> Option<String> {
-    let (&version, mut rest) = section.split_first()?;
-    if version != b'A' {
-        return None;
-    }
-    while rest.len() >= 4 {
-        let len = u32::from_le_bytes(rest[..4].try_into().ok()?) as usize;
-        if len < 4 || len > rest.len() {
-            return None;
-        }
-        let sub = &rest[4..len];
-        rest = &rest[len..];
-        let nul = sub.iter().position(|&b| b == 0)?;
-        if &sub[..nul] != b"riscv" {
+    use object::read::elf::AttributesSection;
+    use object::{elf, LittleEndian};
+    let attrs = AttributesSection::<elf::FileHeader64<LittleEndian>>::new(LittleEndian, section);
+    for sub in attrs.ok()?.subsections().ok()? {
+        let sub = sub.ok()?;
+        if sub.vendor() != b"riscv" {
             continue;
         }
-        let mut subsub = &sub[nul + 1..];
-        while !subsub.is_empty() {
-            let (tag, n) = uleb128(subsub)?;
-            let size_bytes = subsub.get(n..n + 4)?;
-            let size = u32::from_le_bytes(size_bytes.try_into().ok()?) as usize;
-            if size < n + 4 || size > subsub.len() {
-                return None;
-            }
-            let attrs = &subsub[n + 4..size];
-            subsub = &subsub[size..];
-            if tag != TAG_FILE {
+        for subsub in sub.subsubsections() {
+            let Ok(subsub) = subsub else { break };
+            if subsub.tag() != elf::Tag_File {
                 continue;
             }
-            if let Some(arch) = find_arch(attrs) {
-                return Some(arch);
+            let mut r = subsub.attributes();
+            while let Some(tag) = r.read_tag().ok()? {
+                if tag % 2 == 1 {
+                    let value = r.read_string().ok()?;
+                    if tag == TAG_RISCV_ARCH {
+                        return Some(String::from_utf8_lossy(value).into_owned());
+                    }
+                } else {
+                    r.read_integer().ok()?;
+                }
             }
-        }
-    }
-    None
-}
-
-fn find_arch(mut attrs: &[u8]) -> Option<String> {
-    while !attrs.is_empty() {
-        let (tag, n) = uleb128(attrs)?;
-        attrs = &attrs[n..];
-        if tag % 2 == 1 {
-            let nul = attrs.iter().position(|&b| b == 0)?;
-            if tag == TAG_RISCV_ARCH {
-                return Some(String::from_utf8_lossy(&attrs[..nul]).into_owned());
-            }
-            attrs = &attrs[nul + 1..];
-        } else {
-            let (_, m) = uleb128(attrs)?;
-            attrs = &attrs[m..];
-        }
-    }
-    None
-}
-
-/// Decodes a uleb128; returns (value, bytes used).
-fn uleb128(b: &[u8]) -> Option<(u64, usize)> {
-    let mut v = 0u64;
-    for (i, &byte) in b.iter().enumerate().take(10) {
-        v |= u64::from(byte & 0x7f) << (7 * i);
-        if byte & 0x80 == 0 {
-            return Some((v, i + 1));
         }
     }
     None

@@ -9,46 +9,7 @@
 
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
-
-/// What one candidate command did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Outcome {
-    /// Crashed with the case's signature.
-    SameCrash,
-    /// Crashed with the case's signature, but only after source errors, when the case's
-    /// original compiles with none before its crash (a crash-on-valid must stay valid: issue
-    /// 12). Not the same crash.
-    CrashAfterErrors,
-    /// Crashed, but with another signature.
-    OtherCrash,
-    /// Compiled successfully.
-    NoCrash,
-    /// Failed with ordinary diagnostics (or could not be run).
-    Error,
-    /// Killed after the time limit.
-    Timeout,
-}
-
-impl Outcome {
-    /// The kebab-case name used in JSON and tables.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::SameCrash => "same-crash",
-            Outcome::CrashAfterErrors => "crash-after-errors",
-            Outcome::OtherCrash => "other-crash",
-            Outcome::NoCrash => "no-crash",
-            Outcome::Error => "error",
-            Outcome::Timeout => "timeout",
-        }
-    }
-
-    /// Only the same crash is interesting.
-    pub fn is_same(self) -> bool {
-        self == Outcome::SameCrash
-    }
-}
+pub use crate::case::flags::Outcome;
 
 /// The batch oracle: candidate argvs in, one outcome each, in order.
 pub type Oracle<'a> = dyn Fn(&[Vec<String>]) -> Vec<Outcome> + 'a;

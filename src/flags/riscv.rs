@@ -136,19 +136,11 @@ pub(crate) fn driver_march(
         .collect();
     let vector_row = if vec_exts.is_empty() {
         let had = isa.exts.iter().any(|e| isa::is_vector(&e.name));
-        Dimension {
-            name: "vector extension".into(),
-            tried: vec![Tried {
-                value: min_march.clone(),
-                outcome: Outcome::SameCrash,
-            }],
-            needed: Some(false),
-            note: if had {
-                format!("no: crashes without any vector extension ({min_march})")
-            } else {
-                format!("no: -march={given_march} has no vector extension")
-            },
-        }
+        vector_not_needed(
+            &min_march,
+            had,
+            format!("no: -march={given_march} has no vector extension"),
+        )
     } else {
         let (nv_march, nv_argv) = with_march(&no_vec);
         let mut zve = no_vec.clone();
@@ -186,6 +178,24 @@ pub(crate) fn driver_march(
         res.minimal_command = Some(min_argv);
     }
     Some(res)
+}
+
+/// The vector row when the minimal `-march` (which still crashes) has no vector extension:
+/// not needed. `had`: the command named one (dropped by the minimisation); else `absent`.
+fn vector_not_needed(min_march: &str, had: bool, absent: String) -> Dimension {
+    Dimension {
+        name: "vector extension".into(),
+        tried: vec![Tried {
+            value: min_march.to_string(),
+            outcome: Outcome::SameCrash,
+        }],
+        needed: Some(false),
+        note: if had {
+            format!("no: crashes without any vector extension ({min_march})")
+        } else {
+            absent
+        },
+    }
 }
 
 fn vector_row_without_march(had_vector: bool) -> Dimension {
@@ -350,19 +360,11 @@ pub(crate) fn cc1_features(minimal: &[String], t: &mut Tester<'_>) -> Option<RvR
     let vec_feats: Vec<&String> = kept_feats.iter().filter(|f| is_vec_feat(f)).collect();
     let vector_row = if vec_feats.is_empty() {
         let had = features.iter().any(|f| is_vec_feat(f));
-        Dimension {
-            name: "vector extension".into(),
-            tried: vec![Tried {
-                value: min_march.clone(),
-                outcome: Outcome::SameCrash,
-            }],
-            needed: Some(false),
-            note: if had {
-                format!("no: crashes without any vector extension ({min_march})")
-            } else {
-                "no: the command has no vector extension".into()
-            },
-        }
+        vector_not_needed(
+            &min_march,
+            had,
+            "no: the command has no vector extension".into(),
+        )
     } else {
         let vec_groups: Vec<usize> = kept
             .iter()

@@ -218,6 +218,5 @@ pub fn flags_for_case(
     flags.jobs = opts.jobs;
     case.flags = Some(serde_json::to_value(&flags).expect("the flags section serialises"));
     case.save(dir)?;
-    crate::report::write_files(dir, &case)?;
     Ok(flags)
 }

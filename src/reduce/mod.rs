@@ -715,6 +715,5 @@ pub fn reduce_case(
     drop(stage);
     case.reduction = Some(serde_json::to_value(&rec).expect("serialisable"));
     case.save(dir)?;
-    crate::report::write_files(dir, &case)?;
     Ok(rec)
 }

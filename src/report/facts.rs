@@ -73,26 +73,6 @@ pub fn invalid_code(case: &Case) -> bool {
     }
 }
 
-/// True when a RISC-V host, target or emulator is involved: only then do the RISC-V
-/// experiments, their next step and their "not run here" list belong in the report.
-pub fn involves_riscv(case: &Case) -> bool {
-    let triple = case
-        .bug_info
-        .as_ref()
-        .and_then(|b| b.triple.as_deref())
-        .unwrap_or("");
-    let host_machine = case
-        .host
-        .as_ref()
-        .and_then(|h| h.pointer("/kernel/machine"))
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    super::upstream::target_tag(case) == Some("RISC-V")
-        || triple.starts_with("riscv")
-        || host_machine.starts_with("riscv")
-        || !case.emulator.is_empty()
-}
-
 /// Case text for a code block: ANSI colour sequences dropped, other control characters
 /// (but tabs) shown as spaces.
 fn plain(line: &str) -> String {
@@ -215,8 +195,8 @@ pub fn bug_info_section(case: &Case) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture::BugInfo;
     use crate::case::tests::sample_case;
+    use crate::case::BugInfo;
 
     #[test]
     fn labels_follow_the_reduced_case_when_it_recorded_its_errors() {
@@ -285,22 +265,5 @@ mod tests {
             rows.contains("| target | ``x86_64\\|pc`linux`` |"),
             "{rows}"
         );
-    }
-
-    #[test]
-    fn riscv_is_involved_by_target_triple_host_or_emulator() {
-        let mut case = sample_case();
-        assert!(!involves_riscv(&case));
-        case.bug_info = Some(BugInfo {
-            triple: Some("riscv64-unknown-linux-gnu".into()),
-            ..BugInfo::default()
-        });
-        assert!(involves_riscv(&case));
-        case.bug_info = None;
-        case.emulator = vec!["qemu-riscv64".into()];
-        assert!(involves_riscv(&case));
-        case.emulator.clear();
-        case.host = Some(serde_json::json!({"kernel": {"machine": "riscv64"}}));
-        assert!(involves_riscv(&case));
     }
 }

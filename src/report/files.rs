@@ -71,3 +71,10 @@ pub fn write_files(dir: &Path, case: &Case) -> Result<(), CaseError> {
         super::markdown(case, reduced.as_deref(), Some(&input)).as_bytes(),
     )
 }
+
+/// Renders `DIR/report.md` and `DIR/repro.sh` again from the case as saved. Stages write only
+/// their section of `case.json`; whoever runs a stage (the CLI, `triage`) calls this after it.
+pub fn rerender(dir: &Path) -> Result<(), CaseError> {
+    let case = Case::load(dir)?;
+    write_files(dir, &case)
+}

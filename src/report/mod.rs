@@ -1,52 +1,39 @@
 //! One case model, rendered for people: `report.md` (upstream-ready Markdown), the JSON report
 //! (`icepick report --format json`) and `repro.sh` (a self-contained reproducer). Rendering is
-//! pure; [`write_files`] and [`Report::load`] are the functions here that read a case
-//! directory, and [`write_files`] the one that writes.
+//! pure and reads the case's data only, never a stage module (one file per section:
+//! [`flags`], `classification.rs`, `versions.rs` …; `layering_tests.rs` checks it).
+//! [`write_files`], [`rerender`] and [`Report::load`] are the functions here that read a case
+//! directory, and [`write_files`] the one that writes: whoever runs a stage calls [`rerender`]
+//! after it (docs/architecture.md).
 
+mod classification;
 mod environment;
 mod facts;
 mod files;
+pub mod flags;
 pub mod godbolt;
 mod ir;
 pub mod markdown;
 mod redact;
 mod upstream;
+mod versions;
 
-pub use facts::{invalid_code, involves_riscv, ReductionFacts};
-pub use files::{reduced_input, write_files, Report};
+pub use crate::case::{involves_riscv, target_tag};
+pub use facts::{invalid_code, ReductionFacts};
+pub use files::{reduced_input, rerender, write_files, Report};
 pub use godbolt::compiler_explorer;
 pub use redact::{redact, redact_bytes, redact_case, Redactions};
-pub use upstream::{labels, target_tag};
+pub use upstream::labels;
 
 use std::fmt::Write as _;
 
 use crate::case::{Case, CaseStatus};
 use crate::command::{shell_join, shell_quote};
-use crate::crash::CrashKind;
+use crate::crash::kind_words;
 use markdown::{code, fence, table_code, table_text, text};
 
 /// Inputs up to this size are embedded in `repro.sh`; larger ones are read from beside it.
 pub const EMBED_LIMIT: usize = 256 * 1024;
-
-/// Human words for a crash kind.
-pub fn kind_words(kind: CrashKind) -> &'static str {
-    match kind {
-        CrashKind::Segfault => "segmentation fault",
-        CrashKind::IllegalInstruction => "illegal instruction",
-        CrashKind::Abort => "abort",
-        CrashKind::BusError => "bus error",
-        CrashKind::FloatingPointException => "floating point exception",
-        CrashKind::Trap => "trap",
-        CrashKind::Assertion => "assertion failure",
-        CrashKind::Unreachable => "unreachable executed",
-        CrashKind::FatalError => "fatal error",
-        CrashKind::StackOverflow => "stack overflow",
-        CrashKind::GccIce => "internal compiler error",
-        CrashKind::Killed => "killed",
-        CrashKind::Timeout => "timeout",
-        CrashKind::OtherSignal => "signal",
-    }
-}
 
 /// A one-line title in the shape LLVM maintainers use: the verbatim error, else the crash
 /// kind and the top meaningful frame.
@@ -267,31 +254,11 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
     }
     s.push_str(&facts::bug_info_section(case));
     if let Some(flags) = &case.flags {
-        let _ = writeln!(s, "{}", crate::flags::markdown_section(flags));
+        let _ = writeln!(s, "{}", flags::markdown_section(flags));
     }
-    if let Some(rows) = case
-        .versions
-        .as_ref()
-        .and_then(|v| serde_json::from_value::<Vec<crate::versions::VersionRow>>(v.clone()).ok())
-    {
-        let _ = writeln!(s, "## Versions\n");
-        let _ = writeln!(s, "{}.\n", text(&crate::versions::summary(&rows)));
-        let _ = writeln!(s, "| version | outcome |\n|---|---|");
-        for r in &rows {
-            let _ = writeln!(
-                s,
-                "| {} | {} |",
-                table_text(&r.version),
-                table_text(&r.outcome)
-            );
-        }
-        let _ = writeln!(s);
-    }
+    s.push_str(&versions::markdown_section(case));
     if let Some(c) = &case.classification {
-        s.push_str(&crate::classify::markdown_section(
-            c,
-            facts::involves_riscv(case),
-        ));
+        s.push_str(&classification::markdown_section(c, involves_riscv(case)));
     }
     let _ = writeln!(s, "## Environment\n");
     let _ = writeln!(
@@ -543,3 +510,6 @@ mod reduced_tests {
 
 #[cfg(test)]
 mod snapshot_tests;
+
+#[cfg(test)]
+mod layering_tests;

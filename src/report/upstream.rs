@@ -2,38 +2,8 @@
 //! and suggested labels (docs/crash-formats.md §6). Redaction of local paths and names before a
 //! report leaves the machine is [`super::redact`].
 
-use crate::case::Case;
-use crate::command::CompilerCommand;
+use crate::case::{target_tag, Case};
 use crate::crash::CrashKind;
-
-/// The backend a case exercises, from its command: `RISC-V`, `AMDGPU`, `X86` or `None`.
-pub fn target_tag(case: &Case) -> Option<&'static str> {
-    let cmd = CompilerCommand::from_argv(&case.command)?;
-    let triple = cmd
-        .option_value("--target")
-        .or_else(|| cmd.option_value("-target"))
-        .or_else(|| cmd.option_value("-triple"))
-        .unwrap_or_default();
-    if case
-        .job
-        .offload_arch
-        .as_deref()
-        .is_some_and(|a| a.starts_with("gfx"))
-        || triple.starts_with("amdgcn")
-    {
-        Some("AMDGPU")
-    } else if triple.starts_with("riscv")
-        || cmd
-            .option_value("-march")
-            .is_some_and(|m| m.starts_with("rv"))
-    {
-        Some("RISC-V")
-    } else if triple.is_empty() || triple.starts_with("x86_64") || triple.starts_with("i686") {
-        Some("X86")
-    } else {
-        None
-    }
-}
 
 /// The `[Target]` tag LLVM issue titles carry for backend crashes.
 pub(crate) fn title_tag(case: &Case) -> Option<&'static str> {

@@ -94,7 +94,7 @@ pub fn title(crash: &Crash, sig: &Signature) -> String {
     } else {
         "clang"
     };
-    let kind = crate::report::kind_words(crash.kind);
+    let kind = crate::crash::kind_words(crash.kind);
     let what = match &crash.message {
         Some(m) => m.lines().next().unwrap_or(m).to_string(),
         None => match sig.frames.first() {
@@ -249,7 +249,11 @@ impl Store {
             emulator: Vec::new(),
         };
         let failure = match capture::capture(&req, &mut |_| {}) {
-            Ok(Outcome::Case { dir, .. }) => {
+            Ok(Outcome::Case { dir, case }) => {
+                // Capture writes its section only; the report is rendered by whoever runs it.
+                if let Err(e) = crate::report::write_files(&dir, &case) {
+                    return Err(e.to_string());
+                }
                 return match self.attach_case(bucket, occurrence, &dir) {
                     Ok(()) => Ok(dir),
                     Err(e) => Err(e.to_string()),

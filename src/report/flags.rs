@@ -5,9 +5,9 @@
 //! -O1 or higher and a vector extension"), in the report and on the terminal alike; both
 //! render the one model ([`Flags`]). Pure.
 
-use super::{Dimension, Flags};
+use super::markdown as md;
+use crate::case::flags::{Dimension, Flags};
 use crate::command::shell_join;
-use crate::report::markdown as md;
 
 fn needed_word(d: &Dimension) -> &'static str {
     match d.needed {
@@ -184,7 +184,7 @@ pub fn text_table(f: &Flags) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::flags::{Outcome, Tried};
+    use crate::case::flags::{Outcome, Tried};
 
     fn sample() -> Flags {
         Flags {

@@ -1,0 +1,128 @@
+//! `case.json`'s `flags` section, written by the flags stage (`src/flags/`) and read by the
+//! report: the minimal command line and one row per probed dimension.
+
+use serde::{Deserialize, Serialize};
+
+/// What one candidate command did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Crashed with the case's signature.
+    SameCrash,
+    /// Crashed with the case's signature, but only after source errors, when the case's
+    /// original compiles with none before its crash (a crash-on-valid must stay valid: issue
+    /// 12). Not the same crash.
+    CrashAfterErrors,
+    /// Crashed, but with another signature.
+    OtherCrash,
+    /// Compiled successfully.
+    NoCrash,
+    /// Failed with ordinary diagnostics (or could not be run).
+    Error,
+    /// Killed after the time limit.
+    Timeout,
+}
+
+impl Outcome {
+    /// The kebab-case name used in JSON and tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::SameCrash => "same-crash",
+            Outcome::CrashAfterErrors => "crash-after-errors",
+            Outcome::OtherCrash => "other-crash",
+            Outcome::NoCrash => "no-crash",
+            Outcome::Error => "error",
+            Outcome::Timeout => "timeout",
+        }
+    }
+
+    /// Only the same crash is interesting.
+    pub fn is_same(self) -> bool {
+        self == Outcome::SameCrash
+    }
+}
+
+/// The `flags` section of `case.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Flags {
+    /// The smallest command (program first) that still gives the case's crash; run it
+    /// inside the case directory.
+    pub minimal_command: Vec<String>,
+    /// Argument units ddmin removed from `replay_command`, each as written.
+    #[serde(default)]
+    pub removed: Vec<String>,
+    /// The smallest RISC-V `-march` that still crashes, when the target is RISC-V.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minimal_march: Option<String>,
+    /// Whether a RISC-V vector extension (v, zve*, zvl*) is needed; `None`: not RISC-V or
+    /// could not tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector_needed: Option<bool>,
+    /// One row per probed dimension.
+    pub dimensions: Vec<Dimension>,
+    /// Compiler runs this stage made (cached repeats not counted).
+    pub compiler_runs: usize,
+    /// False when the replay command itself did not give the case's crash.
+    pub reproduced: bool,
+    /// One line when something stopped the analysis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Wall time of the stage.
+    #[serde(default)]
+    pub seconds: f64,
+    /// Compiler runs allowed at once.
+    #[serde(default)]
+    pub jobs: usize,
+    /// Candidates had to crash with no source error before the crash (the case's original
+    /// is valid and `--allow-invalid` was not given): dropping a flag that makes the code
+    /// invalid (`-std=c++20`) was refused.
+    #[serde(default)]
+    pub keep_valid: bool,
+    /// Rows probed on the original command in its build directory, because their values
+    /// change what the preprocessor produces ([`original`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub on_original: Vec<String>,
+    /// Why such rows could not be probed on the original command (they are then reported as
+    /// not testable on preprocessed input).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_note: Option<String>,
+}
+
+/// One dimension: what was tried and whether it matters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dimension {
+    /// `-O`, `-g`, `-std`, `-march`, `vector extension`, `offload arch`, `-mabi` …
+    pub name: String,
+    pub tried: Vec<Tried>,
+    /// True: the crash depends on this dimension's value (some values lose it); false: it
+    /// crashes regardless (or without it); null: could not tell.
+    pub needed: Option<bool>,
+    /// The answer in words.
+    pub note: String,
+}
+
+/// One value of a dimension and what it did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tried {
+    pub value: String,
+    pub outcome: Outcome,
+}
+
+impl Dimension {
+    /// Values that gave the same crash, and the others with their outcomes.
+    pub fn split(&self) -> (Vec<&str>, Vec<(&str, Outcome)>) {
+        let same = self
+            .tried
+            .iter()
+            .filter(|t| t.outcome.is_same())
+            .map(|t| t.value.as_str())
+            .collect();
+        let other = self
+            .tried
+            .iter()
+            .filter(|t| !t.outcome.is_same())
+            .map(|t| (t.value.as_str(), t.outcome))
+            .collect();
+        (same, other)
+    }
+}
