@@ -162,7 +162,7 @@ pub struct Case {
     pub classification: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub versions: Option<serde_json::Value>,
-    /// `icepick ir`: the reduced IR and its `llc`/`opt` command (crate::ir::IrSection).
+    /// The IR stage's section: the reduced IR and its `llc`/`opt` command (see docs/architecture.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ir: Option<serde_json::Value>,
 }
