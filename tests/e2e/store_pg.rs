@@ -45,9 +45,12 @@ fn as_nobody(program: &str) -> Command {
 fn server() -> &'static PgServer {
     static SERVER: OnceLock<PgServer> = OnceLock::new();
     SERVER.get_or_init(|| {
+        // Under /tmp itself, not $TMPDIR: the server runs as `nobody`, which must be able to
+        // reach its directory, and a private TMPDIR (scripts/test makes one, mode 0700) is
+        // closed to it. The watchdog removes the directory when the tests are gone.
         let dir = tempfile::Builder::new()
             .prefix("icepick-pg-")
-            .tempdir()
+            .tempdir_in("/tmp")
             .unwrap()
             .keep();
         let chown = |p: &Path| {
