@@ -276,11 +276,7 @@ impl Tx<'_> {
     pub fn query(&mut self, sql: &str, args: &[Val]) -> Result<Vec<Row>, DbError> {
         match self {
             Tx::Sqlite(c) => Ok(sqlite_rows(c, sql, args)?),
-            Tx::Postgres(t) => t
-                .query(dialect(sql, true).as_ref(), &pg_params(args))?
-                .iter()
-                .map(|r| pg_row(r).map_err(DbError::from))
-                .collect(),
+            Tx::Postgres(t) => pg_rows(t, sql, args),
         }
     }
 
@@ -288,6 +284,18 @@ impl Tx<'_> {
     pub fn query_opt(&mut self, sql: &str, args: &[Val]) -> Result<Option<Row>, DbError> {
         Ok(self.query(sql, args)?.into_iter().next())
     }
+}
+
+/// Runs one query on a PostgreSQL client or transaction and maps its rows.
+fn pg_rows(
+    c: &mut impl postgres::GenericClient,
+    sql: &str,
+    args: &[Val],
+) -> Result<Vec<Row>, DbError> {
+    c.query(dialect(sql, true).as_ref(), &pg_params(args))?
+        .iter()
+        .map(|r| pg_row(r).map_err(DbError::from))
+        .collect()
 }
 
 /// How long a SQLite writer waits for the lock before giving up.
@@ -334,11 +342,7 @@ impl Conn {
     pub fn query(&mut self, sql: &str, args: &[Val]) -> Result<Vec<Row>, DbError> {
         match self {
             Conn::Sqlite(c) => Ok(sqlite_rows(c, sql, args)?),
-            Conn::Postgres(c) => c
-                .query(dialect(sql, true).as_ref(), &pg_params(args))?
-                .iter()
-                .map(|r| pg_row(r).map_err(DbError::from))
-                .collect(),
+            Conn::Postgres(c) => pg_rows(c.as_mut(), sql, args),
         }
     }
 }

@@ -4,7 +4,6 @@
 //! non-empty lines besides its RUN line, and that the target features are minimal.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::util::*;
 
@@ -34,18 +33,8 @@ fn ir_json(case: &Path) -> serde_json::Value {
 
 /// Runs the section's command in the case directory; returns its stderr (it must crash).
 fn run_command(case: &Path, ir: &serde_json::Value) -> String {
-    let argv: Vec<String> = ir["command"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap().to_owned())
-        .collect();
-    let o = Command::new(&argv[0])
-        .args(&argv[1..])
-        .current_dir(case)
-        .output()
-        .unwrap();
-    assert!(!o.status.success(), "{argv:?} did not fail");
+    let o = run_json_argv(case, &ir["command"]);
+    assert!(!o.status.success(), "{} did not fail", ir["command"]);
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 

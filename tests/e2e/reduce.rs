@@ -17,18 +17,7 @@ fn reduce_json(case: &Path, extra: &[&str]) -> serde_json::Value {
 
 /// Runs the reduced replay command in the case and returns clang's stderr.
 fn replay_reduced(case: &Path, r: &serde_json::Value) -> String {
-    let argv: Vec<String> = r["replay_command"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap().to_string())
-        .collect();
-    let o = Command::new(&argv[0])
-        .args(&argv[1..])
-        .current_dir(case)
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    String::from_utf8_lossy(&run_json_argv(case, &r["replay_command"]).stderr).into_owned()
 }
 
 #[test]

@@ -209,3 +209,19 @@ pub fn build_riscv64(dir: &Path, name: &str) -> PathBuf {
     );
     out
 }
+
+/// Runs a command given as a JSON array of strings (a case's `replay_command`, `ir.command`)
+/// inside `dir`; returns its output.
+pub fn run_json_argv(dir: &Path, argv: &serde_json::Value) -> Output {
+    let argv: Vec<&str> = argv
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    Command::new(argv[0])
+        .args(&argv[1..])
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
