@@ -9,7 +9,7 @@
 //! content hash, because fixpoint rounds and ddmin revisit texts. The test runs on worker
 //! threads; the observer runs on the caller's thread.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::passes::{Hints, Pass, Pipeline};
 use crate::plan::{self, Cursor, START};
+use crate::window::{Filling, State, Window};
 
 /// The verdict of one interestingness test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -105,6 +106,39 @@ pub struct Stats {
     pub stopped: bool,
 }
 
+/// What became of one candidate that got an id (was tested or answered from the cache).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tested {
+    Interesting,
+    Uninteresting,
+    /// Answered from the cache, no test ran.
+    Cached(Outcome),
+    /// Its result was no longer wanted (a candidate before it was accepted, or the run
+    /// stopped); the test was cancelled.
+    Cancelled,
+}
+
+/// One candidate's test, as [`Event::Tested`] reports it when its result is in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TestRecord {
+    /// Generation order (= acceptance order): ids grow as candidates are generated.
+    pub seq: u64,
+    pub pass: &'static str,
+    /// Which run of a pass it belongs to (counts every start of a pass, from 0): the driver
+    /// finishes one run before it starts the next.
+    pub pass_run: u64,
+    /// Improvements accepted before it was generated: the text it was derived from.
+    pub base: u64,
+    /// Its size.
+    pub bytes: usize,
+    pub result: Tested,
+    /// When its test started and ended, since [`reduce`] was called (equal for a cache hit).
+    pub start: Duration,
+    pub end: Duration,
+    /// The worker thread that ran it (`None` for a cache hit).
+    pub worker: Option<usize>,
+}
+
 /// What the observer sees.
 #[derive(Debug)]
 pub enum Event<'a> {
@@ -113,6 +147,8 @@ pub enum Event<'a> {
     Improved { best: &'a [u8], pass: &'a str },
     /// Counters changed (a test finished, a pass started).
     Progress(&'a Stats),
+    /// A test finished (or was cancelled), or a candidate was answered from the cache.
+    Tested(&'a TestRecord),
 }
 
 /// The result of [`reduce`].
@@ -151,22 +187,25 @@ where
     T: Fn(&[u8], &CancelToken) -> Outcome + Sync,
 {
     let jobs = opts.jobs.max(1);
+    let started = Instant::now();
     let (job_tx, job_rx) = mpsc::channel::<Job>();
     let job_rx = Mutex::new(job_rx);
     let (done_tx, done_rx) = mpsc::channel::<Done>();
     std::thread::scope(|scope| {
-        for _ in 0..jobs {
+        for index in 0..jobs {
             let done_tx = done_tx.clone();
             let job_rx = &job_rx;
-            scope.spawn(move || worker(job_rx, &done_tx, test));
+            scope.spawn(move || worker(index, started, job_rx, &done_tx, test));
         }
         drop(done_tx);
         let mut d = Driver {
             opts,
-            jobs,
             best: input.to_vec(),
             cache: HashMap::new(),
-            window: VecDeque::new(),
+            window: Window::new(jobs),
+            flight: HashMap::new(),
+            started,
+            pass_run: 0,
             busy: 0,
             next_id: 0,
             stats: Stats {
@@ -212,15 +251,24 @@ struct Done {
     hash: u128,
     cancelled: bool,
     result: std::thread::Result<Outcome>,
+    worker: usize,
+    start: Duration,
+    end: Duration,
 }
 
-fn worker<T>(jobs: &Mutex<mpsc::Receiver<Job>>, done: &mpsc::Sender<Done>, test: &T)
-where
+fn worker<T>(
+    index: usize,
+    started: Instant,
+    jobs: &Mutex<mpsc::Receiver<Job>>,
+    done: &mpsc::Sender<Done>,
+    test: &T,
+) where
     T: Fn(&[u8], &CancelToken) -> Outcome + Sync,
 {
     loop {
         let job = jobs.lock().unwrap_or_else(|e| e.into_inner()).recv();
         let Ok(job) = job else { return };
+        let start = started.elapsed();
         let result = if job.token.is_cancelled() {
             Ok(Outcome::Uninteresting)
         } else {
@@ -231,6 +279,9 @@ where
             hash: job.hash,
             cancelled: job.token.is_cancelled(),
             result,
+            worker: index,
+            start,
+            end: started.elapsed(),
         };
         if done.send(msg).is_err() {
             return;
@@ -238,18 +289,19 @@ where
     }
 }
 
-enum State {
-    Running(CancelToken),
-    Finished(Outcome),
-}
-
-/// A candidate in the speculation window, in generation order.
-struct Slot {
-    id: u64,
-    state: State,
+/// What the driver keeps with a candidate in the window.
+struct Cand {
     /// Kept while running or if interesting; dropped once known uninteresting.
     bytes: Option<Arc<[u8]>>,
     on_success: Cursor,
+}
+
+/// What a test on a worker was, for its [`TestRecord`].
+struct Flight {
+    pass: &'static str,
+    pass_run: u64,
+    base: u64,
+    bytes: usize,
 }
 
 /// How often a waiting driver looks at the stop flag.
@@ -257,10 +309,14 @@ const POLL: Duration = Duration::from_millis(20);
 
 struct Driver<'a, 'e> {
     opts: &'a Options,
-    jobs: usize,
     best: Vec<u8>,
     cache: HashMap<u128, Outcome>,
-    window: VecDeque<Slot>,
+    window: Window<CancelToken, Cand>,
+    /// Tests handed to workers whose `Done` has not arrived.
+    flight: HashMap<u64, Flight>,
+    started: Instant,
+    /// Starts of `run_pass` so far.
+    pass_run: u64,
     /// Jobs handed to workers whose `Done` has not arrived (stale ones included).
     busy: usize,
     next_id: u64,
@@ -322,6 +378,7 @@ impl Driver<'_, '_> {
             return false;
         }
         self.stats.pass = pass.name();
+        self.pass_run += 1;
         (self.on_event)(Event::Progress(&self.stats));
         let t0 = Instant::now();
         let mut plan = pass.plan(&self.best, &self.opts.hints);
@@ -333,10 +390,16 @@ impl Driver<'_, '_> {
                 self.cancel_all();
                 return improved;
             }
-            self.fill(pass, &*plan, &mut cursor);
-            if let Some(slot) = self.take_accepted() {
+            // Accept before generating more: a test that just ended may be the accepted one,
+            // and candidates generated now would be thrown away at once.
+            let mut accepted = self.take_accepted();
+            if accepted.is_none() {
+                self.fill(pass, &*plan, &mut cursor);
+                accepted = self.take_accepted();
+            }
+            if let Some(slot) = accepted {
                 self.cancel_all();
-                self.best = slot.bytes.map(|b| b.to_vec()).unwrap_or_default();
+                self.best = slot.payload.bytes.map(|b| b.to_vec()).unwrap_or_default();
                 self.stats.improvements += 1;
                 self.stats.bytes_now = self.best.len();
                 (self.on_event)(Event::Improved {
@@ -346,7 +409,7 @@ impl Driver<'_, '_> {
                 let t0 = Instant::now();
                 plan = pass.plan(&self.best, &self.opts.hints);
                 self.stats.gen_time += t0.elapsed();
-                cursor = Some(slot.on_success);
+                cursor = Some(slot.payload.on_success);
                 improved = true;
                 continue;
             }
@@ -361,7 +424,7 @@ impl Driver<'_, '_> {
     /// the plan is exhausted (`cursor` becomes `None`).
     fn fill(&mut self, pass: Pass, plan: &dyn plan::Plan, cursor: &mut Option<Cursor>) {
         let t0 = Instant::now();
-        while self.busy < self.jobs && self.window.len() < 4 * self.jobs {
+        while self.window.has_room(self.busy) {
             let Some(at) = *cursor else { break };
             let Some(step) = plan.step(&self.best, at) else {
                 *cursor = None;
@@ -382,16 +445,27 @@ impl Driver<'_, '_> {
             let hash = content_hash(&cand);
             let id = self.next_id;
             self.next_id += 1;
+            let flight = Flight {
+                pass: pass.name(),
+                pass_run: self.pass_run - 1,
+                base: self.stats.improvements,
+                bytes: cand.len(),
+            };
             if let Some(&outcome) = self.cache.get(&hash) {
                 self.stats.cache_hits += 1;
-                let bytes = (outcome == Outcome::Interesting).then(|| Arc::from(cand));
-                self.window.push_back(Slot {
+                let at = self.started.elapsed();
+                (self.on_event)(Event::Tested(&flight.record(
                     id,
-                    state: State::Finished(outcome),
+                    Tested::Cached(outcome),
+                    (at, at),
+                    None,
+                )));
+                let bytes = (outcome == Outcome::Interesting).then(|| Arc::from(cand));
+                let cand = Cand {
                     bytes,
                     on_success: step.on_success,
-                });
-                if outcome == Outcome::Interesting {
+                };
+                if self.window.push(id, State::Finished(outcome), cand) == Filling::Stop {
                     break;
                 }
                 continue;
@@ -413,29 +487,19 @@ impl Driver<'_, '_> {
             }
             self.busy += 1;
             self.stats.tests += 1;
-            self.window.push_back(Slot {
-                id,
-                state: State::Running(token),
+            self.flight.insert(id, flight);
+            let cand = Cand {
                 bytes: Some(bytes),
                 on_success: step.on_success,
-            });
+            };
+            self.window.push(id, State::Running(token), cand);
         }
         self.stats.gen_time += t0.elapsed();
     }
 
-    /// Pops known-uninteresting candidates off the front; returns the front one if it is
-    /// interesting (all before it having failed).
-    fn take_accepted(&mut self) -> Option<Slot> {
-        while let Some(front) = self.window.front() {
-            match front.state {
-                State::Running(_) => return None,
-                State::Finished(Outcome::Uninteresting) => {
-                    self.window.pop_front();
-                }
-                State::Finished(Outcome::Interesting) => return self.window.pop_front(),
-            }
-        }
-        None
+    /// The front candidate when it is interesting and all before it failed.
+    fn take_accepted(&mut self) -> Option<crate::window::Slot<CancelToken, Cand>> {
+        self.window.take_accepted()
     }
 
     /// Waits for one test result (or a poll interval, to notice the stop flag).
@@ -461,24 +525,52 @@ impl Driver<'_, '_> {
             self.stats.cancelled += 1;
         } else {
             self.cache.insert(done.hash, outcome);
-        }
-        if let Some(slot) = self.window.iter_mut().find(|s| s.id == done.id) {
-            if !done.cancelled {
-                slot.state = State::Finished(outcome);
+            if let Some(slot) = self.window.finish(done.id, outcome) {
                 if outcome == Outcome::Uninteresting {
-                    slot.bytes = None;
+                    slot.payload.bytes = None;
                 }
             }
+        }
+        if let Some(f) = self.flight.remove(&done.id) {
+            let result = match (done.cancelled, outcome) {
+                (true, _) => Tested::Cancelled,
+                (false, Outcome::Interesting) => Tested::Interesting,
+                (false, Outcome::Uninteresting) => Tested::Uninteresting,
+            };
+            let rec = f.record(done.id, result, (done.start, done.end), Some(done.worker));
+            (self.on_event)(Event::Tested(&rec));
         }
         (self.on_event)(Event::Progress(&self.stats));
     }
 
     /// Cancels every test in the window and forgets the window.
     fn cancel_all(&mut self) {
-        for slot in self.window.drain(..) {
+        for slot in self.window.drain() {
             if let State::Running(token) = slot.state {
                 token.cancel();
             }
+        }
+    }
+}
+
+impl Flight {
+    fn record(
+        &self,
+        seq: u64,
+        result: Tested,
+        (start, end): (Duration, Duration),
+        worker: Option<usize>,
+    ) -> TestRecord {
+        TestRecord {
+            seq,
+            pass: self.pass,
+            pass_run: self.pass_run,
+            base: self.base,
+            bytes: self.bytes,
+            result,
+            start,
+            end,
+            worker,
         }
     }
 }

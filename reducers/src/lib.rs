@@ -56,6 +56,11 @@ mod lex;
 mod markers;
 mod passes;
 mod plan;
+pub mod simulate;
+mod window;
 
-pub use driver::{content_hash, reduce, CancelToken, Event, Options, Outcome, Reduction, Stats};
+pub use driver::{
+    content_hash, reduce, CancelToken, Event, Options, Outcome, Reduction, Stats, TestRecord,
+    Tested,
+};
 pub use passes::{Hints, Pass, Pipeline};

@@ -41,6 +41,10 @@ pub struct ReduceArgs {
     #[arg(long, value_name = "N", default_value_t = reduce::DEFAULT_VERIFY_RUNS,
           value_parser = clap::value_parser!(u32).range(1..=100))]
     verify_runs: u32,
+    /// Write one JSON line per test to FILE (sequence, pass, bytes, outcome, start/end,
+    /// worker), for `icepick simulate`. A case keeps it anyway, in logs/reduce-trace.jsonl.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
 }
 
 pub(crate) fn human_bytes(n: usize) -> String {
@@ -148,9 +152,13 @@ pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
     let mut progress = Progress::new(args.json);
     let mut out = std::io::stdout().lock();
     if let Some(script) = &args.test {
-        let r = reduce::reduce_with_script(script, &args.targets, &settings, &mut |n| {
-            progress.note(n)
-        })?;
+        let r = reduce::reduce_with_script(
+            script,
+            &args.targets,
+            &settings,
+            args.trace.as_deref(),
+            &mut |n| progress.note(n),
+        )?;
         if args.json {
             writeln!(out, "{}", serde_json::to_string(&r)?)?;
         } else {
@@ -189,7 +197,9 @@ pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
         eprintln!("icepick: reduce takes one case directory (several files only with --test)");
         return Ok(error::USAGE);
     };
-    let r = reduce::reduce_case(target, &settings, &mut |n| progress.note(n))?;
+    let r = reduce::reduce_case_traced(target, &settings, args.trace.as_deref(), &mut |n| {
+        progress.note(n)
+    })?;
     crate::report::rerender(target)?;
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&r)?)?;

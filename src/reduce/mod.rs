@@ -22,6 +22,7 @@ mod complete;
 mod hints;
 mod oracle;
 mod script;
+mod trace;
 mod verify;
 mod witness;
 
@@ -30,7 +31,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use icepick_reducers::{CancelToken, Event, Options, Outcome, Stats};
+use icepick_reducers::{CancelToken, Options, Outcome, Stats};
 use serde::{Deserialize, Serialize};
 
 use crate::case::{write_atomic, Case, CaseError};
@@ -42,6 +43,8 @@ use verify::{verify, Check, Verdict};
 
 pub use hints::hints_for;
 pub use script::{reduce_with_script, ScriptReduction};
+use trace::Trace;
+pub use trace::CASE_TRACE;
 
 /// How to reduce.
 #[derive(Debug, Clone)]
@@ -145,6 +148,10 @@ pub struct Reduction {
     pub extra_flags: Vec<String>,
     /// The command that crashes on `output`, inside the case directory.
     pub replay_command: Vec<String>,
+    /// The trace of the last run (one JSON line per test, see `trace.rs`), case-relative;
+    /// `None` in cases reduced before traces were kept.
+    #[serde(default)]
+    pub trace: Option<String>,
 }
 
 /// Why the stage could not run.
@@ -345,10 +352,9 @@ impl Stage<'_> {
         rec: &mut Reduction,
         base: (u64, u64),
         chain: &mut chain::Chain,
+        trace: &mut Trace,
         note: &mut dyn FnMut(Note<'_>),
     ) -> Result<icepick_reducers::Reduction, ReduceError> {
-        let mut write_error = None;
-        let mut last_stats = Stats::default();
         let test = |text: &[u8], cancel: &CancelToken| {
             if self.interesting(text, flags, confirm, timeout, &|| cancel.is_cancelled()) {
                 Outcome::Interesting
@@ -356,37 +362,28 @@ impl Stage<'_> {
                 Outcome::Uninteresting
             }
         };
-        let result = icepick_reducers::reduce(start, opts, &test, &mut |e| match e {
-            Event::Improved { best, pass } => {
-                if let Some(w) = self.witness.as_ref().filter(|w| w.accepted(best)) {
-                    // Not a rejected candidate: it stays accepted either way.
-                    w.late(self.witness_run(&w.argv, best, timeout, &|| false));
-                }
-                chain.push(best);
-                if let Err(err) = write_atomic(&self.output_path, best) {
-                    write_error.get_or_insert(err);
-                    self.stop.store(true, Ordering::SeqCst);
-                    return;
-                }
-                rec.bytes_after = best.len();
-                rec.tests = base.0 + last_stats.tests;
-                rec.cache_hits = base.1 + last_stats.cache_hits;
-                if let Err(err) = self.save(rec) {
-                    write_error.get_or_insert(err);
-                }
-                note(Note::Improved {
-                    bytes: best.len(),
-                    pass,
-                });
+        let mut improved = |best: &[u8], stats: &Stats| -> Result<(), ReduceError> {
+            if let Some(w) = self.witness.as_ref().filter(|w| w.accepted(best)) {
+                // Not a rejected candidate: it stays accepted either way.
+                w.late(self.witness_run(&w.argv, best, timeout, &|| false));
             }
-            Event::Progress(stats) => {
-                last_stats = stats.clone();
-                note(Note::Progress(stats));
-            }
-        });
-        if let Some(err) = write_error {
-            return Err(err.into());
-        }
+            chain.push(best);
+            write_atomic(&self.output_path, best)?;
+            rec.bytes_after = best.len();
+            rec.tests = base.0 + stats.tests;
+            rec.cache_hits = base.1 + stats.cache_hits;
+            Ok(self.save(rec)?)
+        };
+        let result = trace::drive(
+            start,
+            opts,
+            &test,
+            &self.stop,
+            0,
+            trace,
+            note,
+            &mut improved,
+        )?;
         rec.tests = base.0 + result.stats.tests;
         rec.cache_hits = base.1 + result.stats.cache_hits;
         Ok(result)
@@ -397,6 +394,17 @@ impl Stage<'_> {
 pub fn reduce_case(
     dir: &Path,
     settings: &Settings,
+    note: &mut dyn FnMut(Note<'_>),
+) -> Result<Reduction, ReduceError> {
+    reduce_case_traced(dir, settings, None, note)
+}
+
+/// [`reduce_case`], writing the trace to `trace` too (it is always kept in the case, as
+/// [`CASE_TRACE`]).
+pub fn reduce_case_traced(
+    dir: &Path,
+    settings: &Settings,
+    trace: Option<&Path>,
     note: &mut dyn FnMut(Note<'_>),
 ) -> Result<Reduction, ReduceError> {
     let started = Instant::now();
@@ -540,6 +548,10 @@ pub fn reduce_case(
         bytes: start.len(),
         timeout,
     });
+    let mut trace_paths = vec![trace::case_trace(dir)];
+    trace_paths.extend(trace.map(Path::to_path_buf));
+    let mut trace = Trace::create(&trace_paths)?;
+    trace.timeout = Some(timeout);
 
     let opts = Options {
         jobs: settings.jobs.max(1),
@@ -573,6 +585,7 @@ pub fn reduce_case(
         witness_rejects: 0,
         extra_flags: Vec::new(),
         replay_command: retarget(&replay, &case.input, &output_name, &[]),
+        trace: Some(CASE_TRACE.to_string()),
     };
     let base = (rec.tests, rec.cache_hits);
     // Write the starting point and a `running` record before any test, so that a kill at any
@@ -590,6 +603,7 @@ pub fn reduce_case(
         &mut rec,
         base,
         &mut chain,
+        &mut trace,
         note,
     )?;
     let mut stopped = first_pass.stats.stopped;
@@ -655,6 +669,7 @@ pub fn reduce_case(
                     &mut rec,
                     base,
                     &mut chain2,
+                    &mut trace,
                     note,
                 )?;
                 stopped = second.stats.stopped;

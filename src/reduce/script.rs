@@ -17,9 +17,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use icepick_reducers::{CancelToken, Event, Options, Outcome, Pipeline, Stats};
+use icepick_reducers::{CancelToken, Options, Outcome, Pipeline, Stats};
 use serde::Serialize;
 
+use super::trace::{self, Trace};
 use super::{Note, ReduceError, Settings};
 use crate::case::write_atomic;
 use crate::exec::{self, Cmd, Status};
@@ -198,11 +199,13 @@ fn write_keeping_mode(file: &Path, bytes: &[u8], mode: u32) -> Result<(), Reduce
 }
 
 /// Reduces `files` in place while `script` says they are interesting: each file in turn
-/// (the others as they are so far), in rounds until a round changes none.
+/// (the others as they are so far), in rounds until a round changes none. With `trace`, one
+/// JSON line per test is written there (see `trace.rs`).
 pub fn reduce_with_script(
     script: &Path,
     files: &[PathBuf],
     settings: &Settings,
+    trace: Option<&Path>,
     note: &mut dyn FnMut(Note<'_>),
 ) -> Result<ScriptReduction, ReduceError> {
     use std::os::unix::fs::PermissionsExt;
@@ -327,6 +330,8 @@ pub fn reduce_with_script(
         bytes: total(&starts),
         timeout,
     });
+    let mut trace = Trace::create(trace.map(Path::to_path_buf).as_slice())?;
+    trace.timeout = Some(timeout);
     let opts = Options {
         jobs: settings.jobs.max(1),
         stop: settings.stop.clone(),
@@ -335,7 +340,6 @@ pub fn reduce_with_script(
     };
     let mut now = starts.clone();
     let (mut tests, mut cache_hits, mut stopped) = (0, 0, false);
-    let mut write_error = None;
     'rounds: loop {
         let mut changed = false;
         for k in 0..named.len() {
@@ -357,22 +361,17 @@ pub fn reduce_with_script(
                 }
             };
             let rest = total(&now) - now[k].len();
-            let result = icepick_reducers::reduce(&now[k], &opts, &test, &mut |e| match e {
-                Event::Improved { best, pass } => {
-                    if let Err(err) = write_keeping_mode(&named[k].path, best, named[k].mode) {
-                        write_error.get_or_insert(err);
-                        settings.stop.store(true, Ordering::SeqCst);
-                    }
-                    note(Note::Improved {
-                        bytes: rest + best.len(),
-                        pass,
-                    });
-                }
-                Event::Progress(stats) => note(Note::Progress(stats)),
-            });
-            if let Some(err) = write_error.take() {
-                return Err(err);
-            }
+            let file = &named[k];
+            let result = trace::drive(
+                &now[k],
+                &opts,
+                &test,
+                &settings.stop,
+                rest,
+                &mut trace,
+                note,
+                &mut |best, _| write_keeping_mode(&file.path, best, file.mode),
+            )?;
             let Stats {
                 tests: t,
                 cache_hits: h,

@@ -1,0 +1,97 @@
+//! The speculation window: the scheduling policy the driver (`driver.rs`) and the simulator
+//! (`simulate.rs`) share, so that a prediction made from a trace follows the same rules as a
+//! real run. Candidates enter in generation order; a new one may be generated while fewer
+//! than `jobs` tests are on workers and the window holds fewer than [`PER_JOB`] × `jobs`
+//! slots; the front slot is accepted when it is interesting (every slot before it having
+//! failed); an accepted candidate cancels the rest.
+
+use std::collections::VecDeque;
+
+use crate::driver::Outcome;
+
+/// Slots per job the window may hold (finished ones waiting for an earlier test included).
+pub(crate) const PER_JOB: usize = 4;
+
+/// Where a candidate's test stands. `R` is what a running test needs to be cancelled.
+pub(crate) enum State<R> {
+    Running(R),
+    Finished(Outcome),
+}
+
+/// A candidate in the window, with the caller's `payload`.
+pub(crate) struct Slot<R, P> {
+    pub id: u64,
+    pub state: State<R>,
+    pub payload: P,
+}
+
+/// Candidates in generation order.
+pub(crate) struct Window<R, P> {
+    slots: VecDeque<Slot<R, P>>,
+    jobs: usize,
+}
+
+impl<R, P> Window<R, P> {
+    pub fn new(jobs: usize) -> Self {
+        Window {
+            slots: VecDeque::new(),
+            jobs: jobs.max(1),
+        }
+    }
+
+    /// True when another candidate may be generated while `busy` tests occupy workers
+    /// (cancelled ones still running included).
+    pub fn has_room(&self, busy: usize) -> bool {
+        busy < self.jobs && self.slots.len() < PER_JOB * self.jobs
+    }
+
+    /// Adds a candidate behind the others. A finished interesting one (a cache hit) ends the
+    /// filling: nothing after it can be accepted before it.
+    pub fn push(&mut self, id: u64, state: State<R>, payload: P) -> Filling {
+        let stop = matches!(state, State::Finished(Outcome::Interesting));
+        self.slots.push_back(Slot { id, state, payload });
+        if stop {
+            Filling::Stop
+        } else {
+            Filling::Go
+        }
+    }
+
+    /// Records the outcome of test `id`; the slot, when it is still in the window.
+    pub fn finish(&mut self, id: u64, outcome: Outcome) -> Option<&mut Slot<R, P>> {
+        let slot = self.slots.iter_mut().find(|s| s.id == id)?;
+        slot.state = State::Finished(outcome);
+        Some(slot)
+    }
+
+    /// Pops known-uninteresting candidates off the front; returns the front one if it is
+    /// interesting (all before it having failed).
+    pub fn take_accepted(&mut self) -> Option<Slot<R, P>> {
+        while let Some(front) = self.slots.front() {
+            match front.state {
+                State::Running(_) => return None,
+                State::Finished(Outcome::Uninteresting) => {
+                    self.slots.pop_front();
+                }
+                State::Finished(Outcome::Interesting) => return self.slots.pop_front(),
+            }
+        }
+        None
+    }
+
+    /// Empties the window, handing back what was in it (to cancel the running ones).
+    pub fn drain(&mut self) -> impl Iterator<Item = Slot<R, P>> + '_ {
+        self.slots.drain(..)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+}
+
+/// Whether the caller may go on generating after [`Window::push`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Filling {
+    Go,
+    Stop,
+}

@@ -1,0 +1,168 @@
+//! The one event loop of the reduce stage, for a case and for `--test SCRIPT` alike: it runs
+//! the driver of `icepick-reducers` and, in one place, writes the best-so-far (through the
+//! caller's `improved`), tells the caller's progress printer, and writes the trace.
+//!
+//! The trace (`--trace FILE`, and `logs/reduce-trace.jsonl` in a case) has one JSON line per
+//! candidate that was tested or answered from the cache, written when its result is in:
+//! `seq` (generation order = acceptance order), `pass`, `run` (which run of a pass), `base`
+//! (improvements accepted before it was generated), `bytes`, `outcome` (`interesting`,
+//! `uninteresting`, `cached`, `cancelled`, `timeout`), `interesting` (for a cache hit too),
+//! `start`/`end` (seconds since the stage started) and `worker` (`null` for a cache hit).
+//! Several driver runs in one stage (the stricter second reduction, several files) continue
+//! the numbering, so one trace is one sequence. `icepick simulate` replays it (see
+//! `icepick_reducers::simulate`); the report draws it (`src/report/chart.rs`).
+
+use std::fs::File;
+use std::io::{LineWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use icepick_reducers::{
+    CancelToken, Event, Options, Outcome, Reduction, Stats, TestRecord, Tested,
+};
+
+use super::{Note, ReduceError};
+
+/// Where a case keeps the trace of its last reduction (case-relative).
+pub const CASE_TRACE: &str = "logs/reduce-trace.jsonl";
+
+/// The trace files of one stage.
+pub struct Trace {
+    files: Vec<(PathBuf, LineWriter<File>)>,
+    origin: Instant,
+    /// An uninteresting test that ran this long is reported as a `timeout`.
+    pub timeout: Option<Duration>,
+    /// Added to the next driver run's numbers, so that one trace is one sequence.
+    seq: u64,
+    run: u64,
+    base: u64,
+    error: Option<ReduceError>,
+}
+
+impl Trace {
+    /// A trace written to each of `paths` (created or truncated); none: nothing written.
+    pub fn create(paths: &[PathBuf]) -> Result<Trace, ReduceError> {
+        let mut files = Vec::new();
+        for p in paths {
+            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(|e| ReduceError::Io(dir.into(), e))?;
+            }
+            let f = File::create(p).map_err(|e| ReduceError::Io(p.clone(), e))?;
+            files.push((p.clone(), LineWriter::new(f)));
+        }
+        Ok(Trace {
+            files,
+            origin: Instant::now(),
+            timeout: None,
+            seq: 0,
+            run: 0,
+            base: 0,
+            error: None,
+        })
+    }
+
+    /// One record of a driver run that started `offset` after the stage.
+    fn write(&mut self, r: &TestRecord, offset: Duration) {
+        if self.files.is_empty() || self.error.is_some() {
+            return;
+        }
+        let timed_out = matches!(r.result, Tested::Uninteresting)
+            && self
+                .timeout
+                .is_some_and(|t| r.end.saturating_sub(r.start) >= t);
+        let (outcome, interesting) = match r.result {
+            Tested::Interesting => ("interesting", true),
+            Tested::Uninteresting if timed_out => ("timeout", false),
+            Tested::Uninteresting => ("uninteresting", false),
+            Tested::Cached(o) => ("cached", o == Outcome::Interesting),
+            Tested::Cancelled => ("cancelled", false),
+        };
+        let secs = |d: Duration| ((offset + d).as_secs_f64() * 1e4).round() / 1e4;
+        let line = serde_json::json!({
+            "seq": self.seq + r.seq,
+            "pass": r.pass,
+            "run": self.run + r.pass_run,
+            "base": self.base + r.base,
+            "bytes": r.bytes,
+            "outcome": outcome,
+            "interesting": interesting,
+            "start": secs(r.start),
+            "end": secs(r.end),
+            "worker": r.worker,
+        });
+        for (path, f) in &mut self.files {
+            if let Err(e) = writeln!(f, "{line}") {
+                self.error = Some(ReduceError::Io(path.clone(), e));
+                return;
+            }
+        }
+    }
+
+    /// After a driver run: the next one's numbers follow this one's.
+    fn next_run(&mut self, seen: (u64, u64, u64)) {
+        self.seq += seen.0;
+        self.run += seen.1;
+        self.base += seen.2;
+    }
+}
+
+/// Runs the driver on `start`: every improvement goes to `improved` (with the counters so
+/// far), which writes it (an error stops the run and is returned); progress goes to `note`
+/// (sizes plus `others`, the bytes of files not being reduced); each test to `trace`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn drive<T>(
+    start: &[u8],
+    opts: &Options,
+    test: &T,
+    stop: &AtomicBool,
+    others: usize,
+    trace: &mut Trace,
+    note: &mut dyn FnMut(Note<'_>),
+    improved: &mut dyn FnMut(&[u8], &Stats) -> Result<(), ReduceError>,
+) -> Result<Reduction, ReduceError>
+where
+    T: Fn(&[u8], &CancelToken) -> Outcome + Sync,
+{
+    let mut failed = None;
+    let mut last = Stats::default();
+    let offset = trace.origin.elapsed();
+    // Records' numbers, for the next run's offsets: seq, pass runs, improvements.
+    let mut seen = (0u64, 0u64, 0u64);
+    let result = icepick_reducers::reduce(start, opts, test, &mut |e| match e {
+        Event::Improved { best, pass } => {
+            if failed.is_some() {
+                return;
+            }
+            if let Err(e) = improved(best, &last) {
+                failed = Some(e);
+                stop.store(true, Ordering::SeqCst);
+                return;
+            }
+            note(Note::Improved {
+                bytes: others + best.len(),
+                pass,
+            });
+        }
+        Event::Progress(stats) => {
+            last = stats.clone();
+            note(Note::Progress(stats));
+        }
+        Event::Tested(r) => {
+            seen.0 = seen.0.max(r.seq + 1);
+            seen.1 = seen.1.max(r.pass_run + 1);
+            trace.write(r, offset);
+        }
+    });
+    seen.2 = result.stats.improvements + 1;
+    trace.next_run(seen);
+    if let Some(e) = failed.or_else(|| trace.error.take()) {
+        return Err(e);
+    }
+    Ok(result)
+}
+
+/// The case-relative trace path when `dir` is a case directory (for the reduction section).
+pub fn case_trace(dir: &Path) -> PathBuf {
+    dir.join(CASE_TRACE)
+}
