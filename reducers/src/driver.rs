@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::passes::{Hints, Pass, Pipeline};
 use crate::plan::{self, Cursor, START};
+use crate::schedule::Schedule;
 use crate::window::{Filling, State, Window};
 
 /// The verdict of one interestingness test.
@@ -294,6 +295,28 @@ struct Cand {
     /// Kept while running or if interesting; dropped once known uninteresting.
     bytes: Option<Arc<[u8]>>,
     on_success: Cursor,
+    /// Where generation resumes when it is accepted.
+    ctx: Ctx,
+}
+
+/// The pass a candidate came from, and where in the pipeline that pass ran.
+#[derive(Clone, Copy)]
+struct Ctx {
+    pass: Pass,
+    sched: Schedule,
+    pass_run: u64,
+}
+
+/// The pass whose candidates are being generated.
+struct Gen {
+    ctx: Ctx,
+    plan: Box<dyn plan::Plan>,
+    /// The next step of `plan` (`None`: exhausted).
+    cursor: Option<Cursor>,
+    /// A candidate of this pass run was accepted.
+    improved: bool,
+    /// The pipeline is over: nothing more to generate.
+    last: bool,
 }
 
 /// What a test on a worker was, for its [`TestRecord`].
@@ -332,69 +355,29 @@ impl Driver<'_, '_> {
         self.panic.is_some() || self.opts.stop.load(Ordering::Relaxed)
     }
 
+    /// Runs the pipeline. Candidates are generated in one sequence across passes: when a
+    /// pass's plan is exhausted while its tests are still running, the next pass's candidates
+    /// are generated from the same text, on the same assumption that everything before them
+    /// fails (and its plan is what a serial run would make, if they do). An accepted
+    /// candidate rewinds generation to its own pass (improved), from the accepted text.
     fn run(&mut self) {
         if self.best.is_empty() {
             return;
         }
-        let pipeline = &self.opts.pipeline;
-        for &pass in &pipeline.first {
-            self.run_pass(pass);
-        }
-        loop {
-            loop {
-                if self.stopping()
-                    || self
-                        .opts
-                        .max_rounds
-                        .is_some_and(|m| self.stats.rounds >= m as u64)
-                {
-                    return;
-                }
-                self.stats.rounds += 1;
-                let mut improved = false;
-                for &pass in &pipeline.main {
-                    improved |= self.run_pass(pass) && !pass.only_whitespace();
-                }
-                if !improved {
-                    break;
-                }
-            }
-            let mut improved = false;
-            for &pass in &pipeline.last {
-                // A new layout alone is no reason for another round: only whitespace changed
-                // (and a round could undo it, then the layout redo it, forever).
-                improved |= self.run_pass(pass) && !pass.only_whitespace();
-            }
-            if !improved || pipeline.main.is_empty() {
-                return;
-            }
-        }
-    }
-
-    /// Runs one pass over the current best until its schedule is exhausted; true if it
-    /// improved anything.
-    fn run_pass(&mut self, pass: Pass) -> bool {
-        if self.stopping() {
-            return false;
-        }
-        self.stats.pass = pass.name();
-        self.pass_run += 1;
-        (self.on_event)(Event::Progress(&self.stats));
-        let t0 = Instant::now();
-        let mut plan = pass.plan(&self.best, &self.opts.hints);
-        self.stats.gen_time += t0.elapsed();
-        let mut cursor = Some(START);
-        let mut improved = false;
+        let sched = Schedule::start(&self.opts.pipeline, self.opts.max_rounds);
+        let Some(mut gen) = self.open(sched) else {
+            return;
+        };
         loop {
             if self.stopping() {
                 self.cancel_all();
-                return improved;
+                return;
             }
             // Accept before generating more: a test that just ended may be the accepted one,
             // and candidates generated now would be thrown away at once.
             let mut accepted = self.take_accepted();
             if accepted.is_none() {
-                self.fill(pass, &*plan, &mut cursor);
+                self.fill(&mut gen);
                 accepted = self.take_accepted();
             }
             if let Some(slot) = accepted {
@@ -402,35 +385,83 @@ impl Driver<'_, '_> {
                 self.best = slot.payload.bytes.map(|b| b.to_vec()).unwrap_or_default();
                 self.stats.improvements += 1;
                 self.stats.bytes_now = self.best.len();
+                let ctx = slot.payload.ctx;
                 (self.on_event)(Event::Improved {
                     best: &self.best,
-                    pass: pass.name(),
+                    pass: ctx.pass.name(),
                 });
                 let t0 = Instant::now();
-                plan = pass.plan(&self.best, &self.opts.hints);
+                let plan = ctx.pass.plan(&self.best, &self.opts.hints);
                 self.stats.gen_time += t0.elapsed();
-                cursor = Some(slot.payload.on_success);
-                improved = true;
+                self.stats.pass = ctx.pass.name();
+                self.stats.rounds = ctx.sched.rounds;
+                self.pass_run = ctx.pass_run + 1;
+                gen = Gen {
+                    ctx,
+                    plan,
+                    cursor: Some(slot.payload.on_success),
+                    improved: true,
+                    last: false,
+                };
                 continue;
             }
-            if self.window.is_empty() && cursor.is_none() {
-                return improved;
+            if self.window.is_empty() && gen.last {
+                return;
             }
             self.wait();
         }
     }
 
-    /// Generates candidates of `pass` until `jobs` tests are in flight, the window is full, or
-    /// the plan is exhausted (`cursor` becomes `None`).
-    fn fill(&mut self, pass: Pass, plan: &dyn plan::Plan, cursor: &mut Option<Cursor>) {
+    /// The generator of the pass at `sched` on the current best, or `None` when the pipeline
+    /// is over.
+    fn open(&mut self, sched: Schedule) -> Option<Gen> {
+        let pass = sched.pass(&self.opts.pipeline)?;
+        self.stats.pass = pass.name();
+        self.stats.rounds = sched.rounds;
+        let pass_run = self.pass_run;
+        self.pass_run += 1;
+        (self.on_event)(Event::Progress(&self.stats));
+        let t0 = Instant::now();
+        let plan = pass.plan(&self.best, &self.opts.hints);
+        self.stats.gen_time += t0.elapsed();
+        Some(Gen {
+            ctx: Ctx {
+                pass,
+                sched,
+                pass_run,
+            },
+            plan,
+            cursor: Some(START),
+            improved: false,
+            last: false,
+        })
+    }
+
+    /// Generates candidates until `jobs` tests are in flight, the window is full, or the
+    /// pipeline is over (`gen.last`), going on into the next passes as plans run out.
+    fn fill(&mut self, gen: &mut Gen) {
         let t0 = Instant::now();
         while self.window.has_room(self.busy) {
-            let Some(at) = *cursor else { break };
-            let Some(step) = plan.step(&self.best, at) else {
-                *cursor = None;
-                break;
+            let Some(at) = gen.cursor else {
+                if gen.last {
+                    break;
+                }
+                let next =
+                    gen.ctx
+                        .sched
+                        .next(&self.opts.pipeline, self.opts.max_rounds, gen.improved);
+                match self.open(next) {
+                    Some(g) => *gen = g,
+                    None => gen.last = true,
+                }
+                continue;
             };
-            *cursor = Some(step.next);
+            let pass = gen.ctx.pass;
+            let Some(step) = gen.plan.step(&self.best, at) else {
+                gen.cursor = None;
+                continue;
+            };
+            gen.cursor = Some(step.next);
             self.stats.candidates += 1;
             let cand = plan::apply(&self.best, &step.edits);
             // A layout may be longer than the current text, never longer than the input.
@@ -447,7 +478,7 @@ impl Driver<'_, '_> {
             self.next_id += 1;
             let flight = Flight {
                 pass: pass.name(),
-                pass_run: self.pass_run - 1,
+                pass_run: gen.ctx.pass_run,
                 base: self.stats.improvements,
                 bytes: cand.len(),
             };
@@ -464,6 +495,7 @@ impl Driver<'_, '_> {
                 let cand = Cand {
                     bytes,
                     on_success: step.on_success,
+                    ctx: gen.ctx,
                 };
                 if self.window.push(id, State::Finished(outcome), cand) == Filling::Stop {
                     break;
@@ -482,7 +514,8 @@ impl Driver<'_, '_> {
                 })
                 .is_err()
             {
-                *cursor = None;
+                gen.cursor = None;
+                gen.last = true;
                 break;
             }
             self.busy += 1;
@@ -491,6 +524,7 @@ impl Driver<'_, '_> {
             let cand = Cand {
                 bytes: Some(bytes),
                 on_success: step.on_success,
+                ctx: gen.ctx,
             };
             self.window.push(id, State::Running(token), cand);
         }

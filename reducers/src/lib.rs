@@ -56,6 +56,7 @@ mod lex;
 mod markers;
 mod passes;
 mod plan;
+mod schedule;
 pub mod simulate;
 mod window;
 

@@ -303,3 +303,36 @@ fn layout_may_grow_the_text_but_never_beyond_the_input() {
     let r = reduce(tight.as_bytes(), &opts, &test, &mut |_| {});
     assert_eq!(r.output, tight.as_bytes());
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 24, ..Default::default() })]
+    /// The driver speculates across passes (a pass's successors are generated while its tests
+    /// run); whatever the text, the markers the test wants and the timing, the output is the
+    /// serial one for any `jobs`.
+    #[test]
+    fn output_is_the_serial_one_for_any_jobs_with_cross_pass_speculation(
+        words in proptest::collection::vec("[a-e]{1,3}|[{}();,]", 4..60),
+        want in proptest::collection::vec("[a-e]", 1..3),
+        jobs in 2usize..9,
+        slow in 0u8..4,
+    ) {
+        let text = words.join(" ");
+        let oracle = |t: &[u8], _: &CancelToken| {
+            // Uneven test times shuffle the order in which results come in.
+            if t.len() % 4 == slow as usize {
+                std::thread::sleep(Duration::from_micros(300));
+            }
+            let s = String::from_utf8_lossy(t);
+            if want.iter().all(|w| s.contains(w.as_str())) && balanced(t) {
+                Outcome::Interesting
+            } else {
+                Outcome::Uninteresting
+            }
+        };
+        let serial = reduce(text.as_bytes(), &opts(1), &oracle, &mut |_| {});
+        let parallel = reduce(text.as_bytes(), &opts(jobs), &oracle, &mut |_| {});
+        proptest::prop_assert_eq!(serial.output, parallel.output);
+        proptest::prop_assert_eq!(serial.stats.improvements, parallel.stats.improvements);
+        proptest::prop_assert_eq!(serial.stats.rounds, parallel.stats.rounds);
+    }
+}

@@ -19,6 +19,7 @@ mod probe;
 mod reduce;
 mod scan_log;
 mod show;
+mod simulate;
 mod store;
 mod triage;
 mod versions;
@@ -77,6 +78,10 @@ enum Command {
     /// (parallel, deterministic, resumable); or with --test, any file C-Reduce style.
     #[command(after_help = error::EXIT_CODES_HELP)]
     Reduce(reduce::ReduceArgs),
+    /// Predict a reduction's wall time and speedup on N workers (a build farm) from the
+    /// trace of one run (`icepick reduce --trace FILE`).
+    #[command(after_help = error::EXIT_CODES_HELP)]
+    Simulate(simulate::SimulateArgs),
     /// The whole pipeline on a crashing compile: capture, flags, reduce, versions, classify,
     /// report.
     #[command(after_help = error::EXIT_CODES_HELP)]
@@ -292,6 +297,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Report(args) => run_report(args),
         Command::Flags(args) => flags::run(args),
         Command::Reduce(args) => reduce::run(args),
+        Command::Simulate(args) => simulate::run(args),
         Command::Triage(args) => triage::run(args),
         Command::Versions(args) => versions::run(args),
         Command::Wrap(args) => wrap::run(args),

@@ -66,6 +66,7 @@ pub fn write_files(dir: &Path, case: &Case) -> Result<(), CaseError> {
         use std::os::unix::fs::PermissionsExt;
         let _ = std::fs::set_permissions(&repro, std::fs::Permissions::from_mode(0o755));
     }
+    super::chart::write_svg(dir, case)?;
     write_atomic(
         &dir.join("report.md"),
         super::markdown(case, reduced.as_deref(), Some(&input)).as_bytes(),

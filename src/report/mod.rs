@@ -6,6 +6,7 @@
 //! directory, and [`write_files`] the one that writes: whoever runs a stage calls [`rerender`]
 //! after it (docs/architecture.md).
 
+mod chart;
 mod classification;
 mod environment;
 mod facts;
@@ -142,6 +143,7 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
         }
         let _ = writeln!(s, "{}", fence("sh", &shell_join(replay)));
         s.push_str(&facts::reduction_paragraph(case));
+        s.push_str(&chart::markdown_link(case));
     }
     let _ = writeln!(s, "## Reproducer\n");
     match &link.url {

@@ -1,0 +1,171 @@
+//! Which pass runs next: the pipeline's order as a small state machine, so that the driver can
+//! ask "and after this pass?" before the pass is over. `first` once; `main` in rounds until a
+//! round improves nothing (or `max_rounds`); `last`; and `main` again when `last` improved
+//! anything but the layout.
+//!
+//! The state is `Copy`: the driver keeps a copy with every candidate, and when a candidate is
+//! accepted it resumes from that candidate's copy (the pass it came from, now improved), which
+//! is what makes speculating into the next passes safe.
+
+use crate::passes::{Pass, Pipeline};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    First(usize),
+    RoundStart,
+    Main(usize),
+    Last(usize),
+    Done,
+}
+
+/// A position in the pipeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Schedule {
+    phase: Phase,
+    /// A pass of this round (or of the `last` phase) improved the text beyond its layout.
+    round_improved: bool,
+    last_improved: bool,
+    /// Main-phase rounds started.
+    pub rounds: u64,
+}
+
+impl Schedule {
+    /// The start of `pipeline`.
+    pub fn start(pipeline: &Pipeline, max_rounds: Option<usize>) -> Schedule {
+        let mut s = Schedule {
+            phase: Phase::First(0),
+            round_improved: false,
+            last_improved: false,
+            rounds: 0,
+        };
+        s.settle(pipeline, max_rounds);
+        s
+    }
+
+    /// The pass to run at this position (`None`: the pipeline is over).
+    pub fn pass(&self, pipeline: &Pipeline) -> Option<Pass> {
+        match self.phase {
+            Phase::First(i) => pipeline.first.get(i).copied(),
+            Phase::Main(i) => pipeline.main.get(i).copied(),
+            Phase::Last(i) => pipeline.last.get(i).copied(),
+            Phase::RoundStart | Phase::Done => None,
+        }
+    }
+
+    /// The position after the current pass, which `improved` the text or not.
+    pub fn next(mut self, pipeline: &Pipeline, max_rounds: Option<usize>, improved: bool) -> Self {
+        // A new layout alone is no reason for another round: only whitespace changed (and a
+        // round could undo it, then the layout redo it, forever).
+        let counts = improved && !self.pass(pipeline).is_some_and(|p| p.only_whitespace());
+        self.phase = match self.phase {
+            Phase::First(i) => Phase::First(i + 1),
+            Phase::Main(i) => {
+                self.round_improved |= counts;
+                Phase::Main(i + 1)
+            }
+            Phase::Last(i) => {
+                self.last_improved |= counts;
+                Phase::Last(i + 1)
+            }
+            other => other,
+        };
+        self.settle(pipeline, max_rounds);
+        self
+    }
+
+    /// Moves past the ends of phases to the next pass to run (or `Done`).
+    fn settle(&mut self, pipeline: &Pipeline, max_rounds: Option<usize>) {
+        loop {
+            self.phase = match self.phase {
+                Phase::First(i) if i >= pipeline.first.len() => Phase::RoundStart,
+                Phase::RoundStart => {
+                    if max_rounds.is_some_and(|m| self.rounds >= m as u64) {
+                        Phase::Done
+                    } else {
+                        self.rounds += 1;
+                        self.round_improved = false;
+                        Phase::Main(0)
+                    }
+                }
+                Phase::Main(i) if i >= pipeline.main.len() => {
+                    if self.round_improved {
+                        Phase::RoundStart
+                    } else {
+                        self.last_improved = false;
+                        Phase::Last(0)
+                    }
+                }
+                Phase::Last(i) if i >= pipeline.last.len() => {
+                    if self.last_improved && !pipeline.main.is_empty() {
+                        Phase::RoundStart
+                    } else {
+                        Phase::Done
+                    }
+                }
+                _ => return,
+            };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(
+        p: &Pipeline,
+        improved: &dyn Fn(usize, Pass) -> bool,
+        max: Option<usize>,
+    ) -> Vec<&'static str> {
+        let mut s = Schedule::start(p, max);
+        let mut out = Vec::new();
+        while let Some(pass) = s.pass(p) {
+            let k = out.len();
+            out.push(pass.name());
+            s = s.next(p, max, improved(k, pass));
+            assert!(out.len() < 100);
+        }
+        out
+    }
+
+    #[test]
+    fn rounds_repeat_until_one_improves_nothing_then_last_and_again_if_it_did() {
+        use Pass::*;
+        let p = Pipeline {
+            first: vec![Provenance],
+            main: vec![Lines, Tokens],
+            last: vec![Rename, Normalise],
+        };
+        // Lines improves in the first round only; rename improves once (its first run).
+        let got = names(
+            &p,
+            &|k, pass| (k == 1 && pass == Lines) || (k == 5 && pass == Rename),
+            None,
+        );
+        assert_eq!(
+            got,
+            [
+                "provenance",
+                "lines",
+                "tokens",
+                "lines",
+                "tokens",
+                "rename",
+                "normalise",
+                "lines",
+                "tokens",
+                "rename",
+                "normalise"
+            ]
+        );
+        // A layout alone starts no round.
+        let got = names(&p, &|_, pass| pass == Normalise, None);
+        assert_eq!(
+            got,
+            ["provenance", "lines", "tokens", "rename", "normalise"]
+        );
+        // max_rounds stops before a round.
+        let got = names(&p, &|_, pass| pass == Lines, Some(2));
+        assert_eq!(got, ["provenance", "lines", "tokens", "lines", "tokens"]);
+    }
+}
