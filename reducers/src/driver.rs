@@ -221,6 +221,11 @@ where
         };
         d.run();
         d.cancel_all();
+        // Every test started gets its record: wait for the cancelled ones to come back.
+        while d.busy > 0 {
+            let Ok(done) = d.done_rx.recv() else { break };
+            d.take(done);
+        }
         let Driver {
             best,
             mut stats,
@@ -547,6 +552,11 @@ impl Driver<'_, '_> {
                 return;
             }
         };
+        self.take(done);
+    }
+
+    /// Takes in one test's result.
+    fn take(&mut self, done: Done) {
         self.busy -= 1;
         let outcome = match done.result {
             Ok(o) => o,

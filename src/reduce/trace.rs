@@ -107,6 +107,9 @@ impl Trace {
     }
 }
 
+/// What [`drive`] calls with each improvement and the counters so far: writes it.
+pub(super) type Improved<'a> = dyn FnMut(&[u8], &Stats) -> Result<(), ReduceError> + 'a;
+
 /// Runs the driver on `start`: every improvement goes to `improved` (with the counters so
 /// far), which writes it (an error stops the run and is returned); progress goes to `note`
 /// (sizes plus `others`, the bytes of files not being reduced); each test to `trace`.
@@ -119,7 +122,7 @@ pub(super) fn drive<T>(
     others: usize,
     trace: &mut Trace,
     note: &mut dyn FnMut(Note<'_>),
-    improved: &mut dyn FnMut(&[u8], &Stats) -> Result<(), ReduceError>,
+    improved: &mut Improved<'_>,
 ) -> Result<Reduction, ReduceError>
 where
     T: Fn(&[u8], &CancelToken) -> Outcome + Sync,

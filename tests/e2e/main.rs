@@ -21,6 +21,7 @@ mod report_truth;
 mod standalone;
 mod store;
 mod store_pg;
+mod trace;
 mod util;
 mod versions;
 mod wrap_tty;
