@@ -413,6 +413,10 @@ impl Driver<'_, '_> {
             if self.window.is_empty() && gen.last {
                 return;
             }
+            if !gen.last && self.window.has_room(self.busy) {
+                // Known results (cache hits) left the window: generate more before waiting.
+                continue;
+            }
             self.wait();
         }
     }

@@ -171,11 +171,11 @@ pub fn simulate_with(
             a = accepted_from(g);
             continue;
         }
+        if g < path.len() && window.has_room(live.len()) && (!pass_barrier || window.is_empty()) {
+            // Known failures left the window: generate more before waiting (as the driver).
+            continue;
+        }
         if window.is_empty() {
-            if pass_barrier && g < path.len() && g <= a {
-                // The window drained of failures: the next pass run may start.
-                continue;
-            }
             break;
         }
         // Wait for the next test to end.
@@ -273,6 +273,17 @@ mod tests {
         ];
         assert_eq!(simulate(&path, 8, 0.0).wall_s, 3.0);
         assert_eq!(simulate_with(&path, 8, 0.0, true).wall_s, 4.0);
+    }
+
+    #[test]
+    fn cache_hits_that_fill_the_window_do_not_end_the_replay() {
+        let mut path = vec![step(0, 0, 0, false, Some(1.0))];
+        path.extend((1..11).map(|i| step(i, 0, 0, false, None)));
+        path.push(step(11, 1, 0, false, Some(2.0)));
+        for pass_barrier in [false, true] {
+            let p = simulate_with(&path, 1, 0.0, pass_barrier);
+            assert_eq!((p.wall_s, p.tests), (3.0, 2), "barrier {pass_barrier}");
+        }
     }
 
     #[test]

@@ -29,6 +29,9 @@ pub(crate) struct Slot<R, P> {
 pub(crate) struct Window<R, P> {
     slots: VecDeque<Slot<R, P>>,
     jobs: usize,
+    /// Slots known to be interesting (waiting for earlier tests): nothing generated after
+    /// them can be accepted first.
+    interesting: usize,
 }
 
 impl<R, P> Window<R, P> {
@@ -36,19 +39,23 @@ impl<R, P> Window<R, P> {
         Window {
             slots: VecDeque::new(),
             jobs: jobs.max(1),
+            interesting: 0,
         }
     }
 
     /// True when another candidate may be generated while `busy` tests occupy workers
-    /// (cancelled ones still running included).
+    /// (cancelled ones still running included): fewer than `jobs` busy, fewer than
+    /// [`PER_JOB`] × `jobs` slots, and none known to be interesting (a candidate after it
+    /// would be thrown away for sure).
     pub fn has_room(&self, busy: usize) -> bool {
-        busy < self.jobs && self.slots.len() < PER_JOB * self.jobs
+        busy < self.jobs && self.slots.len() < PER_JOB * self.jobs && self.interesting == 0
     }
 
     /// Adds a candidate behind the others. A finished interesting one (a cache hit) ends the
     /// filling: nothing after it can be accepted before it.
     pub fn push(&mut self, id: u64, state: State<R>, payload: P) -> Filling {
         let stop = matches!(state, State::Finished(Outcome::Interesting));
+        self.interesting += usize::from(stop);
         self.slots.push_back(Slot { id, state, payload });
         if stop {
             Filling::Stop
@@ -61,6 +68,7 @@ impl<R, P> Window<R, P> {
     pub fn finish(&mut self, id: u64, outcome: Outcome) -> Option<&mut Slot<R, P>> {
         let slot = self.slots.iter_mut().find(|s| s.id == id)?;
         slot.state = State::Finished(outcome);
+        self.interesting += usize::from(outcome == Outcome::Interesting);
         Some(slot)
     }
 
@@ -73,7 +81,10 @@ impl<R, P> Window<R, P> {
                 State::Finished(Outcome::Uninteresting) => {
                     self.slots.pop_front();
                 }
-                State::Finished(Outcome::Interesting) => return self.slots.pop_front(),
+                State::Finished(Outcome::Interesting) => {
+                    self.interesting -= 1;
+                    return self.slots.pop_front();
+                }
             }
         }
         None
@@ -81,6 +92,7 @@ impl<R, P> Window<R, P> {
 
     /// Empties the window, handing back what was in it (to cancel the running ones).
     pub fn drain(&mut self) -> impl Iterator<Item = Slot<R, P>> + '_ {
+        self.interesting = 0;
         self.slots.drain(..)
     }
 
