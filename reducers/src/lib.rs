@@ -25,7 +25,9 @@
 //! - A test costs about a second (a clang run), so the driver may spend O(n) per candidate
 //!   (lex, apply, hash) but nothing quadratic; [`Stats::gen_time`] measures it.
 //! - The output must not depend on `jobs` or timing: candidates are generated speculatively
-//!   assuming failure and accepted strictly in generation order (see `driver.rs`).
+//!   assuming failure (into the next passes too) and accepted strictly in generation order
+//!   (see `driver.rs`). So the serial sequence of tests is the same for any `jobs`, and
+//!   [`simulate`] predicts from one run's trace how it scales to any number of workers.
 //! - The cheapest big wins come from what we know: line-marker provenance, the crash's parser
 //!   location and crashing function ([`Hints`]). Blind passes (C-Reduce-style ddmin over
 //!   declarations, nested statements, lines, balanced regions and tokens) finish the job, then

@@ -108,6 +108,7 @@ fn draw(lines: &[Line], start_bytes: usize) -> Result<String, String> {
         chart
             .configure_secondary_axes()
             .y_desc("tests")
+            .y_label_formatter(&|n| format!("{n:.0}"))
             .draw()
             .map_err(|e| err(&e))?;
         // Passes in order of first appearance, each with its own colour.
@@ -131,11 +132,12 @@ fn draw(lines: &[Line], start_bytes: usize) -> Result<String, String> {
                 .label(*pass)
                 .legend(move |(x, y)| Circle::new((x + 6, y), 3, colour.filled()));
         }
+        let mut best = best_line(lines, start_bytes);
+        if let Some(&(_, b)) = best.last() {
+            best.push((t_max, b));
+        }
         chart
-            .draw_series(LineSeries::new(
-                best_line(lines, start_bytes),
-                BLACK.stroke_width(2),
-            ))
+            .draw_series(LineSeries::new(best, BLACK.stroke_width(2)))
             .map_err(|e| err(&e))?
             .label("best so far")
             .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], BLACK.stroke_width(2)));
@@ -160,7 +162,7 @@ fn draw(lines: &[Line], start_bytes: usize) -> Result<String, String> {
             .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], BLUE.mix(0.5)));
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
+            .position(SeriesLabelPosition::MiddleRight)
             .border_style(BLACK.mix(0.3))
             .background_style(WHITE.mix(0.85))
             .draw()
