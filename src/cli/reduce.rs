@@ -80,6 +80,16 @@ impl Progress {
     }
 
     pub(crate) fn note(&mut self, n: Note<'_>) {
+        // A refused farm is said even with --json (on stderr): the user asked for it.
+        if let Note::Farm(f) = &n {
+            if let Some(why) = &f.refused {
+                eprintln!(
+                    "icepick: not using the {} farm: {why}; testing locally",
+                    f.requested
+                );
+                return;
+            }
+        }
         if self.quiet {
             return;
         }

@@ -81,14 +81,16 @@ pub fn whitelisted_name(compiler: &str) -> Option<String> {
         .find(|n| n.chars().any(|c| c.is_ascii_digit()) && resolve(n).is_some_and(|p| p == real))
 }
 
-/// Where the compiler ran according to distcc's log, and the exit code it reported:
+/// Where the compiler ran according to distcc's log (`host:port`, no limit or options):
 /// `None` when the log does not say the compiler ran (an infrastructure failure).
 pub fn ran_on(log: &str) -> Option<Place> {
     log.lines().rev().find_map(|l| {
         let rest = &l[l.find("compile ")?..];
         let (_, after) = rest.split_once(" on ")?;
-        let host = after.split_whitespace().next()?;
-        if !(after.contains(" completed ok") || after.contains(" failed with exit code")) {
+        let mut words = after.split_whitespace();
+        let host = words.next()?.split(['/', ',']).next()?;
+        // `completed ok`, `failed` (exit 1) or `failed with exit code N` (a signal).
+        if !matches!(words.next(), Some("completed" | "failed")) {
             return None;
         }
         Some(if host == "localhost" {
@@ -101,6 +103,9 @@ pub fn ran_on(log: &str) -> Option<Place> {
 
 /// The environment of every distcc attempt: no local retry, no fallback, no backoff.
 fn distcc_cmd(host: &str, log: &Path, args: &[String], job: &Job<'_>) -> Cmd {
+    // distcc's lock and state files; it does not create the directory itself (exit 107).
+    let state = crate::exec::scratch_dir().join("distcc");
+    let _ = std::fs::create_dir_all(&state);
     Cmd::new("distcc")
         .args(args)
         .cwd(job.cwd)
@@ -111,7 +116,7 @@ fn distcc_cmd(host: &str, log: &Path, args: &[String], job: &Job<'_>) -> Cmd {
         .env("DISTCC_FALLBACK", "0")
         .env("DISTCC_BACKOFF_PERIOD", "0")
         .env("DISTCC_LOG", log)
-        .env("DISTCC_DIR", crate::exec::scratch_dir().join("distcc"))
+        .env("DISTCC_DIR", state)
 }
 
 impl Distcc {

@@ -91,10 +91,16 @@ fn distcc_logs_say_where_the_compiler_ran() {
         distcc::ran_on(remote),
         Some(Place::Remote("127.0.0.1:3700".into()))
     );
-    let ok = "distcc[19] compile /tmp/v.ii on 127.0.0.1:3700 completed ok\n";
+    let ok = "distcc[19] compile /tmp/v.ii on 127.0.0.1:3700/2 completed ok\n";
     assert_eq!(
         distcc::ran_on(ok),
         Some(Place::Remote("127.0.0.1:3700".into()))
+    );
+    // A compile error: no exit code in the line.
+    let failed = "distcc[11] ERROR: compile /tmp/p.ii on 127.0.0.1:3701/2,lzo failed\n";
+    assert_eq!(
+        distcc::ran_on(failed),
+        Some(Place::Remote("127.0.0.1:3701".into()))
     );
     let local = "distcc[25] compile /tmp/v.ii on localhost completed ok\n";
     assert_eq!(distcc::ran_on(local), Some(Place::Local));
