@@ -11,28 +11,43 @@ use std::process::Command;
 
 use crate::util::*;
 
-/// Runs `script` (sh) in fresh network and PID namespaces with loopback up and two distccd
-/// listening on 127.0.0.1:`port` and `port+1` (logs `dir/distccdN.log`, N = 1, 2);
+/// A directory the daemons (as `nobody`) can write their logs to: under /tmp, not $TMPDIR
+/// (scripts/test's TMPDIR is a private 0700 directory nobody cannot reach into).
+fn log_dir() -> tempfile::TempDir {
+    let d = tempfile::Builder::new()
+        .prefix("icepick-farm-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    Command::new("chmod")
+        .arg("777")
+        .arg(d.path())
+        .status()
+        .unwrap();
+    d
+}
+
+/// Runs `script` (sh) in `dir` in fresh network and PID namespaces with loopback up and two
+/// distccd listening on 127.0.0.1:`port` and `port+1` (logs `logs/distccdN.log`, N = 1, 2);
 /// `$ICEPICK` is the binary, `$D1`/`$D2` the daemons' pids. Returns the script's output.
-fn in_loopback_farm(dir: &Path, port: u16, script: &str) -> std::process::Output {
+fn in_loopback_farm(dir: &Path, logs: &Path, port: u16, script: &str) -> std::process::Output {
     let setup = format!(
         "set -e\nip link set lo up\n\
          for n in 1 2; do\n\
-           distccd --daemon --no-detach --allow 127.0.0.1 --listen 127.0.0.1 \
-             --port $(( {port} + n - 1 )) --log-file {dir}/distccd$n.log --log-level info \
+           TMPDIR={logs} distccd --daemon --no-detach --allow 127.0.0.1 --listen 127.0.0.1 \
+             --port $(( {port} + n - 1 )) --log-file {logs}/distccd$n.log --log-level info \
              --user nobody </dev/null >/dev/null 2>&1 &\n\
            eval D$n=$!\n\
          done\n\
          for i in $(seq 50); do\n\
-           [ -s {dir}/distccd1.log ] && [ -s {dir}/distccd2.log ] && break; sleep 0.1\n\
+           [ -s {logs}/distccd1.log ] && [ -s {logs}/distccd2.log ] && break; sleep 0.1\n\
          done\n\
+         grep -q 'listening on' {logs}/distccd1.log && grep -q 'listening on' {logs}/distccd2.log \
+           || {{ echo 'distccd did not start'; cat {logs}/*.log; exit 1; }}\n\
          export DISTCC_HOSTS='127.0.0.1:{port}/2 127.0.0.1:{p2}/2'\n\
          set +e\n{script}\n",
-        dir = dir.display(),
+        logs = logs.display(),
         p2 = port + 1,
     );
-    // distccd's log is written as `nobody`.
-    Command::new("chmod").arg("777").arg(dir).status().unwrap();
     Command::new("unshare")
         .args(["-n", "-p", "-f", "--kill-child", "--", "sh", "-c", &setup])
         .env("ICEPICK", BIN)
@@ -82,8 +97,11 @@ fn distcc_reduction_is_byte_identical_to_local_and_the_daemons_ran_the_tests() {
     assert_eq!(local["farm"]["tests_remote"], 0, "{local:#}");
 
     let dir = case.parent().unwrap();
+    let logs = log_dir();
+    let logs = logs.path();
     let out = in_loopback_farm(
         dir,
+        logs,
         3811,
         "$ICEPICK reduce --executor distcc --jobs 4 --json farmcase > farm.json; echo rc=$?",
     );
@@ -108,8 +126,8 @@ fn distcc_reduction_is_byte_identical_to_local_and_the_daemons_ran_the_tests() {
     // Both daemons ran tests, and together at least what icepick counts as remote (plus
     // the identity probes).
     let (n1, n2) = (
-        jobs_in(&dir.join("distccd1.log")),
-        jobs_in(&dir.join("distccd2.log")),
+        jobs_in(&logs.join("distccd1.log")),
+        jobs_in(&logs.join("distccd2.log")),
     );
     assert!(n1 > 0 && n2 > 0, "daemon jobs: {n1}, {n2}");
     assert!(
@@ -137,8 +155,10 @@ fn a_distcc_daemon_killed_mid_run_costs_retries_not_a_wrong_result() {
     let dir = case.parent().unwrap();
     // Kill daemon 1 (and its preforked children: the whole namespace's distccd on port 1
     // listens through them) once the farm run has made its first improvement.
+    let logs = log_dir();
     let out = in_loopback_farm(
         dir,
+        logs.path(),
         3821,
         "size0=$(wc -c < farmcase/input.ii)\n\
          $ICEPICK reduce --executor distcc --jobs 4 --json farmcase > farm.json &\n\
@@ -192,8 +212,11 @@ fn a_crash_that_needs_the_host_is_refused_for_the_farm_and_stays_local() {
     )
     .unwrap();
     let dir = case.parent().unwrap();
+    let logs = log_dir();
+    let logs = logs.path();
     let out = in_loopback_farm(
         dir,
+        logs,
         3831,
         "$ICEPICK reduce --executor distcc --jobs 2 --json case > farm.json; echo rc=$?",
     );
@@ -217,7 +240,7 @@ fn a_crash_that_needs_the_host_is_refused_for_the_farm_and_stays_local() {
     assert_eq!(farm["verified"], true);
     // No test reached a daemon.
     assert_eq!(
-        jobs_in(&dir.join("distccd1.log")) + jobs_in(&dir.join("distccd2.log")),
+        jobs_in(&logs.join("distccd1.log")) + jobs_in(&logs.join("distccd2.log")),
         0
     );
 }
