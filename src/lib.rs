@@ -14,6 +14,7 @@ pub mod dashboard;
 pub mod elf;
 pub mod error;
 pub mod exec;
+pub mod executor;
 pub mod flags;
 pub mod host;
 pub mod interrupt;

@@ -28,6 +28,8 @@ pub struct FlagsArgs {
     /// crash-on-valid keeps every flag whose removal makes its code invalid, e.g. -std=c++20).
     #[arg(long)]
     pub allow_invalid: bool,
+    #[command(flatten)]
+    pub farm: crate::cli::farm::FarmArgs,
 }
 
 /// Runs `icepick flags`.
@@ -38,6 +40,13 @@ pub fn run(args: FlagsArgs) -> anyhow::Result<u8> {
     }
     opts.timeout = Duration::from_secs(args.timeout.max(1));
     opts.allow_invalid = args.allow_invalid;
+    opts.executor = match args.farm.choice() {
+        Ok(c) => c,
+        Err(why) => {
+            eprintln!("icepick: {why}");
+            return Ok(error::USAGE);
+        }
+    };
     let quiet = args.json;
     let mut progress = |msg: &str| {
         if !quiet {

@@ -11,6 +11,7 @@ use crate::error;
 mod capture;
 mod classify;
 mod dashboard;
+mod farm;
 mod flags;
 mod inspect;
 mod ir;

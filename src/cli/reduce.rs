@@ -21,9 +21,11 @@ pub struct ReduceArgs {
     /// FILE.orig keeps the original.
     #[arg(long, value_name = "SCRIPT")]
     test: Option<PathBuf>,
-    /// Tests in flight (default: all cores).
+    /// Tests in flight (default: all cores; with a farm, its total slots).
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
+    #[command(flatten)]
+    farm: crate::cli::farm::FarmArgs,
     /// Continue from the best-so-far of an earlier (interrupted) run.
     #[arg(long)]
     resume: bool,
@@ -82,6 +84,16 @@ impl Progress {
     }
 
     pub(crate) fn note(&mut self, n: Note<'_>) {
+        // A refused farm is said even with --json (on stderr): the user asked for it.
+        if let Note::Farm(f) = &n {
+            if let Some(why) = &f.refused {
+                eprintln!(
+                    "icepick: not using the {} farm: {why}; testing locally",
+                    f.requested
+                );
+                return;
+            }
+        }
         if self.quiet {
             return;
         }
@@ -132,6 +144,16 @@ impl Progress {
                     human_bytes(bytes)
                 );
             }
+            Note::Farm(f) => match &f.refused {
+                Some(why) => eprintln!(
+                    "icepick: not using the {} farm: {why}; testing locally",
+                    f.requested
+                ),
+                None => eprintln!(
+                    "icepick: testing on the {} farm (the crash travels)",
+                    f.executor
+                ),
+            },
         }
     }
 }
@@ -139,6 +161,13 @@ impl Progress {
 /// Runs `icepick reduce`.
 pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
     let _graceful = crate::interrupt::graceful();
+    let executor = match args.farm.choice() {
+        Ok(c) => c,
+        Err(why) => {
+            eprintln!("icepick: {why}");
+            return Ok(error::USAGE);
+        }
+    };
     let settings = Settings {
         jobs: args
             .jobs
@@ -148,6 +177,7 @@ pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
         stop: crate::interrupt::stop_flag(),
         allow_invalid: args.allow_invalid,
         verify_runs: args.verify_runs,
+        executor,
     };
     let mut progress = Progress::new(args.json);
     let mut out = std::io::stdout().lock();
@@ -251,6 +281,9 @@ pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
         }
         if let Some(why) = &r.backed_off {
             writeln!(out, "backed off: {why}")?;
+        }
+        if let Some(f) = r.farm.as_ref().filter(|f| f.requested != "local") {
+            writeln!(out, "farm:     {}", f.line())?;
         }
         if !r.extra_flags.is_empty() {
             writeln!(

@@ -88,6 +88,7 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
         stop: crate::interrupt::stop_flag(),
         allow_invalid: args.allow_invalid,
         verify_runs: reduce::DEFAULT_VERIFY_RUNS,
+        executor: Default::default(),
     };
     // Flags first: reduce uses the minimal command it finds.
     let flag_opts = crate::flags::Options {
@@ -425,6 +426,7 @@ mod pending {
                     stop: stop.clone(),
                     allow_invalid: false,
                     verify_runs: reduce::DEFAULT_VERIFY_RUNS,
+                    executor: Default::default(),
                 };
                 let mut progress = Progress::new(json);
                 let reduced = {

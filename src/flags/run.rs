@@ -18,7 +18,8 @@ use crate::capture::exit_info;
 use crate::case::{Case, CaseError};
 use crate::command::CompilerCommand;
 use crate::crash::{self, Symbolizer};
-use crate::exec::{self, Cmd, Output, Status};
+use crate::exec::{Output, Status};
+use crate::executor::{Executor, Job};
 
 /// How to run the probes.
 #[derive(Debug, Clone)]
@@ -32,6 +33,9 @@ pub struct Options {
     /// candidate is [`Outcome::CrashAfterErrors`], so a flag whose removal makes the code
     /// invalid (`-std=c++20` under C++17) is kept.
     pub allow_invalid: bool,
+    /// Where the probes of the case's input run (`--executor`); the original command's
+    /// recheck (the user's sources and headers) always runs here.
+    pub executor: crate::executor::Choice,
 }
 
 impl Default for Options {
@@ -40,6 +44,7 @@ impl Default for Options {
             jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
             timeout: Duration::from_secs(300),
             allow_invalid: false,
+            executor: Default::default(),
         }
     }
 }
@@ -83,6 +88,7 @@ struct Runner<'a, 'b> {
     symbolizer: &'a Symbolizer,
     keep_valid: bool,
     opts: &'a Options,
+    executor: &'a Executor,
     limit: Cell<Option<Duration>>,
     /// Said before every batch: `batch N` or `original command, batch N`.
     label: &'static str,
@@ -93,14 +99,16 @@ struct Runner<'a, 'b> {
 impl Runner<'_, '_> {
     fn run(&self, cands: &[Vec<String>]) -> Vec<Outcome> {
         let timeout = self.limit.get().unwrap_or(self.opts.timeout);
-        let cmds: Vec<Cmd> = cands
+        let argvs: Vec<Vec<String>> = cands
             .iter()
-            .map(|argv| {
-                let argv = crate::case::emulated(self.emulator, argv);
-                Cmd::new(&argv[0])
-                    .args(&argv[1..])
-                    .cwd(self.cwd)
-                    .timeout(timeout)
+            .map(|argv| crate::case::emulated(self.emulator, argv))
+            .collect();
+        let cmds: Vec<Job<'_>> = argvs
+            .iter()
+            .map(|argv| Job {
+                argv,
+                cwd: self.cwd,
+                timeout,
             })
             .collect();
         self.batches.set(self.batches.get() + 1);
@@ -111,7 +119,7 @@ impl Runner<'_, '_> {
             cmds.len(),
             if cmds.len() == 1 { "" } else { "s" }
         ));
-        let results = exec::run_all(&cmds, self.opts.jobs);
+        let results = self.executor.run_all(&cmds, self.opts.jobs);
         let outcomes: Vec<Outcome> = results
             .iter()
             .map(|r| match r {
@@ -170,6 +178,64 @@ fn original_base(case: &Case) -> Result<Vec<String>, String> {
     Ok(out.argv())
 }
 
+/// The executor for the probes of the case's input: the chosen farm when the replay command
+/// crashes the same way there on a node, else this machine (said through `progress`).
+fn farm_for(
+    case: &Case,
+    dir: &Path,
+    opts: &Options,
+    symbolizer: &Symbolizer,
+    keep_valid: bool,
+    progress: &mut dyn FnMut(&str),
+) -> Executor {
+    use crate::executor::Kind;
+    if opts.executor.kind == Kind::Local {
+        return Executor::local();
+    }
+    let name = opts.executor.kind.name();
+    let verdict = case
+        .classification
+        .as_ref()
+        .and_then(crate::case::classification::parse_section)
+        .map(|c| c.verdict);
+    let cc1 = CompilerCommand::from_argv(&case.replay_command).is_some_and(|c| c.is_cc1());
+    let why = match crate::executor::must_stay_local(
+        verdict.as_deref(),
+        !case.emulator.is_empty(),
+        cc1,
+    ) {
+        Some(why) => why,
+        None => match Executor::new(&opts.executor, &case.replay_command[0]) {
+            Err(e) => e.to_string(),
+            Ok(exe) => {
+                let argv = crate::case::emulated(&case.emulator, &case.replay_command);
+                let job = Job {
+                    argv: &argv,
+                    cwd: dir,
+                    timeout: Duration::from_secs(600),
+                };
+                let out = exe.run(&job, &|| false);
+                let same = out.as_ref().is_ok_and(|o| {
+                    judge(o, &case.signature.id, symbolizer, keep_valid) == Outcome::SameCrash
+                });
+                if same && exe.summary().tests_remote > 0 {
+                    progress(&format!("testing on the {name} farm (the crash travels)"));
+                    return exe;
+                }
+                if same {
+                    format!("the {name} client compiled the test on this machine, not on a node")
+                } else {
+                    format!("the case's input does not crash the same way on the {name} farm")
+                }
+            }
+        },
+    };
+    progress(&format!(
+        "not using the {name} farm: {why}; testing locally"
+    ));
+    Executor::local()
+}
+
 /// Runs `icepick flags` on the case in `dir`: analyses, saves `flags` into `case.json`, and
 /// returns the section. `progress` gets one line per batch.
 pub fn flags_for_case(
@@ -183,6 +249,10 @@ pub fn flags_for_case(
     let keep_valid = case.crash.source_errors == 0 && !opts.allow_invalid;
     let progress = RefCell::new(progress);
     let (emulator, signature_id) = (case.emulator.clone(), case.signature.id.clone());
+    let executor = farm_for(&case, dir, opts, &symbolizer, keep_valid, &mut |m| {
+        (progress.borrow_mut())(m)
+    });
+    let local = Executor::local();
     let on_case = Runner {
         cwd: dir,
         emulator: &emulator,
@@ -190,6 +260,7 @@ pub fn flags_for_case(
         symbolizer: &symbolizer,
         keep_valid,
         opts,
+        executor: &executor,
         limit: Cell::new(None),
         label: "",
         batches: Cell::new(0),
@@ -204,6 +275,7 @@ pub fn flags_for_case(
         let on_original = Runner {
             cwd: &cwd,
             label: "original command, ",
+            executor: &local,
             limit: Cell::new(None),
             batches: Cell::new(0),
             ..on_case

@@ -61,6 +61,8 @@ pub struct Settings {
     pub allow_invalid: bool,
     /// Runs of the start and of the final result that must all crash the same way.
     pub verify_runs: u32,
+    /// Where candidate tests run (`--executor`).
+    pub executor: crate::executor::Choice,
 }
 
 /// The default of [`Settings::verify_runs`].
@@ -79,6 +81,8 @@ pub enum Note<'a> {
     Verifying,
     /// The smallest result did not verify; reducing again from a larger one that does.
     BackedOff { bytes: usize, why: &'a str },
+    /// The farm asked for is used (`None`), or refused with this one line.
+    Farm(&'a crate::executor::FarmSummary),
 }
 
 /// The `reduction` section of `case.json`.
@@ -152,6 +156,9 @@ pub struct Reduction {
     /// `None` in cases reduced before traces were kept.
     #[serde(default)]
     pub trace: Option<String>,
+    /// Where the tests ran (`--executor`): remote/local counts, retries, fallbacks.
+    #[serde(default)]
+    pub farm: Option<crate::executor::FarmSummary>,
 }
 
 /// Why the stage could not run.
@@ -234,6 +241,18 @@ impl Stage<'_> {
         timeout: Duration,
         cancel: &(dyn Fn() -> bool + Sync),
     ) -> Option<Judged> {
+        self.run_candidate_on(None, text, flags, timeout, cancel)
+    }
+
+    /// [`Stage::run_candidate`] through `executor` (`None`: the oracle's).
+    fn run_candidate_on(
+        &self,
+        executor: Option<&crate::executor::Executor>,
+        text: &[u8],
+        flags: &[String],
+        timeout: Duration,
+        cancel: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Judged> {
         let k = self.counter.fetch_add(1, Ordering::Relaxed);
         let path = self.work.path().join(format!("c{k}.{}", self.ext));
         std::fs::write(&path, text).ok()?;
@@ -243,7 +262,10 @@ impl Stage<'_> {
             &path.to_string_lossy(),
             flags,
         );
-        let j = self.oracle.judge(&argv, timeout, cancel);
+        let j = match executor {
+            Some(e) => self.oracle.judge_on(e, &argv, timeout, cancel),
+            None => self.oracle.judge(&argv, timeout, cancel),
+        };
         let _ = std::fs::remove_file(&path);
         j
     }
@@ -328,7 +350,7 @@ impl Stage<'_> {
         let stop = || self.stop.load(Ordering::SeqCst);
         Ok(verify(&check, &mut |argv| {
             self.check_runs.fetch_add(1, Ordering::Relaxed);
-            self.oracle.judge(argv, timeout, &stop)
+            self.oracle.judge_local(argv, timeout, &stop)
         }))
     }
 
@@ -474,6 +496,7 @@ pub fn reduce_case_traced(
             signature: case.signature.id.clone(),
             symbolizer: Symbolizer::new(case.library_dirs()),
             keep_valid,
+            executor: Arc::new(crate::executor::Executor::local()),
         },
         work,
         counter: AtomicU64::new(0),
@@ -514,6 +537,23 @@ pub fn reduce_case_traced(
     let long = timeout * 2;
     let stop = || settings.stop.load(Ordering::SeqCst);
     let mut stage = stage;
+    // The crash must travel: the start through the farm, same crash, on a node; else local.
+    let (executor, refused) = oracle::choose_executor(
+        &settings.executor,
+        &case,
+        &replay_cmd,
+        &|exe| stage.run_candidate_on(Some(exe), &start, &flags, Duration::from_secs(600), &stop),
+        &|j| stage.oracle.accepts(j),
+    );
+    stage.oracle.executor = executor;
+    let farm_note = |exe: &crate::executor::Executor| crate::executor::FarmSummary {
+        requested: settings.executor.kind.name().into(),
+        refused: refused.clone(),
+        ..exe.summary()
+    };
+    if settings.executor.kind != crate::executor::Kind::Local {
+        note(Note::Farm(&farm_note(&stage.oracle.executor)));
+    }
     if keep_valid {
         stage.witness = witness::witness_for(&replay_cmd).map(|argv| {
             let run = stage.witness_run(&argv, &start, long, &stop);
@@ -586,6 +626,7 @@ pub fn reduce_case_traced(
         extra_flags: Vec::new(),
         replay_command: retarget(&replay, &case.input, &output_name, &[]),
         trace: Some(CASE_TRACE.to_string()),
+        farm: None,
     };
     let base = (rec.tests, rec.cache_hits);
     // Write the starting point and a `running` record before any test, so that a kill at any
@@ -727,6 +768,7 @@ pub fn reduce_case_traced(
     rec.witness_rejects = prior_runs(|r| r.witness_rejects) + count(|w| &w.rejects);
     rec.replay_command = retarget(&replay, &case.input, &output_name, &verdict.extra);
     rec.extra_flags = verdict.extra;
+    rec.farm = Some(farm_note(&stage.oracle.executor));
     drop(stage);
     case.reduction = Some(serde_json::to_value(&rec).expect("serialisable"));
     case.save(dir)?;

@@ -6,11 +6,14 @@
 //! command at a candidate file.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
+use crate::case::Case;
 use crate::command::CompilerCommand;
 use crate::crash::{self, Symbolizer};
-use crate::exec::{self, Cmd, Status};
+use crate::exec::Status;
+use crate::executor::{Choice, Executor, Job, Kind};
 
 /// Flags added to every test command. For a reduction that may go invalid: more candidates
 /// stay interesting when clang does not stop after 20 errors (reduction-notes.md: the
@@ -61,6 +64,8 @@ pub(super) struct Oracle {
     pub emulator: Vec<String>,
     /// Candidates must crash with zero source errors.
     pub keep_valid: bool,
+    /// Where candidate tests run (`--executor`); the final checks run here ([`Oracle::judge_local`]).
+    pub executor: Arc<Executor>,
 }
 
 impl Oracle {
@@ -72,13 +77,35 @@ impl Oracle {
         timeout: Duration,
         cancel: &(dyn Fn() -> bool + Sync),
     ) -> Option<Judged> {
+        self.judge_on(&self.executor, argv, timeout, cancel)
+    }
+
+    /// [`Oracle::judge`] on this machine, whatever the executor: the checks of the start and
+    /// of the result say what the user's own replay command does.
+    pub fn judge_local(
+        &self,
+        argv: &[String],
+        timeout: Duration,
+        cancel: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Judged> {
+        self.judge_on(&Executor::local(), argv, timeout, cancel)
+    }
+
+    /// [`Oracle::judge`] through `executor`.
+    pub fn judge_on(
+        &self,
+        executor: &Executor,
+        argv: &[String],
+        timeout: Duration,
+        cancel: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Judged> {
         let argv = crate::case::emulated(&self.emulator, argv);
-        let cmd = Cmd::new(&argv[0])
-            .args(&argv[1..])
-            .cwd(&self.case_dir)
-            .timeout(timeout)
-            .output_cap(1 << 20);
-        let out = exec::run_cancellable(&cmd, cancel).ok()?;
+        let job = Job {
+            argv: &argv,
+            cwd: &self.case_dir,
+            timeout,
+        };
+        let out = executor.run(&job, cancel).ok()?;
         if matches!(out.status, Status::TimedOut | Status::Cancelled) {
             return None;
         }
@@ -100,6 +127,59 @@ impl Oracle {
     pub fn accepts(&self, j: &Option<Judged>) -> bool {
         matches!(j, Some(j) if j.same && (!self.keep_valid || j.errors == 0))
     }
+}
+
+/// The executor for a reduction's candidate tests: the chosen farm when the crash travels,
+/// else this machine and the one line that says why (`refused`). `on_farm` runs the start
+/// through a farm executor; the crash travels when that run is accepted and it ran on a node
+/// (a farm whose client compiled it locally proves nothing).
+pub(super) fn choose_executor(
+    choice: &Choice,
+    case: &Case,
+    replay: &CompilerCommand,
+    on_farm: &dyn Fn(&Executor) -> Option<Judged>,
+    accepts: &dyn Fn(&Option<Judged>) -> bool,
+) -> (Arc<Executor>, Option<String>) {
+    if choice.kind == Kind::Local {
+        return (Arc::new(Executor::local()), None);
+    }
+    let verdict = case
+        .classification
+        .as_ref()
+        .and_then(crate::case::classification::parse_section)
+        .map(|c| c.verdict);
+    let refuse = |why: String| (Arc::new(Executor::local()), Some(why));
+    if let Some(why) = crate::executor::must_stay_local(
+        verdict.as_deref(),
+        !case.emulator.is_empty(),
+        replay.is_cc1(),
+    ) {
+        return refuse(why);
+    }
+    let exe = match Executor::new(choice, &replay.argv()[0]) {
+        Ok(e) => e,
+        Err(e) => return refuse(e.to_string()),
+    };
+    let j = on_farm(&exe);
+    let s = exe.summary();
+    if !accepts(&j) {
+        return refuse(format!(
+            "the case's input does not crash the same way on the {} farm ({})",
+            choice.kind.name(),
+            match &j {
+                Some(j) if !j.same => "another crash".to_string(),
+                Some(j) => format!("{} source error(s) before the crash", j.errors),
+                None => "no crash".to_string(),
+            }
+        ));
+    }
+    if s.tests_remote == 0 {
+        return refuse(format!(
+            "the {} client compiled the test on this machine, not on a node",
+            choice.kind.name()
+        ));
+    }
+    (Arc::new(exe), None)
 }
 
 #[cfg(test)]
@@ -147,6 +227,7 @@ mod tests {
             symbolizer: Symbolizer::new(Vec::new()),
             emulator: Vec::new(),
             keep_valid,
+            executor: Arc::new(Executor::local()),
         };
         let with_errors = Some(Judged {
             same: true,

@@ -8,6 +8,7 @@ mod capture_jobs;
 mod case_safety;
 mod classify;
 mod dashboard;
+mod farm;
 mod flags;
 mod flaky;
 mod inspect;

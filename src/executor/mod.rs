@@ -1,0 +1,448 @@
+//! Where "run the compiler on a candidate" happens: here, or on an icecream or distcc farm.
+//!
+//! Why this exists: a reduction or a flag bisection is thousands of independent compiles of
+//! one preprocessed file, exactly the job build farms run. The stages (reduce's oracle, the
+//! flags runner) hand an [`Executor`] the compiler argv, a working directory and a time
+//! limit and get back the same [`Output`] a local run gives (crash or not, stderr, status,
+//! time); the executor decides where it runs, retries node failures elsewhere, and counts
+//! what it did ([`FarmSummary`], saved with the stage's section of case.json).
+//!
+//! Correctness first: a test the farm could not answer (distcc exits 100–127, a dead node, a
+//! node that timed out) is never "uninteresting": it is retried on another node, and when
+//! the retries are used up it runs here ([`FarmSummary::fallbacks`]). So a farm changes how
+//! fast a reduction goes, never its result (the driver accepts candidates in a fixed order).
+//!
+//! Backends ([`Backend`]): `local` (no backend), [`distcc`], [`icecream`]. Each builds
+//! `exec::Cmd`s and calls `exec::run_cancellable` (only `src/exec` spawns). A REAPI backend
+//! (Buildbarn, BuildBuddy, NativeLink) would be one more [`Backend`]: its `attempt` uploads
+//! the candidate and the compiler's input root, executes, and maps the ActionResult to an
+//! [`Attempt`] (docs/farm.md).
+
+pub mod distcc;
+pub mod icecream;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::exec::{self, Cmd, ExecError, Output, Status};
+
+/// Which executor runs the tests (`--executor`, `ICEPICK_EXECUTOR`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Kind {
+    /// This machine (the default).
+    #[default]
+    Local,
+    /// An icecream farm (`icecc`, the local iceccd and its scheduler).
+    Icecream,
+    /// A distcc farm (`distcc`, hosts from `DISTCC_HOSTS` or `--distcc-hosts`).
+    Distcc,
+}
+
+impl Kind {
+    /// The name used on the command line and in case.json.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Local => "local",
+            Kind::Icecream => "icecream",
+            Kind::Distcc => "distcc",
+        }
+    }
+}
+
+/// What the user asked for.
+#[derive(Debug, Clone, Default)]
+pub struct Choice {
+    pub kind: Kind,
+    /// distcc's host list (`DISTCC_HOSTS` syntax); `None`: the environment's `DISTCC_HOSTS`.
+    pub distcc_hosts: Option<String>,
+}
+
+/// Where one attempt ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// On this machine (the farm client decided to compile locally).
+    Local,
+    /// On a farm node.
+    Remote(String),
+}
+
+/// One attempt of one test on the farm.
+#[derive(Debug)]
+pub enum Attempt {
+    /// The compiler ran (wherever it ran) and this is what it left.
+    Ran(Output, Place),
+    /// The farm failed, not the compiler: retry. `host` is the node that failed, if known.
+    Infra { host: Option<String>, why: String },
+}
+
+/// A way to run a compiler on a farm.
+pub trait Backend: Send + Sync {
+    /// One attempt of `job`; `attempt` counts from 0 (a backend may pick another node).
+    fn attempt(
+        &self,
+        job: &Job<'_>,
+        attempt: u32,
+        cancel: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Attempt, ExecError>;
+    /// Nodes it may use, for messages.
+    fn nodes(&self) -> usize;
+}
+
+/// One compiler run: the argv of the local run, where, and how long at most.
+#[derive(Debug, Clone, Copy)]
+pub struct Job<'a> {
+    pub argv: &'a [String],
+    pub cwd: &'a Path,
+    pub timeout: Duration,
+}
+
+impl Job<'_> {
+    /// The local run of this job.
+    pub fn local_cmd(&self) -> Cmd {
+        Cmd::new(&self.argv[0])
+            .args(&self.argv[1..])
+            .cwd(self.cwd)
+            .timeout(self.timeout)
+            .output_cap(1 << 20)
+    }
+}
+
+/// What the executor did, for the summary, `--json` and case.json (`farm` in the reduction
+/// and flags sections).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FarmSummary {
+    /// `local`, `icecream` or `distcc`: what ran the tests in the end.
+    pub executor: String,
+    /// What was asked for (differs from `executor` when the farm was refused).
+    #[serde(default)]
+    pub requested: String,
+    /// Why the farm was not used (one line), when it was asked for and refused.
+    #[serde(default)]
+    pub refused: Option<String>,
+    /// Tests that ran on a farm node.
+    #[serde(default)]
+    pub tests_remote: u64,
+    /// Tests that ran on this machine (all of them for `local`; for a farm, the ones its
+    /// client quietly compiled locally, plus icepick's own fallbacks).
+    #[serde(default)]
+    pub tests_local: u64,
+    /// Attempts repeated because a node failed or timed out.
+    #[serde(default)]
+    pub retries: u64,
+    /// Tests the farm client compiled locally on its own (icecream's silent local builds).
+    #[serde(default)]
+    pub client_local: u64,
+    /// Tests icepick ran here after the farm failed them on every retry.
+    #[serde(default)]
+    pub fallbacks: u64,
+    /// Tests per node.
+    #[serde(default)]
+    pub per_node: BTreeMap<String, u64>,
+    /// Failed attempts per node (`?` when the farm did not say which).
+    #[serde(default)]
+    pub node_failures: BTreeMap<String, u64>,
+    /// Nodes left out before the run, with why (compiler identity).
+    #[serde(default)]
+    pub nodes_dropped: Vec<String>,
+}
+
+impl FarmSummary {
+    /// One line for the human summary: `distcc: 120 tests remote on 2 nodes, 3 local, …`.
+    pub fn line(&self) -> String {
+        if let Some(why) = &self.refused {
+            return format!("{} refused ({why}); all tests ran locally", self.requested);
+        }
+        format!(
+            "{}: {} tests remote on {} node(s), {} local ({} by the farm client), {} retries, {} fallbacks",
+            self.executor,
+            self.tests_remote,
+            self.per_node.len(),
+            self.tests_local,
+            self.client_local,
+            self.retries,
+            self.fallbacks
+        )
+    }
+}
+
+/// Why an executor cannot be set up (the stage then refuses the farm and stays local).
+#[derive(Debug, thiserror::Error)]
+pub enum ExecutorError {
+    #[error("{0}")]
+    Setup(String),
+    #[error(transparent)]
+    Exec(#[from] ExecError),
+}
+
+/// Attempts of one test on the farm before icepick runs it here.
+const MAX_ATTEMPTS: u32 = 4;
+
+/// Runs compiler jobs here or on a farm, and counts.
+pub struct Executor {
+    kind: Kind,
+    backend: Option<Box<dyn Backend>>,
+    remote: AtomicU64,
+    local: AtomicU64,
+    client_local: AtomicU64,
+    retries: AtomicU64,
+    fallbacks: AtomicU64,
+    per_node: Mutex<BTreeMap<String, u64>>,
+    node_failures: Mutex<BTreeMap<String, u64>>,
+    dropped: Vec<String>,
+}
+
+impl std::fmt::Debug for Executor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Executor({})", self.kind.name())
+    }
+}
+
+impl Executor {
+    /// Runs everything on this machine.
+    pub fn local() -> Self {
+        Self::with_backend(Kind::Local, None, Vec::new())
+    }
+
+    fn with_backend(kind: Kind, backend: Option<Box<dyn Backend>>, dropped: Vec<String>) -> Self {
+        Executor {
+            kind,
+            backend,
+            remote: AtomicU64::new(0),
+            local: AtomicU64::new(0),
+            client_local: AtomicU64::new(0),
+            retries: AtomicU64::new(0),
+            fallbacks: AtomicU64::new(0),
+            per_node: Mutex::new(BTreeMap::new()),
+            node_failures: Mutex::new(BTreeMap::new()),
+            dropped,
+        }
+    }
+
+    /// Sets up the chosen executor for runs of `compiler` (the case's, argv[0] of every
+    /// job): distcc checks each host's compiler identity, icecream packs the compiler once.
+    pub fn new(choice: &Choice, compiler: &str) -> Result<Self, ExecutorError> {
+        match choice.kind {
+            Kind::Local => Ok(Self::local()),
+            Kind::Distcc => {
+                let (b, dropped) = distcc::Distcc::new(choice.distcc_hosts.as_deref(), compiler)?;
+                Ok(Self::with_backend(Kind::Distcc, Some(Box::new(b)), dropped))
+            }
+            Kind::Icecream => {
+                let b = icecream::Icecream::new(compiler)?;
+                Ok(Self::with_backend(
+                    Kind::Icecream,
+                    Some(Box::new(b)),
+                    Vec::new(),
+                ))
+            }
+        }
+    }
+
+    /// The backend in use.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// True for a farm executor.
+    pub fn is_farm(&self) -> bool {
+        self.backend.is_some()
+    }
+
+    /// Runs `job` and returns what the compiler left, wherever it ran. A farm failure is
+    /// retried (another node where the backend can choose) and, when the retries are used
+    /// up, run here: the answer is always the compiler's.
+    pub fn run(
+        &self,
+        job: &Job<'_>,
+        cancel: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Output, ExecError> {
+        let Some(backend) = &self.backend else {
+            self.local.fetch_add(1, Ordering::Relaxed);
+            return exec::run_cancellable(&job.local_cmd(), cancel);
+        };
+        let mut timeouts = 0;
+        for attempt in 0..MAX_ATTEMPTS {
+            if cancel() {
+                break;
+            }
+            match backend.attempt(job, attempt, cancel)? {
+                Attempt::Ran(out, place) => {
+                    // A node that timed out may be a slow, busy or dead node, or the
+                    // candidate hangs the compiler: one more node, then this machine decides
+                    // (a farm's queueing must not turn a test into "timed out").
+                    if out.status == Status::TimedOut && !cancel() {
+                        self.failed(match &place {
+                            Place::Remote(h) => Some(h.clone()),
+                            Place::Local => None,
+                        });
+                        timeouts += 1;
+                        if timeouts < 2 {
+                            continue;
+                        }
+                        break;
+                    }
+                    self.count(&place);
+                    return Ok(out);
+                }
+                Attempt::Infra { host, .. } => self.failed(host),
+            }
+        }
+        if cancel() {
+            return exec::run_cancellable(&job.local_cmd(), cancel);
+        }
+        self.fallbacks.fetch_add(1, Ordering::Relaxed);
+        self.local.fetch_add(1, Ordering::Relaxed);
+        exec::run_cancellable(&job.local_cmd(), cancel)
+    }
+
+    fn failed(&self, host: Option<String>) {
+        self.retries.fetch_add(1, Ordering::Relaxed);
+        let mut m = self.node_failures.lock().expect("not poisoned");
+        *m.entry(host.unwrap_or_else(|| "?".into())).or_default() += 1;
+    }
+
+    fn count(&self, place: &Place) {
+        match place {
+            Place::Local => {
+                self.local.fetch_add(1, Ordering::Relaxed);
+                self.client_local.fetch_add(1, Ordering::Relaxed);
+            }
+            Place::Remote(h) => {
+                self.remote.fetch_add(1, Ordering::Relaxed);
+                let mut m = self.per_node.lock().expect("not poisoned");
+                *m.entry(h.clone()).or_default() += 1;
+            }
+        }
+    }
+
+    /// Runs `jobs` with at most `parallel` in flight; results in the order of `jobs`.
+    pub fn run_all(&self, jobs: &[Job<'_>], parallel: usize) -> Vec<Result<Output, ExecError>> {
+        if self.backend.is_none() {
+            let cmds: Vec<Cmd> = jobs.iter().map(Job::local_cmd).collect();
+            self.local.fetch_add(cmds.len() as u64, Ordering::Relaxed);
+            return exec::run_all(&cmds, parallel);
+        }
+        let next = AtomicU64::new(0);
+        let results: Vec<Mutex<Option<Result<Output, ExecError>>>> =
+            jobs.iter().map(|_| Mutex::new(None)).collect();
+        std::thread::scope(|s| {
+            for _ in 0..parallel.clamp(1, jobs.len().max(1)) {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed) as usize;
+                    let Some(job) = jobs.get(i) else { break };
+                    let r = self.run(job, &crate::interrupt::is_interrupted);
+                    *results[i].lock().expect("not poisoned") = Some(r);
+                });
+            }
+        });
+        results
+            .into_iter()
+            .map(|m| {
+                m.into_inner()
+                    .expect("not poisoned")
+                    .expect("every job ran")
+            })
+            .collect()
+    }
+
+    /// What was done so far.
+    pub fn summary(&self) -> FarmSummary {
+        FarmSummary {
+            executor: self.kind.name().into(),
+            requested: self.kind.name().into(),
+            refused: None,
+            tests_remote: self.remote.load(Ordering::Relaxed),
+            tests_local: self.local.load(Ordering::Relaxed),
+            retries: self.retries.load(Ordering::Relaxed),
+            client_local: self.client_local.load(Ordering::Relaxed),
+            fallbacks: self.fallbacks.load(Ordering::Relaxed),
+            per_node: self.per_node.lock().expect("not poisoned").clone(),
+            node_failures: self.node_failures.lock().expect("not poisoned").clone(),
+            nodes_dropped: self.dropped.clone(),
+        }
+    }
+}
+
+/// Verdicts of `icepick classify` under which the crash depends on the machine it ran on,
+/// so a farm node would not see it.
+pub const HOST_VERDICTS: &[&str] = &["host-rvv", "host-kernel"];
+
+/// Why a case's tests must stay on this machine, if they must: a host-dependent verdict, an
+/// emulator in front of the compiler, a cc1 command line (farms distribute driver compiles).
+pub fn must_stay_local(verdict: Option<&str>, emulated: bool, cc1: bool) -> Option<String> {
+    if let Some(v) = verdict.filter(|v| HOST_VERDICTS.contains(v)) {
+        return Some(format!(
+            "the classification says the crash depends on this host ({v}), so it would not travel"
+        ));
+    }
+    if emulated {
+        return Some("the case runs its compiler under an emulator".into());
+    }
+    if cc1 {
+        return Some("the test command is a `-cc1` line, which farms do not distribute".into());
+    }
+    None
+}
+
+/// The farm form of a local test argv (after argv[0]): an object file in `obj` instead of
+/// `-o /dev/null` or no output, `-c` instead of `-fsyntax-only` (farms distribute only real
+/// compiles to an object file), and `-fno-crash-diagnostics` so that nodes write no
+/// reproducers.
+pub fn farm_args(args: &[String], obj: &Path) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len() + 4);
+    let mut it = args.iter();
+    let mut has_c = false;
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "-o" => {
+                it.next();
+            }
+            "-fsyntax-only" | "-S" | "-E" => {}
+            s if s.starts_with("-o") && s.len() > 2 => {}
+            "-c" => {
+                has_c = true;
+                out.push(a.clone());
+            }
+            _ => out.push(a.clone()),
+        }
+    }
+    if !has_c {
+        out.insert(0, "-c".into());
+    }
+    if !out.iter().any(|a| a == "-fno-crash-diagnostics") {
+        out.insert(0, "-fno-crash-diagnostics".into());
+    }
+    out.push("-o".into());
+    out.push(obj.to_string_lossy().into_owned());
+    out
+}
+
+/// A fresh path in icepick's scratch directory for one farm attempt's files.
+pub(crate) fn scratch_file(prefix: &str, ext: &str) -> PathBuf {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let dir = exec::scratch_dir().join("farm");
+    let _ = std::fs::create_dir_all(&dir);
+    dir.join(format!(
+        "{prefix}{}.{ext}",
+        N.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
+/// The executable `argv0` names: itself when it has a slash, else looked up on `PATH`.
+pub(crate) fn resolve(argv0: &str) -> Option<PathBuf> {
+    if argv0.contains('/') {
+        return std::fs::canonicalize(argv0).ok();
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(argv0))
+        .find(|p| p.is_file())
+        .and_then(|p| std::fs::canonicalize(p).ok())
+}
