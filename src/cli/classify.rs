@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 
+use super::progress::Spinner;
 use crate::classify::{self, Options};
 use crate::error;
 
@@ -57,8 +58,10 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<u8> {
     if args.sysroot.is_some() {
         opts.sysroot = args.sysroot;
     }
+    let mut spinner = Spinner::start("running the classification experiments", args.json);
     let c = classify::classify(&args.case, &opts)
         .with_context(|| format!("classifying {}", args.case.display()))?;
+    spinner.finish();
     crate::report::rerender(&args.case)?;
     let mut out = std::io::stdout().lock();
     if args.json {

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::Args;
 
+use super::progress::Spinner;
 use crate::error;
 use crate::flags::{self, Options};
 
@@ -38,16 +39,13 @@ pub fn run(args: FlagsArgs) -> anyhow::Result<u8> {
     }
     opts.timeout = Duration::from_secs(args.timeout.max(1));
     opts.allow_invalid = args.allow_invalid;
-    let quiet = args.json;
-    let mut progress = |msg: &str| {
-        if !quiet {
-            eprintln!("icepick: {msg}");
-        }
-    };
+    let mut spinner = Spinner::start("finding the flags that matter", args.json);
+    let mut progress = |msg: &str| spinner.step(msg);
     // The case error itself goes up, so that `NotACase` maps to the usage exit code.
     let f = flags::flags_for_case(&args.case, &opts, &mut progress).map_err(|e| match e {
         flags::FlagsError::Case(c) => anyhow::Error::from(c),
     })?;
+    spinner.finish();
     crate::report::rerender(&args.case)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();

@@ -51,7 +51,7 @@ pub fn run_oracle(args: IrOracleArgs) -> anyhow::Result<u8> {
 pub(crate) fn ir_and_report(dir: &Path, opts: &Options, quiet: bool) -> Result<IrSection, IrError> {
     let mut progress = |msg: &str| {
         if !quiet {
-            eprintln!("icepick: {msg}");
+            log::info!("{msg}");
         }
     };
     let s = ir::ir_for_case(dir, opts, &mut progress)?;

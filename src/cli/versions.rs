@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::progress::Spinner;
 use crate::error;
 use crate::versions;
 
@@ -29,7 +30,9 @@ pub fn run(args: VersionsArgs) -> anyhow::Result<u8> {
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let mut spinner = Spinner::start("running the case on each compiler", args.json);
     let rows = versions::run_versions(&args.case, &args.compilers, jobs)?;
+    spinner.finish();
     crate::report::rerender(&args.case)?;
     let summary = versions::summary(&rows);
     let mut out = std::io::stdout().lock();
