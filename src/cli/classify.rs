@@ -13,7 +13,7 @@ use crate::error;
 /// Arguments of `icepick classify`.
 #[derive(Debug, Args)]
 pub struct ClassifyArgs {
-    /// The case directory.
+    /// The case directory, or a bucket id of the crash store.
     case: PathBuf,
     /// Reruns for the determinism experiment (E1): N one after another, then N at once.
     #[arg(long, value_name = "N", default_value_t = 5)]
@@ -59,10 +59,11 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<u8> {
         opts.sysroot = args.sysroot;
     }
     let mut spinner = Spinner::start("running the classification experiments", args.json);
-    let c = classify::classify(&args.case, &opts)
-        .with_context(|| format!("classifying {}", args.case.display()))?;
+    let case = super::case_arg::resolve(&args.case)?;
+    let c = classify::classify(&case, &opts)
+        .with_context(|| format!("classifying {}", case.display()))?;
     spinner.finish();
-    crate::report::rerender(&args.case)?;
+    crate::report::rerender(&case)?;
     let mut out = std::io::stdout().lock();
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&c)?)?;

@@ -13,7 +13,7 @@ use crate::flags::{self, Options};
 /// Arguments of `icepick flags`.
 #[derive(Debug, Args)]
 pub struct FlagsArgs {
-    /// The case directory (made by `icepick capture`).
+    /// The case directory (made by `icepick capture`), or a bucket id of the crash store.
     pub case: PathBuf,
     /// Print the flags section as one JSON object on stdout, and nothing else.
     #[arg(long)]
@@ -42,11 +42,12 @@ pub fn run(args: FlagsArgs) -> anyhow::Result<u8> {
     let mut spinner = Spinner::start("finding the flags that matter", args.json);
     let mut progress = |msg: &str| spinner.step(msg);
     // The case error itself goes up, so that `NotACase` maps to the usage exit code.
-    let f = flags::flags_for_case(&args.case, &opts, &mut progress).map_err(|e| match e {
+    let case = super::case_arg::resolve(&args.case)?;
+    let f = flags::flags_for_case(&case, &opts, &mut progress).map_err(|e| match e {
         flags::FlagsError::Case(c) => anyhow::Error::from(c),
     })?;
     spinner.finish();
-    crate::report::rerender(&args.case)?;
+    crate::report::rerender(&case)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if args.json {

@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::error;
 
 mod capture;
+mod case_arg;
 mod classify;
 mod dashboard;
 mod flags;
@@ -130,7 +131,7 @@ struct ManArgs {
 
 #[derive(Debug, Args)]
 struct ReportArgs {
-    /// The case directory.
+    /// The case directory, or a bucket id of the crash store.
     case: PathBuf,
     /// Output format.
     #[arg(long, default_value = "md", value_parser = ["md", "json"])]
@@ -299,6 +300,7 @@ fn is_usage_error(e: &anyhow::Error) -> bool {
                     | capture_stage::CaptureError::UnreadableInput(..)
             )
         ) || c.downcast_ref::<capture_stage::SourceError>().is_some()
+            || c.downcast_ref::<case_arg::CaseArgError>().is_some()
             || case_error(c).is_some_and(|e| e.is_bad_input())
             || matches!(
                 c.downcast_ref::<crate::versions::VersionsError>(),
@@ -402,7 +404,8 @@ fn write_stdout(bytes: &[u8]) -> anyhow::Result<u8> {
 }
 
 fn run_report(args: ReportArgs) -> anyhow::Result<u8> {
-    let report = crate::report::Report::load(&args.case)?;
+    let case = case_arg::resolve(&args.case)?;
+    let report = crate::report::Report::load(&case)?;
     // Redact the case and its files before rendering, so the Compiler Explorer link (base64
     // that text redaction cannot see into) is made from redacted source too.
     let report = if args.redact {

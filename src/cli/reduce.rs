@@ -14,7 +14,7 @@ use crate::reduce::{self, Settings};
 /// Arguments of `icepick reduce`.
 #[derive(Debug, Args)]
 pub struct ReduceArgs {
-    /// The case directory (from `icepick capture`), or with --test the file(s) to reduce.
+    /// The case directory (from `icepick capture`) or a bucket id, or with --test the file(s) to reduce.
     #[arg(value_name = "CASE|FILE", required = true, num_args = 1..)]
     targets: Vec<PathBuf>,
     /// C-Reduce/C-Vise style: reduce each FILE in place while this script exits 0 (run in a
@@ -102,6 +102,7 @@ pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
         eprintln!("icepick: reduce takes one case directory (several files only with --test)");
         return Ok(error::USAGE);
     };
+    let target = &super::case_arg::resolve(target)?;
     let r = reduce::reduce_case(target, &settings, &mut |n| progress.note(n))?;
     progress.finish();
     crate::report::rerender(target)?;
