@@ -357,3 +357,126 @@ fn triage_printed_report_twice_and_its_status_said_only_captured() {
     assert!(err.contains("icepick: flags: batch 1:"), "{err}");
     assert!(!err.contains("icepick: batch"), "{err}");
 }
+
+/// The `--json` table of docs/architecture.md: (command, promised fields), in order.
+fn documented_json_outputs() -> Vec<(String, Vec<String>)> {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
+            .unwrap();
+    let start = doc.find("## `--json` outputs").expect("the --json section");
+    let section = &doc[start + 3..];
+    let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+    let backticked = |cell: &str| -> Vec<String> {
+        cell.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect()
+    };
+    section
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| {
+            let cells: Vec<&str> = l.split(" | ").collect();
+            assert_eq!(cells.len(), 3, "a row of three cells: {l}");
+            let command = backticked(cells[0]).join(" ");
+            (command, backticked(cells[2].trim_end_matches('|')))
+        })
+        .collect()
+}
+
+#[test]
+fn json_shapes_were_undocumented_and_every_documented_field_is_printed() {
+    let rows = documented_json_outputs();
+    assert!(rows.len() >= 15, "{rows:?}");
+    // Not run here, and why.
+    let elsewhere = [
+        (
+            "triage",
+            "prints capture's object (run here) again at the end; tests/e2e/store.rs",
+        ),
+        (
+            "ir",
+            "needs a backend crash; tests/e2e/ir.rs checks the printed section",
+        ),
+    ];
+    let (_tmp, dir, argv) = crashing_compile();
+    let store = dir.join("store");
+    let run = |args: &[&str]| -> serde_json::Value {
+        let o = icepick_in(&store, &dir, args);
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+            panic!(
+                "{args:?}: stdout is not one JSON object ({e}): {}\nstderr: {}",
+                text(&o.stdout),
+                text(&o.stderr)
+            )
+        })
+    };
+    let (script, file) = script_reduction(&dir);
+    std::fs::write(dir.join("crash.cpp"), CRASH_CPP).unwrap();
+    std::fs::write(dir.join("build.log"), "[1/1] Linking CXX executable app\n").unwrap();
+    let mut outputs: Vec<(&str, serde_json::Value)> = Vec::new();
+    outputs.push(("list", run(&["list", "--json"])));
+    let mut capture = vec!["capture", "--json", "--out", "case", "--"];
+    capture.extend(argv.iter().map(String::as_str));
+    outputs.push(("capture", run(&capture)));
+    outputs.push(("flags", run(&["flags", "--json", "--jobs", "2", "case"])));
+    outputs.push(("reduce", run(&["reduce", "--json", "--jobs", "2", "case"])));
+    outputs.push((
+        "reduce --test",
+        run(&["reduce", "--json", "--test", &script, &file]),
+    ));
+    outputs.push((
+        "versions",
+        run(&["versions", "--json", "--compiler", &argv[0], "case"]),
+    ));
+    outputs.push((
+        "classify",
+        run(&["classify", "--json", "--runs", "1", "case"]),
+    ));
+    outputs.push((
+        "report --format json",
+        run(&["report", "--format", "json", "case"]),
+    ));
+    outputs.push(("probe", run(&["probe", "--json"])));
+    outputs.push(("inspect", run(&["inspect", "--json", "/bin/true"])));
+    let o = Command::new(BIN)
+        .args(["wrap", "clang++-16", "-c", "crash.cpp", "-o", "c.o"])
+        .current_dir(&dir)
+        .env("ICEPICK_STORE", &store)
+        .env("ICEPICK_WRAP_CAPTURE", "0")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let listed = run(&["list", "--json"]);
+    let id = listed["buckets"][0]["id"].as_str().unwrap().to_string();
+    outputs.push(("show", run(&["show", "--json", &id])));
+    outputs.push(("scan-log", run(&["scan-log", "--json", "build.log"])));
+    outputs.push(("store status", run(&["store", "status", "--json"])));
+    outputs.push(("store flush", run(&["store", "flush", "--json"])));
+    // --pending on a store whose one bucket has no reproducible occurrence left is cheap:
+    // the capture fails (crash.cpp is gone) and the bucket is marked failed.
+    std::fs::remove_file(dir.join("crash.cpp")).unwrap();
+    outputs.push(("triage --pending", run(&["triage", "--pending", "--json"])));
+
+    for (command, fields) in &rows {
+        if elsewhere.iter().any(|(c, _)| c == command) {
+            continue;
+        }
+        let Some((_, v)) = outputs.iter().find(|(c, _)| c == command) else {
+            panic!("`{command}` is documented but this test does not run it");
+        };
+        let obj = v
+            .as_object()
+            .unwrap_or_else(|| panic!("{command}: not an object: {v}"));
+        for f in fields {
+            assert!(obj.contains_key(f), "{command} --json has no `{f}`: {v:#}");
+        }
+    }
+    for (command, _) in &outputs {
+        assert!(
+            rows.iter().any(|(c, _)| c == command),
+            "`{command} --json` is not in docs/architecture.md's table"
+        );
+    }
+}
