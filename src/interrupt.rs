@@ -1,25 +1,30 @@
 //! Ctrl-C and SIGTERM: one process-wide "interrupted" flag, and the rule for what happens then.
 //!
-//! The signal handler only records the signal (an atomic store, async-signal-safe). Everything
-//! else reads the flag:
-//! - [`crate::exec`]'s run loop polls it every 20 ms and kills the running child's process
+//! `signal-hook` catches the signals (its handler only writes to a self-pipe, which is
+//! async-signal-safe) and wakes one thread, which records the signal and decides what happens;
+//! nothing polls for it. Everything else reads the flag:
+//! - [`crate::exec`]'s run loop looks at it every 20 ms and kills the running child's process
 //!   group (SIGTERM, 200 ms grace, SIGKILL); no new child starts once it is set.
 //! - A stage that can stop cleanly (reduce, which keeps its best-so-far) holds a [`Graceful`]
 //!   guard: its children report [`crate::exec::Status::Cancelled`], [`stop_flag`] stops the
 //!   reducer, and the stage returns its "stopped" result; `main` then exits with
 //!   [`exit_code`].
 //! - Everywhere else the stage must not see results made up by the interrupt (a killed
-//!   compiler is no "timeout"): the exec call waits, and a watcher thread ends the process at
+//!   compiler is no "timeout"): the exec call waits, and the signal thread ends the process at
 //!   once ([`finish`]): kills the children, removes the scratch directory, and exits. The case
 //!   is left as it was (its files are only ever replaced atomically).
-//! - A second signal, or a graceful stage still busy one second after the first, ends the
-//!   process the same way: Ctrl-C always takes effect within a second.
+//! - A second signal, or a graceful stage still busy one second after the first (a one-shot
+//!   timer thread started by the first), ends the process the same way: Ctrl-C always takes
+//!   effect within a second.
 //!
 //! Exit status: 130 after SIGINT, 143 after SIGTERM (128 + the signal, the shell convention).
 
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Once, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
 
 /// The first signal received (0: none).
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
@@ -33,50 +38,44 @@ static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 
 /// How long a graceful stage may take to wind down after the first signal.
 pub const GRACE: Duration = Duration::from_millis(1000);
-/// How often the watcher thread looks at the flag.
-const POLL: Duration = Duration::from_millis(20);
 
-extern "C" fn on_signal(sig: libc::c_int) {
-    let _ = SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
-    COUNT.fetch_add(1, Ordering::SeqCst);
-}
-
-/// Installs the SIGINT/SIGTERM handlers and the watcher thread (once; later calls do
-/// nothing). Without it, nothing here ever fires (library use, unit tests).
+/// Installs the SIGINT/SIGTERM handling (once; later calls do nothing). Without it, nothing
+/// here ever fires (library use, unit tests).
 pub fn install() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        // SAFETY: the handler only stores to atomics, which is async-signal-safe; SA_RESTART
-        // keeps interrupted system calls of other threads going.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_signal as *const () as libc::sighandler_t;
-            sa.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
-            libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
-        }
+        let signals = match Signals::new([SIGINT, SIGTERM]) {
+            Ok(s) => s,
+            Err(e) => {
+                log::warn!("cannot catch SIGINT/SIGTERM ({e}); Ctrl-C kills icepick at once");
+                return;
+            }
+        };
         INSTALLED.store(true, Ordering::SeqCst);
         let _ = std::thread::Builder::new()
-            .name("icepick-interrupt".into())
-            .spawn(watch);
+            .name("icepick-signals".into())
+            .spawn(move || on_signals(signals));
     });
 }
 
-fn watch() {
-    let mut first_seen: Option<Instant> = None;
-    loop {
-        std::thread::sleep(POLL);
-        let Some(sig) = signal() else {
-            continue;
-        };
+/// The signal thread: sleeps until a signal arrives, then applies the rule of the module doc.
+fn on_signals(mut signals: Signals) {
+    for sig in signals.forever() {
+        let _ = SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+        let count = COUNT.fetch_add(1, Ordering::SeqCst) + 1;
         stop_flag().store(true, Ordering::SeqCst);
-        let since = *first_seen.get_or_insert_with(Instant::now);
-        if GRACEFUL.load(Ordering::SeqCst) == 0
-            || COUNT.load(Ordering::SeqCst) > 1
-            || since.elapsed() >= GRACE
-        {
-            finish(sig);
+        let first = signal().unwrap_or(sig);
+        if GRACEFUL.load(Ordering::SeqCst) == 0 || count > 1 {
+            finish(first);
+        }
+        if count == 1 {
+            // A graceful stage gets GRACE to stop by itself, then the process ends anyway.
+            let _ = std::thread::Builder::new()
+                .name("icepick-grace".into())
+                .spawn(move || {
+                    std::thread::sleep(GRACE);
+                    finish(first);
+                });
         }
     }
 }

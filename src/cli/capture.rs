@@ -54,7 +54,7 @@ pub struct CaptureArgs {
 /// Runs `icepick capture`.
 pub fn run(args: CaptureArgs) -> anyhow::Result<u8> {
     let outcome = capture_from_args(&args)?;
-    print_outcome(&args, outcome).map(|(code, _)| code)
+    print_outcome(&args, outcome, false).map(|(code, _)| code)
 }
 
 /// Runs the capture stage as the arguments say.
@@ -97,7 +97,7 @@ pub(crate) fn capture_from_args(args: &CaptureArgs) -> anyhow::Result<Outcome> {
     let quiet = args.json;
     let mut progress = |msg: &str| {
         if !quiet {
-            eprintln!("icepick: {msg}");
+            log::info!("{msg}");
         }
     };
     let outcome = capture::capture(&req, &mut progress)?;
@@ -127,7 +127,13 @@ fn refuse_taken_out(out: &Path) -> Result<(), crate::case::CaseError> {
 pub(crate) type Written = Option<(PathBuf, Box<Case>)>;
 
 /// Prints a capture outcome; returns the exit code and the case directory, if one was written.
-pub(crate) fn print_outcome(args: &CaptureArgs, outcome: Outcome) -> anyhow::Result<(u8, Written)> {
+/// `more`: other stages follow (`triage`), which print the `report:` and `status:` lines of a
+/// captured case at the end instead.
+pub(crate) fn print_outcome(
+    args: &CaptureArgs,
+    outcome: Outcome,
+    more: bool,
+) -> anyhow::Result<(u8, Written)> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match outcome {
@@ -141,7 +147,7 @@ pub(crate) fn print_outcome(args: &CaptureArgs, outcome: Outcome) -> anyhow::Res
                 v["case_dir"] = dir.to_string_lossy().into_owned().into();
                 writeln!(out, "{}", serde_json::to_string(&v)?)?;
             } else {
-                print_case_summary(&mut out, &dir, &case)?;
+                print_case_summary(&mut out, &dir, &case, more)?;
             }
             Ok((code, Some((dir, case))))
         }
@@ -173,7 +179,12 @@ pub(crate) fn print_outcome(args: &CaptureArgs, outcome: Outcome) -> anyhow::Res
     }
 }
 
-fn print_case_summary(out: &mut impl Write, dir: &Path, case: &Case) -> anyhow::Result<()> {
+fn print_case_summary(
+    out: &mut impl Write,
+    dir: &Path,
+    case: &Case,
+    more: bool,
+) -> anyhow::Result<()> {
     writeln!(out, "case:      {}", dir.display())?;
     writeln!(out, "crash:     {}", crate::report::title(case))?;
     writeln!(
@@ -195,13 +206,17 @@ fn print_case_summary(out: &mut impl Write, dir: &Path, case: &Case) -> anyhow::
             .unwrap_or(0),
         case.preprocessing.mode
     )?;
-    writeln!(out, "report:    {}", dir.join("report.md").display())?;
     writeln!(out, "repro:     {}", dir.join("repro.sh").display())?;
     match case.status {
-        CaseStatus::Captured => writeln!(out, "status:    captured")?,
+        CaseStatus::Captured if more => {}
+        CaseStatus::Captured => {
+            writeln!(out, "report:    {}", dir.join("report.md").display())?;
+            writeln!(out, "status:    captured")?;
+        }
         _ => writeln!(
             out,
-            "status:    {} ({})",
+            "report:    {}\nstatus:    {} ({})",
+            dir.join("report.md").display(),
             serde_json::to_value(case.status)?.as_str().unwrap_or(""),
             case.status_detail.as_deref().unwrap_or("")
         )?,

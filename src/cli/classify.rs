@@ -6,13 +6,14 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 
+use super::progress::Spinner;
 use crate::classify::{self, Options};
 use crate::error;
 
 /// Arguments of `icepick classify`.
 #[derive(Debug, Args)]
 pub struct ClassifyArgs {
-    /// The case directory.
+    /// The case directory, or a bucket id of the crash store.
     case: PathBuf,
     /// Reruns for the determinism experiment (E1): N one after another, then N at once.
     #[arg(long, value_name = "N", default_value_t = 5)]
@@ -57,9 +58,12 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<u8> {
     if args.sysroot.is_some() {
         opts.sysroot = args.sysroot;
     }
-    let c = classify::classify(&args.case, &opts)
-        .with_context(|| format!("classifying {}", args.case.display()))?;
-    crate::report::rerender(&args.case)?;
+    let mut spinner = Spinner::start("running the classification experiments", args.json);
+    let case = super::case_arg::resolve(&args.case)?;
+    let c = classify::classify(&case, &opts)
+        .with_context(|| format!("classifying {}", case.display()))?;
+    spinner.finish();
+    crate::report::rerender(&case)?;
     let mut out = std::io::stdout().lock();
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&c)?)?;

@@ -6,13 +6,14 @@ use std::time::Duration;
 
 use clap::Args;
 
+use super::progress::Spinner;
 use crate::error;
 use crate::flags::{self, Options};
 
 /// Arguments of `icepick flags`.
 #[derive(Debug, Args)]
 pub struct FlagsArgs {
-    /// The case directory (made by `icepick capture`).
+    /// The case directory (made by `icepick capture`), or a bucket id of the crash store.
     pub case: PathBuf,
     /// Print the flags section as one JSON object on stdout, and nothing else.
     #[arg(long)]
@@ -47,17 +48,15 @@ pub fn run(args: FlagsArgs) -> anyhow::Result<u8> {
             return Ok(error::USAGE);
         }
     };
-    let quiet = args.json;
-    let mut progress = |msg: &str| {
-        if !quiet {
-            eprintln!("icepick: {msg}");
-        }
-    };
+    let mut spinner = Spinner::start("finding the flags that matter", args.json);
+    let mut progress = |msg: &str| spinner.step(msg);
     // The case error itself goes up, so that `NotACase` maps to the usage exit code.
-    let f = flags::flags_for_case(&args.case, &opts, &mut progress).map_err(|e| match e {
+    let case = super::case_arg::resolve(&args.case)?;
+    let f = flags::flags_for_case(&case, &opts, &mut progress).map_err(|e| match e {
         flags::FlagsError::Case(c) => anyhow::Error::from(c),
     })?;
-    crate::report::rerender(&args.case)?;
+    spinner.finish();
+    crate::report::rerender(&case)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if args.json {

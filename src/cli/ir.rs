@@ -51,7 +51,7 @@ pub fn run_oracle(args: IrOracleArgs) -> anyhow::Result<u8> {
 pub(crate) fn ir_and_report(dir: &Path, opts: &Options, quiet: bool) -> Result<IrSection, IrError> {
     let mut progress = |msg: &str| {
         if !quiet {
-            eprintln!("icepick: {msg}");
+            log::info!("{msg}");
         }
     };
     let s = ir::ir_for_case(dir, opts, &mut progress)?;
@@ -85,7 +85,8 @@ pub fn run(args: IrArgs) -> anyhow::Result<u8> {
     }
     opts.timeout = Duration::from_secs(args.timeout.max(1));
     opts.reduce_timeout = Duration::from_secs(args.reduce_timeout.max(1));
-    let s = match ir_and_report(&args.case, &opts, args.json) {
+    let case = super::case_arg::resolve(&args.case)?;
+    let s = match ir_and_report(&case, &opts, args.json) {
         Ok(s) => s,
         Err(IrError::Case(c)) => return Err(c.into()),
         Err(e @ IrError::Frontend(_)) => {
@@ -102,7 +103,7 @@ pub fn run(args: IrArgs) -> anyhow::Result<u8> {
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&s)?)?;
     } else {
-        writeln!(out, "ir:       {}", args.case.join(&s.output).display())?;
+        writeln!(out, "ir:       {}", case.join(&s.output).display())?;
         writeln!(out, "command:  {}", s.command.join(" "))?;
         writeln!(out, "test:     {}", s.run_line)?;
         if let Some(p) = &s.pass {

@@ -41,11 +41,7 @@ pub fn run(args: ListArgs) -> anyhow::Result<u8> {
         writeln!(out, "no crashes in {}", root)?;
         return Ok(error::OK);
     }
-    writeln!(
-        out,
-        "{:<12}  {:>5}  {:>5}  {:<8}  {:<19}  {:<19}  TITLE",
-        "BUCKET", "COUNT", "HOSTS", "STATUS", "FIRST SEEN", "LAST SEEN"
-    )?;
+    let mut rows = Vec::with_capacity(buckets.len());
     for b in &buckets {
         let status = match &b.verdict {
             Some(v) => format!(
@@ -58,21 +54,69 @@ pub fn run(args: ListArgs) -> anyhow::Result<u8> {
                 .unwrap_or("")
                 .to_string(),
         };
-        writeln!(
-            out,
-            "{:<12}  {:>5}  {:>5}  {:<8}  {:<19}  {:<19}  {}",
-            b.id,
-            b.count,
-            b.hosts.len(),
+        rows.push([
+            printable(&b.id),
+            b.count.to_string(),
+            b.hosts.len().to_string(),
             status,
             short_time(&b.first_seen),
             short_time(&b.last_seen),
-            printable(&b.title)
+        ]);
+    }
+    // Each column as wide as its widest cell: a long status ("triaged (host-fault)") or a
+    // big count keeps the columns after it aligned.
+    let header = [
+        "BUCKET",
+        "COUNT",
+        "HOSTS",
+        "STATUS",
+        "FIRST SEEN",
+        "LAST SEEN",
+    ];
+    let mut w = header.map(|h| h.chars().count());
+    for r in &rows {
+        for (w, cell) in w.iter_mut().zip(r) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    writeln!(
+        out,
+        "{:<w0$}  {:>w1$}  {:>w2$}  {:<w3$}  {:<w4$}  {:<w5$}  TITLE",
+        header[0],
+        header[1],
+        header[2],
+        header[3],
+        header[4],
+        header[5],
+        w0 = w[0],
+        w1 = w[1],
+        w2 = w[2],
+        w3 = w[3],
+        w4 = w[4],
+        w5 = w[5],
+    )?;
+    for (b, r) in buckets.iter().zip(&rows) {
+        writeln!(
+            out,
+            "{:<w0$}  {:>w1$}  {:>w2$}  {:<w3$}  {:<w4$}  {:<w5$}  {}",
+            r[0],
+            r[1],
+            r[2],
+            r[3],
+            r[4],
+            r[5],
+            printable(&b.title),
+            w0 = w[0],
+            w1 = w[1],
+            w2 = w[2],
+            w3 = w[3],
+            w4 = w[4],
+            w5 = w[5],
         )?;
         // Which compilers hit it (a fleet runs several).
         if !b.compiler_versions.is_empty() {
             let v: Vec<String> = b.compiler_versions.iter().map(|c| printable(c)).collect();
-            writeln!(out, "{:<12}  compilers: {}", "", v.join("; "))?;
+            writeln!(out, "{:<w0$}  compilers: {}", "", v.join("; "), w0 = w[0])?;
         }
     }
     Ok(error::OK)

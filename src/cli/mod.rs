@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::error;
 
 mod capture;
+mod case_arg;
 mod classify;
 mod dashboard;
 mod farm;
@@ -16,7 +17,9 @@ mod flags;
 mod inspect;
 mod ir;
 mod list;
+mod logger;
 mod probe;
+mod progress;
 mod reduce;
 mod scan_log;
 mod show;
@@ -41,6 +44,13 @@ struct Cli {
     /// $ICEPICK_STORE, else $XDG_DATA_HOME/icepick, else ~/.local/share/icepick.
     #[arg(long, global = true, value_name = "DIR|URL")]
     store: Option<std::ffi::OsString>,
+    /// Say more on stderr: -v shows every compiler and tool command run (quoted for a shell)
+    /// with its exit status and time; -vv also each command as it starts.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+    /// Print only the result (and errors): no progress, no step messages.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -105,11 +115,29 @@ enum Command {
     /// Render a case's report (Markdown or JSON) on stdout.
     #[command(after_help = error::EXIT_CODES_HELP)]
     Report(ReportArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
+    Completions(CompletionsArgs),
+    /// Print icepick's man page (roff) on stdout, or with --dir write one page per command.
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+struct CompletionsArgs {
+    /// The shell.
+    shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+struct ManArgs {
+    /// Write icepick.1 and one icepick-COMMAND.1 per command into DIR (e.g.
+    /// ~/.local/share/man/man1) instead of printing icepick.1.
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
 struct ReportArgs {
-    /// The case directory.
+    /// The case directory, or a bucket id of the crash store.
     case: PathBuf,
     /// Output format.
     #[arg(long, default_value = "md", value_parser = ["md", "json"])]
@@ -145,7 +173,8 @@ pub fn main() -> ExitCode {
 fn main_code() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
-        Err(e) => {
+        Err(mut e) => {
+            add_dashdash_tip(&mut e, std::env::args_os().skip(1));
             let code = if e.use_stderr() {
                 error::USAGE
             } else {
@@ -182,6 +211,35 @@ fn main_code() -> ExitCode {
             ExitCode::from(code)
         }
     }
+}
+
+/// `icepick triage clang++-16 -c x.cc` (the `--` forgotten) gets clap's bare "unexpected
+/// argument 'clang++-16'": add the tip that says how to pass a compile command.
+fn add_dashdash_tip(e: &mut clap::Error, args: impl Iterator<Item = std::ffi::OsString>) {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return;
+    }
+    let args: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
+    let takes_command = ["capture", "triage"];
+    let Some(sub) = args.iter().find(|a| takes_command.contains(&a.as_str())) else {
+        return;
+    };
+    if args.iter().any(|a| a == "--") {
+        return;
+    }
+    let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) else {
+        return;
+    };
+    let Some(at) = args.iter().position(|a| a == arg) else {
+        return;
+    };
+    let command = crate::command::shell_join(&args[at..]);
+    let tip = format!("the compile command goes after `--`: icepick {sub} [OPTIONS] -- {command}");
+    e.insert(
+        ContextKind::Suggested,
+        ContextValue::StyledStrs(vec![tip.into()]),
+    );
 }
 
 /// The error and its causes in one line, each cause once: a cause whose text its parent
@@ -248,6 +306,7 @@ fn is_usage_error(e: &anyhow::Error) -> bool {
                     | capture_stage::CaptureError::UnreadableInput(..)
             )
         ) || c.downcast_ref::<capture_stage::SourceError>().is_some()
+            || c.downcast_ref::<case_arg::CaseArgError>().is_some()
             || case_error(c).is_some_and(|e| e.is_bad_input())
             || matches!(
                 c.downcast_ref::<crate::versions::VersionsError>(),
@@ -275,6 +334,7 @@ fn is_usage_error(e: &anyhow::Error) -> bool {
 }
 
 fn run(cli: Cli) -> anyhow::Result<u8> {
+    logger::init(cli.verbose, cli.quiet);
     // Ctrl-C and SIGTERM: see crate::interrupt (not for wrap, which stays transparent: the
     // signal reaches the compiler as it would without icepick).
     if !matches!(cli.command, Command::Wrap(_)) {
@@ -310,11 +370,49 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Ir(args) => ir::run(args),
         Command::IrOracle(args) => ir::run_oracle(args),
         Command::Probe(args) => probe::run(args),
+        Command::Completions(args) => run_completions(args),
+        Command::Man(args) => run_man(args),
+    }
+}
+
+fn run_completions(args: CompletionsArgs) -> anyhow::Result<u8> {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let mut out = Vec::new();
+    clap_complete::generate(args.shell, &mut cmd, "icepick", &mut out);
+    write_stdout(&out)
+}
+
+fn run_man(args: ManArgs) -> anyhow::Result<u8> {
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    if let Some(dir) = &args.dir {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+        clap_mangen::generate_to(cmd, dir).map_err(|e| {
+            anyhow::anyhow!("cannot write the man pages into {}: {e}", dir.display())
+        })?;
+        log::info!("man pages written to {}", dir.display());
+        return Ok(error::OK);
+    }
+    let mut out = Vec::new();
+    clap_mangen::Man::new(cmd).render(&mut out)?;
+    write_stdout(&out)
+}
+
+/// Writes `bytes` on stdout; a closed pipe (`| head`) ends the output quietly.
+fn write_stdout(bytes: &[u8]) -> anyhow::Result<u8> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(error::OK),
     }
 }
 
 fn run_report(args: ReportArgs) -> anyhow::Result<u8> {
-    let report = crate::report::Report::load(&args.case)?;
+    let case = case_arg::resolve(&args.case)?;
+    let report = crate::report::Report::load(&case)?;
     // Redact the case and its files before rendering, so the Compiler Explorer link (base64
     // that text redaction cannot see into) is made from redacted source too.
     let report = if args.redact {

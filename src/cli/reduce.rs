@@ -1,19 +1,20 @@
 //! `icepick reduce`: arguments and progress output of the reduce stage. Ctrl-C and SIGTERM
 //! (crate::interrupt) stop it gracefully: running tests are killed, the best so far is kept.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Args;
 
+use super::progress::{human_bytes, Progress};
 use crate::error;
-use crate::reduce::{self, Note, Settings};
+use crate::reduce::{self, Settings};
 
 /// Arguments of `icepick reduce`.
 #[derive(Debug, Args)]
 pub struct ReduceArgs {
-    /// The case directory (from `icepick capture`), or with --test the file(s) to reduce.
+    /// The case directory (from `icepick capture`) or a bucket id, or with --test the file(s) to reduce.
     #[arg(value_name = "CASE|FILE", required = true, num_args = 1..)]
     targets: Vec<PathBuf>,
     /// C-Reduce/C-Vise style: reduce each FILE in place while this script exits 0 (run in a
@@ -49,115 +50,6 @@ pub struct ReduceArgs {
     trace: Option<PathBuf>,
 }
 
-pub(crate) fn human_bytes(n: usize) -> String {
-    if n >= 1 << 20 {
-        format!("{:.1} MB", n as f64 / (1 << 20) as f64)
-    } else if n >= 1 << 10 {
-        format!("{:.1} KB", n as f64 / (1 << 10) as f64)
-    } else {
-        format!("{n} B")
-    }
-}
-
-/// Prints progress to stderr: a line rewritten in place on a terminal, a line every 10 s
-/// otherwise.
-pub(crate) struct Progress {
-    quiet: bool,
-    tty: bool,
-    started: Instant,
-    last: Instant,
-    before: usize,
-    now: usize,
-}
-
-impl Progress {
-    /// A progress printer; `quiet` prints nothing.
-    pub(crate) fn new(quiet: bool) -> Self {
-        Progress {
-            quiet,
-            tty: std::io::stderr().is_terminal(),
-            started: Instant::now(),
-            last: Instant::now(),
-            before: 0,
-            now: 0,
-        }
-    }
-
-    pub(crate) fn note(&mut self, n: Note<'_>) {
-        // A refused farm is said even with --json (on stderr): the user asked for it.
-        if let Note::Farm(f) = &n {
-            if let Some(why) = &f.refused {
-                eprintln!(
-                    "icepick: not using the {} farm: {why}; testing locally",
-                    f.requested
-                );
-                return;
-            }
-        }
-        if self.quiet {
-            return;
-        }
-        match n {
-            Note::Started { bytes, timeout } => {
-                self.before = bytes;
-                self.now = bytes;
-                eprintln!(
-                    "icepick: reducing {} (per-test timeout {:.1} s)",
-                    human_bytes(bytes),
-                    timeout.as_secs_f64()
-                );
-            }
-            Note::Improved { bytes, .. } => self.now = bytes,
-            Note::Progress(s) => {
-                let every = if self.tty { 0.2 } else { 10.0 };
-                if self.last.elapsed().as_secs_f64() < every {
-                    return;
-                }
-                self.last = Instant::now();
-                let secs = self.started.elapsed().as_secs_f64();
-                let removed = 100.0 * (1.0 - self.now as f64 / self.before.max(1) as f64);
-                let line = format!(
-                    "{} ({removed:.1}% removed) | pass {} | {} tests, {:.1}/s, {} cached | {:.0} s",
-                    human_bytes(self.now),
-                    s.pass,
-                    s.tests,
-                    s.tests as f64 / secs.max(0.001),
-                    s.cache_hits,
-                    secs
-                );
-                if self.tty {
-                    eprint!("\r\x1b[2K{line}");
-                } else {
-                    eprintln!("icepick: {line}");
-                }
-            }
-            Note::Verifying => {
-                if self.tty {
-                    eprintln!();
-                }
-                eprintln!("icepick: verifying the result");
-            }
-            Note::BackedOff { bytes, why } => {
-                self.now = bytes;
-                eprintln!(
-                    "icepick: {why}; falling back to {} and reducing from there with a stricter test",
-                    human_bytes(bytes)
-                );
-            }
-            Note::Farm(f) => match &f.refused {
-                Some(why) => eprintln!(
-                    "icepick: not using the {} farm: {why}; testing locally",
-                    f.requested
-                ),
-                None => eprintln!(
-                    "icepick: testing on the {} farm (the crash travels)",
-                    f.executor
-                ),
-            },
-        }
-    }
-}
-
 /// Runs `icepick reduce`.
 pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
     let _graceful = crate::interrupt::graceful();
@@ -189,6 +81,7 @@ pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
             args.trace.as_deref(),
             &mut |n| progress.note(n),
         )?;
+        progress.finish();
         if args.json {
             writeln!(out, "{}", serde_json::to_string(&r)?)?;
         } else {
@@ -227,9 +120,11 @@ pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
         eprintln!("icepick: reduce takes one case directory (several files only with --test)");
         return Ok(error::USAGE);
     };
+    let target = &super::case_arg::resolve(target)?;
     let r = reduce::reduce_case_traced(target, &settings, args.trace.as_deref(), &mut |n| {
         progress.note(n)
     })?;
+    progress.finish();
     crate::report::rerender(target)?;
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&r)?)?;

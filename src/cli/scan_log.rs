@@ -77,8 +77,8 @@ pub fn run(args: ScanLogArgs) -> anyhow::Result<u8> {
         if let Some(bucket) = &f.recorded_by_wrap {
             // The build ran under `icepick wrap`, which recorded it already.
             if !args.json {
-                eprintln!(
-                    "icepick: line {}: already recorded by icepick wrap in bucket {bucket}",
+                log::info!(
+                    "line {}: already recorded by icepick wrap in bucket {bucket}",
                     f.line
                 );
             }
@@ -101,8 +101,8 @@ pub fn run(args: ScanLogArgs) -> anyhow::Result<u8> {
             continue;
         };
         if !args.json {
-            eprintln!(
-                "icepick: line {}: {} crashed (bucket {})",
+            log::info!(
+                "line {}: {} crashed (bucket {})",
                 f.line,
                 crate::command::shell_join(&f.command),
                 analysed.key.id

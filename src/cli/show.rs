@@ -26,6 +26,20 @@ pub struct ShowArgs {
     fetch: Option<std::path::PathBuf>,
 }
 
+/// `1 time` → "once", `2` → "2 times".
+pub(crate) fn times(n: i64) -> String {
+    match n {
+        1 => "once".into(),
+        2 => "twice".into(),
+        n => format!("{n} times"),
+    }
+}
+
+/// "1 machine", "2 machines".
+pub(crate) fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Runs `icepick show`.
 pub fn run(args: ShowArgs) -> anyhow::Result<u8> {
     let (root, store) = Store::open_existing_default()?;
@@ -108,9 +122,9 @@ pub fn run(args: ShowArgs) -> anyhow::Result<u8> {
     )?;
     writeln!(
         out,
-        "seen:       {} times on {} machine(s), first {}, last {}",
-        bucket.count,
-        bucket.hosts.len(),
+        "seen:       {} on {}, first {}, last {}",
+        times(bucket.count),
+        count(bucket.hosts.len(), "machine", "machines"),
         short_time(&bucket.first_seen),
         short_time(&bucket.last_seen)
     )?;
@@ -146,6 +160,14 @@ pub fn run(args: ShowArgs) -> anyhow::Result<u8> {
     }
     if let Some(r) = &report {
         writeln!(out, "report:     {}", r.display())?;
+    }
+    // Not triaged yet: say what does it.
+    if status.as_str() == Some("new") && bucket.lease_owner.is_none() {
+        writeln!(
+            out,
+            "next:       icepick triage --pending  (captures, reduces, classifies and reports \
+             every new bucket)"
+        )?;
     }
     writeln!(out, "occurrences:")?;
     for o in &occurrences {

@@ -42,8 +42,8 @@ pub fn run(args: StoreArgs) -> anyhow::Result<u8> {
             } else {
                 writeln!(
                     out,
-                    "sent {} spooled occurrence(s) to {loc}{}",
-                    f.sent,
+                    "sent {} to {loc}{}",
+                    super::show::count(f.sent, "spooled occurrence", "spooled occurrences"),
                     if f.left > 0 {
                         format!("; {} left in {}", f.left, spool::dir(&loc).display())
                     } else {
@@ -75,7 +75,8 @@ pub fn run(args: StoreArgs) -> anyhow::Result<u8> {
                 writeln!(out, "state:   {state}")?;
                 writeln!(
                     out,
-                    "spooled: {waiting} occurrence(s) in {}",
+                    "spooled: {} in {}",
+                    super::show::count(waiting, "occurrence", "occurrences"),
                     spool::dir(&loc).display()
                 )?;
             }

@@ -8,7 +8,7 @@ use std::io::Write;
 use clap::Args;
 
 use super::capture::{capture_from_args, print_outcome, CaptureArgs};
-use super::reduce::{human_bytes, Progress};
+use super::progress::{human_bytes, Progress, Spinner};
 use crate::case::{Case, CaseStatus};
 use crate::error;
 use crate::reduce::{self, Settings};
@@ -72,13 +72,15 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
     }
     let json = args.capture.json;
     let outcome = capture_from_args(&args.capture)?;
-    let (code, case) = print_outcome(&args.capture, outcome)?;
+    let (code, case) = print_outcome(&args.capture, outcome, !args.no_reduce)?;
     let Some((dir, captured)) = case else {
         return Ok(code);
     };
     if captured.status != CaseStatus::Captured || args.no_reduce {
         return Ok(code);
     }
+    // What ran, for the final `status:` line.
+    let mut stages: Vec<String> = vec!["captured".into()];
     let settings = Settings {
         jobs: args
             .jobs
@@ -96,23 +98,24 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
         allow_invalid: args.allow_invalid,
         ..crate::flags::Options::default()
     };
+    let mut spinner = Spinner::start("flags: finding the flags that matter", json);
     let f = crate::flags::flags_for_case(&dir, &flag_opts, &mut |msg: &str| {
-        if !json {
-            eprintln!("icepick: {msg}");
-        }
+        spinner.step(&format!("flags: {msg}"))
     })
     .map_err(|e| match e {
         crate::flags::FlagsError::Case(c) => anyhow::Error::from(c),
     })?;
+    spinner.finish();
     crate::report::rerender(&dir)?;
     if !json {
-        eprintln!(
-            "icepick: flags: {} of {} arguments needed ({} compiler runs)",
+        log::info!(
+            "flags: {} of {} arguments needed ({} compiler runs)",
             f.minimal_command.len().saturating_sub(1),
             captured.replay_command.len().saturating_sub(1),
             f.compiler_runs
         );
     }
+    stages.push("flags".into());
     let mut progress = Progress::new(json);
     // Only the reduction stops gracefully (keeping its best so far); an interrupt in any
     // other stage ends icepick at once, leaving the case as it was.
@@ -120,17 +123,29 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
         let _graceful = crate::interrupt::graceful();
         reduce::reduce_case(&dir, &settings, &mut |n| progress.note(n))?
     };
+    progress.finish();
     crate::report::rerender(&dir)?;
+    stages.push(if r.verified {
+        "reduced".into()
+    } else {
+        "reduced (NOT verified)".into()
+    });
+    let mut spinner = Spinner::start("versions: running the case on each compiler", json);
     let rows = crate::versions::run_versions(&dir, &[], settings.jobs)?;
+    spinner.finish();
     crate::report::rerender(&dir)?;
     if !json {
-        eprintln!("icepick: versions: {}", crate::versions::summary(&rows));
+        log::info!("versions: {}", crate::versions::summary(&rows));
     }
+    stages.push("versions".into());
+    let mut spinner = Spinner::start("classify: running the experiments", json);
     let c = crate::classify::classify(&dir, &crate::classify::Options::default())?;
+    spinner.finish();
     crate::report::rerender(&dir)?;
     if !json {
-        eprintln!("icepick: classification: {} ({})", c.verdict, c.reason);
+        log::info!("classification: {} ({})", c.verdict, c.reason);
     }
+    stages.push(format!("classified ({})", c.verdict));
     // A backend crash also becomes minimal IR and an llc/opt line (issue 13); a frontend
     // crash has no IR and is skipped. Its failure does not fail the triage.
     let ir_opts = crate::ir::Options {
@@ -138,10 +153,19 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
         ..crate::ir::Options::default()
     };
     match super::ir::ir_and_report(&dir, &ir_opts, json) {
-        Ok(s) if !json => eprintln!("icepick: ir: {}", super::ir::summary(&s)),
-        Err(crate::ir::IrError::Frontend(_)) | Ok(_) => {}
-        Err(e) if !json => eprintln!("icepick: ir: {e}"),
-        Err(_) => {}
+        Ok(s) => {
+            if !json {
+                log::info!("ir: {}", super::ir::summary(&s));
+            }
+            stages.push("ir".into());
+        }
+        Err(crate::ir::IrError::Frontend(_)) => {}
+        Err(e) => {
+            if !json {
+                log::info!("ir: {e}");
+            }
+            stages.push("ir failed".into());
+        }
     }
     let mut out = std::io::stdout().lock();
     if json {
@@ -166,6 +190,7 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
             }
         )?;
         writeln!(out, "report:    {}", dir.join("report.md").display())?;
+        writeln!(out, "status:    {}", stages.join(", "))?;
     }
     Ok(if r.verified {
         error::OK
@@ -182,7 +207,7 @@ mod pending {
     use std::sync::atomic::Ordering;
     use std::time::Duration;
 
-    use super::super::reduce::{human_bytes, Progress};
+    use super::super::progress::{human_bytes, Progress, Spinner};
     use crate::case::{Case, CaseStatus};
     use crate::error;
     use crate::reduce::{self, Reduction, Settings};
@@ -232,10 +257,7 @@ mod pending {
             };
             n += 1;
             if !json {
-                eprintln!(
-                    "icepick: [{n}] bucket {}: {} (worker {owner})",
-                    b.id, b.title
-                );
+                log::info!("[{n}] bucket {}: {} (worker {owner})", b.id, b.title);
             }
             let heartbeat = lease::Heartbeat::start(&loc, &b.id, &owner, how.lease);
             let triaged = local_case(&store, &b)
@@ -354,8 +376,8 @@ mod pending {
                 let mut captured = None;
                 for o in occurrences.iter().take(3) {
                     if !json {
-                        eprintln!(
-                            "icepick: capturing from {} in {}",
+                        log::info!(
+                            "capturing from {} in {}",
                             crate::command::shell_join(&o.command),
                             crate::command::shell_quote(&o.cwd)
                         );
@@ -405,11 +427,11 @@ mod pending {
                 jobs,
                 ..crate::flags::Options::default()
             };
+            let mut spinner = Spinner::start("flags: finding the flags that matter", json);
             let flagged = crate::flags::flags_for_case(&dir, &opts, &mut |msg: &str| {
-                if !json {
-                    eprintln!("icepick: {msg}");
-                }
+                spinner.step(&format!("flags: {msg}"))
             });
+            spinner.finish();
             if let Err(e) = flagged {
                 return Ok((Done::Failed(format!("flags failed: {e}")), Some(dir)));
             }
@@ -433,6 +455,7 @@ mod pending {
                     let _graceful = crate::interrupt::graceful();
                     reduce::reduce_case(&dir, &settings, &mut |n| progress.note(n))
                 };
+                progress.finish();
                 if reduced.is_ok() {
                     crate::report::rerender(&dir)?;
                 }
@@ -454,7 +477,10 @@ mod pending {
             }
         };
         // The version table; a host without other clangs is no triage failure.
-        let versions = match crate::versions::run_versions(&dir, &[], jobs) {
+        let mut spinner = Spinner::start("versions: running the case on each compiler", json);
+        let ran = crate::versions::run_versions(&dir, &[], jobs);
+        spinner.finish();
+        let versions = match ran {
             Ok(rows) => {
                 crate::report::rerender(&dir)?;
                 format!("; versions: {}", crate::versions::summary(&rows))
@@ -462,7 +488,10 @@ mod pending {
             Err(e) => format!("; versions not run: {e}"),
         };
         // Classification: the verdict goes on the bucket too.
-        let verdict = match crate::classify::classify(&dir, &crate::classify::Options::default()) {
+        let mut spinner = Spinner::start("classify: running the experiments", json);
+        let classified = crate::classify::classify(&dir, &crate::classify::Options::default());
+        spinner.finish();
+        let verdict = match classified {
             Ok(c) => {
                 crate::report::rerender(&dir)?;
                 store.set_verdict(&b.id, &c.verdict)?;

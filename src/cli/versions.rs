@@ -5,13 +5,14 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::progress::Spinner;
 use crate::error;
 use crate::versions;
 
 /// Arguments of `icepick versions`.
 #[derive(Debug, Args)]
 pub struct VersionsArgs {
-    /// The case directory.
+    /// The case directory, or a bucket id of the crash store.
     case: PathBuf,
     /// Compilers to run (default: every clang on PATH and in /usr/lib/llvm-*/bin).
     #[arg(long = "compiler", value_name = "PATH")]
@@ -29,8 +30,11 @@ pub fn run(args: VersionsArgs) -> anyhow::Result<u8> {
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let rows = versions::run_versions(&args.case, &args.compilers, jobs)?;
-    crate::report::rerender(&args.case)?;
+    let mut spinner = Spinner::start("running the case on each compiler", args.json);
+    let case = super::case_arg::resolve(&args.case)?;
+    let rows = versions::run_versions(&case, &args.compilers, jobs)?;
+    spinner.finish();
+    crate::report::rerender(&case)?;
     let summary = versions::summary(&rows);
     let mut out = std::io::stdout().lock();
     if args.json {

@@ -287,10 +287,14 @@ async fn run_async(cmd: &Cmd, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<O
             None => command.env_remove(k),
         };
     }
+    log::trace!("running {}", shell_line(cmd));
     let start = Instant::now();
-    let mut child = command.spawn().map_err(|source| ExecError::Spawn {
-        program: program_name.clone(),
-        source,
+    let mut child = command.spawn().map_err(|source| {
+        log::debug!("{}: cannot start: {source}", shell_line(cmd));
+        ExecError::Spawn {
+            program: program_name.clone(),
+            source,
+        }
     })?;
     let pgid = child.id().map(|p| p as i32);
     if let Some(p) = pgid {
@@ -344,6 +348,12 @@ async fn run_async(cmd: &Cmd, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<O
     let (stdout, stdout_dropped) = join_reader(out_task).await;
     let (stderr, stderr_dropped) = join_reader(err_task).await;
     let status = killed_as.unwrap_or_else(|| status_of(status));
+    log::debug!(
+        "{}: {} after {:.2} s",
+        shell_line(cmd),
+        status_words(status),
+        elapsed.as_secs_f64()
+    );
     Ok(Output {
         status,
         stdout,
@@ -352,6 +362,60 @@ async fn run_async(cmd: &Cmd, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<O
         stderr_dropped,
         elapsed,
     })
+}
+
+/// `cmd` as a line to paste into a shell (`-v`, [`crate::cli`]'s logger): `cd DIR && VAR=value
+/// program args…`, every word quoted for the shell.
+pub fn shell_line(cmd: &Cmd) -> String {
+    use crate::command::shell_quote;
+    let mut words: Vec<String> = Vec::new();
+    if let Some(dir) = &cmd.cwd {
+        words.push(crate::command::shell_cd(&dir.to_string_lossy()));
+        words.push("&&".into());
+    }
+    if !cmd.env.is_empty() {
+        words.push("env".into());
+        let removed = cmd.env.iter().filter(|(_, v)| v.is_none());
+        let set = cmd.env.iter().filter_map(|(k, v)| Some((k, v.as_ref()?)));
+        for (k, _) in removed {
+            words.push(format!("-u {}", shell_quote(&k.to_string_lossy())));
+        }
+        for (k, v) in set {
+            words.push(shell_quote(&format!(
+                "{}={}",
+                k.to_string_lossy(),
+                v.to_string_lossy()
+            )));
+        }
+    }
+    words.push(shell_quote(&cmd.program.to_string_lossy()));
+    words.extend(cmd.args.iter().map(|a| shell_quote(&a.to_string_lossy())));
+    words.join(" ")
+}
+
+/// How a process ended, for a log line: "exit 0", "killed by signal 11 (SIGSEGV)", "timed out".
+pub fn status_words(status: Status) -> String {
+    match status {
+        Status::Exited(c) => format!("exit {c}"),
+        Status::Signaled(s) => format!("killed by signal {s} ({})", signal_name(s)),
+        Status::TimedOut => "timed out (killed)".to_string(),
+        Status::Cancelled => "cancelled (killed)".to_string(),
+    }
+}
+
+fn signal_name(s: i32) -> &'static str {
+    match s {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
+        libc::SIGTRAP => "SIGTRAP",
+        _ => "signal",
+    }
 }
 
 /// Installs the child-side setup: PR_SET_PDEATHSIG (see the module doc), and what

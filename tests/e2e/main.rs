@@ -7,6 +7,7 @@ mod capture;
 mod capture_jobs;
 mod case_safety;
 mod classify;
+mod cli_conventions;
 mod dashboard;
 mod farm;
 mod flags;
