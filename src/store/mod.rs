@@ -859,3 +859,6 @@ mod sqlite {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod pg_test;
