@@ -429,20 +429,24 @@ fn dashboard_of_a_postgresql_store_renders_as_a_sqlite_one() {
         if !shown.contains("://") {
             shown = escape_html(&shown);
         }
-        let mut dom = pages.join("\n----\n").replace(&shown, "STORE");
+        let mut dom = pages.join("\n----\n");
         for b in &buckets {
             if let Some(dir) = b["case_dir"].as_str() {
                 dom = dom.replace(dir, "CASE_DIR");
             }
         }
+        dom = dom.replace(&shown, "STORE");
         dom = dom.replace(cache.to_str().unwrap(), "CACHE");
         let times = Regex::new(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?Z?").unwrap();
-        doms.push((store.clone(), times.replace_all(&dom, "TIME").into_owned()));
+        let dom = times.replace_all(&dom, "TIME");
+        // The report says how long the capture took.
+        let took = Regex::new(r"\b\d+(\.\d+)? m?s\b").unwrap();
+        doms.push((store.clone(), took.replace_all(&dom, "N s").into_owned()));
     }
     let (sqlite_dom, pg_dom) = (&doms[0].1, &doms[1].1);
     // Where the case lives: linked on this machine; in the database for the fleet.
-    let link = Regex::new(r#"<a class="case-dir" href="[^"]*">(<code>CASE_DIR</code>|case)</a>"#)
-        .unwrap();
+    let link =
+        Regex::new(r#"<a class="case-dir" href="[^"]*">(<code>CASE_DIR</code>|case)</a>"#).unwrap();
     let hint = Regex::new(
         r#"<span class="case archived">in the store: <code>icepick show [0-9a-f]+ --fetch DIR</code></span>"#,
     )

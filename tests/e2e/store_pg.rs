@@ -559,7 +559,10 @@ fn three_workers_on_three_buckets_one_killed(store: &str, tmp: &Path) {
         assert_eq!(mine[0]["status"], "triaged", "{rows:#?}");
     }
     assert_eq!(rows.len(), 3, "no bucket lost or done twice: {rows:#?}");
-    let rescued = rows.iter().find(|r| r["id"] == held_bucket.as_str()).unwrap();
+    let rescued = rows
+        .iter()
+        .find(|r| r["id"] == held_bucket.as_str())
+        .unwrap();
     assert_ne!(rescued["worker"].as_str().unwrap(), held_by);
 
     // Nothing lost: every bucket triaged, free, its one occurrence kept, its case
