@@ -92,13 +92,19 @@ impl Store {
     /// fleet's store: the case directory is another machine's), else from the case directory
     /// on this machine.
     pub fn report_text(&self, b: &Bucket, cwd: &Path) -> Option<String> {
+        self.case_text(b, "report.md", cwd)
+    }
+
+    /// The text of the file `name` (a plain name: `case.json`, `report.md`) of the bucket's
+    /// case, from wherever the case is (see [`Store::report_text`]).
+    pub fn case_text(&self, b: &Bucket, name: &str, cwd: &Path) -> Option<String> {
         if b.archived {
             let a = self.case_archive(&b.id).ok()??;
-            let bytes = archive::read_file(&a, "report.md").ok()??;
+            let bytes = archive::read_file(&a, name).ok()??;
             return Some(String::from_utf8_lossy(&bytes).into_owned());
         }
         if let Some(d) = &b.case_dir {
-            if let Ok(bytes) = std::fs::read(cwd.join(d).join("report.md")) {
+            if let Ok(bytes) = std::fs::read(cwd.join(d).join(name)) {
                 return Some(String::from_utf8_lossy(&bytes).into_owned());
             }
         }

@@ -20,7 +20,7 @@ pub enum Status {
 }
 
 impl Status {
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Status::New => "new",
             Status::Triaged => "triaged",
