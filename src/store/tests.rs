@@ -56,8 +56,7 @@ impl Fixture {
             Backend::Sqlite => "PRAGMA user_version",
             Backend::Postgres => "SELECT max(version) FROM icepick_schema",
         };
-        let v = s.read(q, db::vals![]).unwrap()[0].int(0);
-        v
+        s.read(q, db::vals![]).unwrap()[0].int(0)
     }
 
     /// Whether the database has the table `name`.

@@ -391,6 +391,9 @@ fn dashboard_of_a_postgresql_store_renders_as_a_sqlite_one() {
     std::fs::write(build.join(HOSTILE_NAME), PRAGMA_CRASH).unwrap();
     let sqlite = tmp.path().join("store").to_str().unwrap().to_string();
     let pg = database("dashboard_same");
+    let times = Regex::new(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?Z?").unwrap();
+    // The report says how long the capture took.
+    let took = Regex::new(r"\b\d+(\.\d+)? m?s\b").unwrap();
     let mut doms = Vec::new();
     for (store, cache) in [(&sqlite, "cache-sqlite"), (&pg, "cache-pg")] {
         let cache = tmp.path().join(cache);
@@ -437,10 +440,7 @@ fn dashboard_of_a_postgresql_store_renders_as_a_sqlite_one() {
         }
         dom = dom.replace(&shown, "STORE");
         dom = dom.replace(cache.to_str().unwrap(), "CACHE");
-        let times = Regex::new(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?Z?").unwrap();
         let dom = times.replace_all(&dom, "TIME");
-        // The report says how long the capture took.
-        let took = Regex::new(r"\b\d+(\.\d+)? m?s\b").unwrap();
         doms.push((store.clone(), took.replace_all(&dom, "N s").into_owned()));
     }
     let (sqlite_dom, pg_dom) = (&doms[0].1, &doms[1].1);
