@@ -1,6 +1,7 @@
-//! `icepick show BUCKET [--json] [--fetch DIR]`: one bucket of the crash store, its
-//! occurrences, its case; `--fetch DIR` materialises the case in DIR (from the database of a
-//! fleet's store, where a case captured on another machine lives).
+//! `icepick show BUCKET [--json] [--fetch DIR | --diff OTHER]`: one bucket of the crash
+//! store, its occurrences, its case; `--fetch DIR` materialises the case in DIR (from the
+//! database of a fleet's store, where a case captured on another machine lives); `--diff`
+//! compares two buckets as a unified diff.
 
 use std::io::Write;
 use std::path::Path;
@@ -10,7 +11,7 @@ use clap::Args;
 use super::list::{printable, short_time};
 use crate::command::{shell_cd, shell_join};
 use crate::error;
-use crate::store::Store;
+use crate::store::{Bucket, Store};
 
 /// Arguments of `icepick show`.
 #[derive(Debug, Args)]
@@ -24,6 +25,11 @@ pub struct ShowArgs {
     /// the store's database or this machine's case directory; nothing is written outside DIR.
     #[arg(long, value_name = "DIR")]
     fetch: Option<std::path::PathBuf>,
+    /// Compare with the bucket OTHER: a unified diff of the two buckets' signatures (kind,
+    /// message, phase, frames, from their cases) and facts (compilers, machines, status,
+    /// verdict). With --json: `{"a": id, "b": id, "diff": text}`.
+    #[arg(long, value_name = "OTHER", conflicts_with = "fetch")]
+    diff: Option<String>,
 }
 
 /// `1 time` → "once", `2` → "2 times".
@@ -59,6 +65,16 @@ pub fn run(args: ShowArgs) -> anyhow::Result<u8> {
         );
         return Ok(error::USAGE);
     };
+    if let Some(other) = &args.diff {
+        let Some(other) = store.bucket(other)? else {
+            eprintln!(
+                "icepick: error: no bucket `{other}` in the crash store {} (`icepick list` shows the buckets)",
+                store.location()
+            );
+            return Ok(error::USAGE);
+        };
+        return print_diff(&store, &bucket, &other, args.json);
+    }
     let occurrences = store.occurrences(&bucket.id)?;
     let fetched = match &args.fetch {
         Some(dir) => {
@@ -192,4 +208,63 @@ pub fn run(args: ShowArgs) -> anyhow::Result<u8> {
         )?;
     }
     Ok(error::OK)
+}
+
+/// `show A --diff B`: the two buckets side by side as a unified diff.
+fn print_diff(store: &Store, a: &Bucket, b: &Bucket, json: bool) -> anyhow::Result<u8> {
+    let cwd = std::env::current_dir()?;
+    let (ta, tb) = (comparable(store, a, &cwd), comparable(store, b, &cwd));
+    let diff = similar::TextDiff::from_lines(&ta, &tb)
+        .unified_diff()
+        .context_radius(20)
+        .header(&format!("bucket {}", a.id), &format!("bucket {}", b.id))
+        .to_string();
+    let mut out = std::io::stdout().lock();
+    if json {
+        let v = serde_json::json!({"a": a.id, "b": b.id, "diff": diff});
+        writeln!(out, "{v}")?;
+    } else if diff.is_empty() {
+        writeln!(out, "buckets {} and {} compare equal", a.id, b.id)?;
+    } else {
+        write!(out, "{diff}")?;
+    }
+    Ok(error::OK)
+}
+
+/// What is compared of a bucket, one fact a line: the signature from its case (the frames
+/// the bucket id hashes), then what the store knows of it.
+fn comparable(store: &Store, b: &Bucket, cwd: &Path) -> String {
+    let mut t = String::new();
+    let mut line = |k: &str, v: &str| {
+        let l = format!("{k:<10} {}", printable(v));
+        t.push_str(l.trim_end());
+        t.push('\n');
+    };
+    line("title:", &b.title);
+    line("kind:", &b.kind);
+    line("coarse:", &b.coarse_id);
+    let case = store
+        .case_text(b, "case.json", cwd)
+        .and_then(|j| serde_json::from_str::<serde_json::Value>(&j).ok());
+    match case.as_ref().map(|c| &c["signature"]) {
+        Some(sig) if sig.is_object() => {
+            let field = |k: &str| sig[k].as_str().unwrap_or("").to_string();
+            line("message:", &field("message"));
+            line("phase:", &field("phase"));
+            for f in sig["frames"].as_array().into_iter().flatten() {
+                line("frame:", f.as_str().unwrap_or(""));
+            }
+        }
+        _ => line("frames:", "(no case on this machine or in the store)"),
+    }
+    for c in &b.compiler_versions {
+        line("compiler:", c);
+    }
+    line("machines:", &b.hosts.join(", "));
+    line("status:", b.status.as_str());
+    line(
+        "verdict:",
+        b.verdict.as_deref().unwrap_or("(not classified)"),
+    );
+    t
 }

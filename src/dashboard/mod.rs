@@ -13,7 +13,9 @@
 //! - `buckets/<id>.md`: a copy of the report, byte for byte, to paste into an issue.
 //!
 //! Links between these files are relative, so the directory can be moved or archived; the
-//! case directory is a `file://` URL (absolute, percent-encoded). There is no JavaScript.
+//! case directory is a `file://` URL (absolute, percent-encoded), except for a case kept in
+//! the database (a fleet's PostgreSQL store), whose directory is another machine's: the page
+//! says how to fetch it instead. There is no JavaScript.
 //!
 //! Rendering is pure: [`render`] takes the store's rows and the reports' text and returns the
 //! files as relative paths and contents; the CLI reads the store and writes the files
@@ -257,10 +259,23 @@ fn compilers(occ: &[Occurrence]) -> Vec<String> {
 }
 
 /// The `file://` link to a bucket's case directory; none on redacted pages (`cwd` is
-/// `None`), which are for people without this machine's files.
+/// `None`), which are for people without this machine's files, and none for a case kept in
+/// the database (a fleet's store: the directory is the capturing machine's, see
+/// [`fetch_hint`]).
 fn case_link(b: &Bucket, cwd: Option<&Path>) -> Option<String> {
+    if b.archived {
+        return None;
+    }
     let dir = Path::new(b.case_dir.as_deref()?);
     Some(file_url(&cwd?.join(dir)))
+}
+
+/// How to get a case kept in the database onto this machine.
+fn fetch_hint(b: &Bucket) -> String {
+    format!(
+        "<span class=\"case archived\">in the store: <code>icepick show {} --fetch DIR</code></span>",
+        escape(&b.id)
+    )
 }
 
 const STYLE: &str = "
@@ -405,6 +420,7 @@ fn bucket_row(out: &mut String, e: &Entry, cwd: Option<&Path>) {
                 escape(&url)
             );
         }
+        None if b.archived => out.push_str(&fetch_hint(b)),
         None if b.case_dir.is_some() => out.push_str("<span class=\"case\">captured</span>"),
         None => {
             let why = b.capture_error.as_deref().unwrap_or("not captured yet");
@@ -479,6 +495,7 @@ fn bucket_page(e: &Entry, cwd: Option<&Path>) -> String {
     }
     out.push_str("</td></tr>\n<tr><th>case</th><td class=\"case\">");
     match (&b.case_dir, case_link(b, cwd)) {
+        _ if b.archived => out.push_str(&fetch_hint(b)),
         (Some(dir), Some(url)) => {
             let _ = write!(
                 out,

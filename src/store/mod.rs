@@ -34,22 +34,25 @@
 //! Times are UTC RFC 3339 strings with milliseconds, so they sort as text.
 
 pub mod archive;
+mod cases;
 pub(crate) mod db;
 pub mod lease;
 pub mod location;
+mod model;
+mod reads;
 mod record;
 pub mod spool;
+mod sqlite;
 mod time;
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::Serialize;
-
 pub use db::SCHEMA_VERSION;
 use db::{vals, Conn, DbError, Row, Tx};
 pub use location::{cache_dir, Location};
+pub use model::{Bucket, BucketKey, NewOccurrence, Occurrence, Recorded, Status};
 pub use record::{
     analyse, compiler_version_in, occurrence_of, title, Analysed, CaptureMode, Observed, Recording,
 };
@@ -90,133 +93,6 @@ pub enum StoreError {
         #[source]
         source: archive::ArchiveError,
     },
-}
-
-/// Triage state of a bucket.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    /// Not triaged yet.
-    New,
-    /// Its representative was reduced (and, as stages land, classified and reported).
-    Triaged,
-    /// Triage failed; `status_detail` says why.
-    Failed,
-}
-
-impl Status {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Status::New => "new",
-            Status::Triaged => "triaged",
-            Status::Failed => "failed",
-        }
-    }
-
-    fn parse(s: &str) -> Status {
-        match s {
-            "triaged" => Status::Triaged,
-            "failed" => Status::Failed,
-            _ => Status::New,
-        }
-    }
-}
-
-/// One bucket: all occurrences of one signature.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Bucket {
-    pub id: String,
-    pub coarse_id: String,
-    pub title: String,
-    pub kind: String,
-    pub count: i64,
-    pub first_seen: String,
-    pub last_seen: String,
-    pub status: Status,
-    pub status_detail: Option<String>,
-    /// The classification verdict (filled by the classify stage; `None` until then).
-    pub verdict: Option<String>,
-    /// The representative case directory, once one was captured (a path on the machine
-    /// that captured it; see `archived`).
-    pub case_dir: Option<String>,
-    /// Why the last capture attempt failed, if it did.
-    pub capture_error: Option<String>,
-    /// The distinct host names of its occurrences, sorted.
-    #[serde(default)]
-    pub hosts: Vec<String>,
-    /// The distinct compiler versions of its occurrences (the version line, else the
-    /// compiler path), sorted.
-    #[serde(default)]
-    pub compiler_versions: Vec<String>,
-    /// The case directory is stored in the database (`icepick show BUCKET --fetch DIR`).
-    #[serde(default)]
-    pub archived: bool,
-    /// The triage worker holding the bucket, and until when (UTC), if any.
-    #[serde(default)]
-    pub lease_owner: Option<String>,
-    #[serde(default)]
-    pub lease_until: Option<String>,
-}
-
-/// One crashed compile.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Occurrence {
-    pub id: i64,
-    pub bucket: String,
-    pub time: String,
-    pub host: String,
-    /// The user who ran the build, when known.
-    #[serde(default)]
-    pub user: Option<String>,
-    pub cwd: String,
-    pub command: Vec<String>,
-    pub source: Option<String>,
-    pub compiler: String,
-    pub compiler_version: Option<String>,
-    pub exit_code: Option<i32>,
-    /// `wrap` or `scan-log`.
-    pub origin: String,
-    /// The case captured from this occurrence, if any.
-    pub case_dir: Option<String>,
-}
-
-/// What identifies a bucket (from the crash's signature).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct BucketKey {
-    pub id: String,
-    pub coarse_id: String,
-    pub title: String,
-    pub kind: String,
-}
-
-/// An occurrence to record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct NewOccurrence {
-    pub time: String,
-    pub host: String,
-    #[serde(default)]
-    pub user: Option<String>,
-    pub cwd: String,
-    pub command: Vec<String>,
-    pub source: Option<String>,
-    pub compiler: String,
-    pub compiler_version: Option<String>,
-    pub exit_code: Option<i32>,
-    pub origin: String,
-}
-
-/// The result of [`Store::record`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Recorded {
-    /// Row id of the new occurrence.
-    pub occurrence: i64,
-    /// Occurrences of the bucket, this one included.
-    pub count: i64,
-    /// This occurrence holds the bucket's capture claim: capture now, then
-    /// [`Store::attach_case`] or [`Store::capture_failed`].
-    pub capture: bool,
-    /// The bucket's representative case, if it already has one.
-    pub case_dir: Option<String>,
 }
 
 /// An open crash store.
@@ -529,103 +405,6 @@ impl Store {
         })
     }
 
-    /// Sets the bucket's representative case (if it has none) and the occurrence's case, and
-    /// releases the capture claim. On a PostgreSQL store the case directory goes into the
-    /// database too, so that other machines can use it.
-    pub fn attach_case(
-        &mut self,
-        bucket: &str,
-        occurrence: Option<i64>,
-        case_dir: &Path,
-    ) -> Result<(), StoreError> {
-        let dir = case_dir.to_string_lossy().into_owned();
-        let packed = if self.is_postgres() {
-            Some(self.pack(bucket, case_dir)?)
-        } else {
-            None
-        };
-        self.write(|tx| {
-            tx.exec(
-                "UPDATE buckets SET case_dir = coalesce(case_dir, ?2), capture_claimed_at = NULL,
-                     capture_error = NULL
-                 WHERE id = ?1",
-                vals![bucket, &dir],
-            )?;
-            if let Some(o) = occurrence {
-                tx.exec(
-                    "UPDATE occurrences SET case_dir = ?2 WHERE id = ?1",
-                    vals![o, &dir],
-                )?;
-            }
-            if let Some(a) = &packed {
-                put_archive(tx, bucket, a)?;
-            }
-            Ok(())
-        })
-    }
-
-    fn pack(&self, bucket: &str, dir: &Path) -> Result<Vec<u8>, StoreError> {
-        archive::pack(dir).map_err(|source| StoreError::Archive {
-            store: self.loc.to_string(),
-            bucket: bucket.to_string(),
-            source,
-        })
-    }
-
-    /// Stores the case directory `dir` as the bucket's case in the database (after triage
-    /// changed it: the reduced input, the report).
-    pub fn store_case(&mut self, bucket: &str, dir: &Path) -> Result<(), StoreError> {
-        let packed = self.pack(bucket, dir)?;
-        self.write(|tx| put_archive(tx, bucket, &packed))
-    }
-
-    /// The bucket's case as stored in the database, if it is.
-    pub fn case_archive(&self, bucket: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        let rows = self.read(
-            "SELECT archive FROM case_archives WHERE bucket = ?1",
-            vals![bucket],
-        )?;
-        Ok(rows.first().and_then(|r| r.blob(0)))
-    }
-
-    /// Materialises the bucket's case in `dir` (which must not exist or be empty): from the
-    /// database when it holds the case, else from the case directory on this machine.
-    /// Writes nothing outside `dir`, whatever the archive says. `Ok(false)`: no case.
-    pub fn fetch_case(&self, b: &Bucket, dir: &Path) -> Result<bool, StoreError> {
-        let bytes = match self.case_archive(&b.id)? {
-            Some(a) => a,
-            // A fleet's `case_dir` is another machine's path: only the archive counts.
-            None if self.is_postgres() => return Ok(false),
-            None => match b.case_dir.as_deref().map(Path::new).filter(|d| d.is_dir()) {
-                Some(local) => self.pack(&b.id, local)?,
-                None => return Ok(false),
-            },
-        };
-        archive::unpack(&bytes, dir).map_err(|source| StoreError::Archive {
-            store: self.loc.to_string(),
-            bucket: b.id.clone(),
-            source,
-        })?;
-        Ok(true)
-    }
-
-    /// The text of the bucket's `report.md`: from the database when it holds the case (a
-    /// fleet's store: the case directory is another machine's), else from the case directory
-    /// on this machine.
-    pub fn report_text(&self, b: &Bucket, cwd: &Path) -> Option<String> {
-        if b.archived {
-            let a = self.case_archive(&b.id).ok()??;
-            let bytes = archive::read_file(&a, "report.md").ok()??;
-            return Some(String::from_utf8_lossy(&bytes).into_owned());
-        }
-        if let Some(d) = &b.case_dir {
-            if let Ok(bytes) = std::fs::read(cwd.join(d).join("report.md")) {
-                return Some(String::from_utf8_lossy(&bytes).into_owned());
-            }
-        }
-        None
-    }
-
     /// Records why a capture failed and releases the claim.
     pub fn capture_failed(&mut self, bucket: &str, reason: &str) -> Result<(), StoreError> {
         let reason = crate::exec::one_line(reason, crate::exec::ONE_LINE_MAX);
@@ -665,197 +444,10 @@ impl Store {
             .map(|_| ())
         })
     }
-
-    /// Every bucket, most recently seen first.
-    pub fn buckets(&self) -> Result<Vec<Bucket>, StoreError> {
-        self.query_buckets("1 = 1 ORDER BY last_seen DESC, id", vals![])
-    }
-
-    /// Buckets still to triage (`new`), oldest first.
-    pub fn pending(&self) -> Result<Vec<Bucket>, StoreError> {
-        self.query_buckets("status = 'new' ORDER BY first_seen, id", vals![])
-    }
-
-    /// The bucket with this id, or the only one whose id starts with it.
-    pub fn bucket(&self, id: &str) -> Result<Option<Bucket>, StoreError> {
-        if let Some(b) = self.query_buckets("id = ?1", vals![id])?.into_iter().next() {
-            return Ok(Some(b));
-        }
-        if id.is_empty() || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Ok(None);
-        }
-        let mut found = self.query_buckets("id LIKE CAST(?1 AS TEXT) || '%'", vals![id])?;
-        Ok(if found.len() == 1 { found.pop() } else { None })
-    }
-
-    fn query_buckets(&self, filter: &str, args: &[db::Val]) -> Result<Vec<Bucket>, StoreError> {
-        let q = format!(
-            "SELECT id, coarse_id, title, kind, count, first_seen, last_seen, status,
-                 status_detail, verdict, case_dir, capture_error, lease_owner, lease_until,
-                 CASE WHEN EXISTS (SELECT 1 FROM case_archives a WHERE a.bucket = buckets.id)
-                      THEN 1 ELSE 0 END
-             FROM buckets WHERE {filter}"
-        );
-        let mut buckets: Vec<Bucket> = self
-            .read(&q, args)?
-            .iter()
-            .map(|r| Bucket {
-                id: r.text(0),
-                coarse_id: r.text(1),
-                title: r.text(2),
-                kind: r.text(3),
-                count: r.int(4),
-                first_seen: r.text(5),
-                last_seen: r.text(6),
-                status: Status::parse(&r.text(7)),
-                status_detail: r.opt_text(8),
-                verdict: r.opt_text(9),
-                case_dir: r.opt_text(10),
-                capture_error: r.opt_text(11),
-                lease_owner: r.opt_text(12),
-                lease_until: r.opt_text(13),
-                archived: r.int(14) != 0,
-                hosts: Vec::new(),
-                compiler_versions: Vec::new(),
-            })
-            .collect();
-        if buckets.is_empty() {
-            return Ok(buckets);
-        }
-        // Who hit each bucket: one grouped query for all of them.
-        let spread = self.read(
-            "SELECT bucket, host, coalesce(compiler_version, compiler)
-             FROM occurrences GROUP BY bucket, host, coalesce(compiler_version, compiler)",
-            vals![],
-        )?;
-        let by_id: std::collections::HashMap<String, usize> = buckets
-            .iter()
-            .enumerate()
-            .map(|(i, b)| (b.id.clone(), i))
-            .collect();
-        for r in &spread {
-            if let Some(&i) = by_id.get(&r.text(0)) {
-                let b = &mut buckets[i];
-                b.hosts.push(r.text(1));
-                b.compiler_versions.push(r.text(2));
-            }
-        }
-        for b in &mut buckets {
-            b.hosts.sort();
-            b.hosts.dedup();
-            b.compiler_versions.sort();
-            b.compiler_versions.dedup();
-        }
-        Ok(buckets)
-    }
-
-    /// The occurrences of a bucket, oldest first.
-    pub fn occurrences(&self, bucket: &str) -> Result<Vec<Occurrence>, StoreError> {
-        let rows = self.read(
-            "SELECT id, bucket, time, host, username, cwd, command, source, compiler,
-                 compiler_version, exit_code, origin, case_dir
-             FROM occurrences WHERE bucket = ?1 ORDER BY time, id",
-            vals![bucket],
-        )?;
-        Ok(rows
-            .iter()
-            .map(|r| Occurrence {
-                id: r.int(0),
-                bucket: r.text(1),
-                time: r.text(2),
-                host: r.text(3),
-                user: r.opt_text(4),
-                cwd: r.text(5),
-                command: serde_json::from_str(&r.text(6)).unwrap_or_default(),
-                source: r.opt_text(7),
-                compiler: r.text(8),
-                compiler_version: r.opt_text(9),
-                exit_code: r.opt_int(10).and_then(|n| i32::try_from(n).ok()),
-                origin: r.text(11),
-                case_dir: r.opt_text(12),
-            })
-            .collect())
-    }
-
-    /// Whether a bucket with this id exists (exact id).
-    pub fn has_bucket(&self, id: &str) -> Result<bool, StoreError> {
-        Ok(!self
-            .read("SELECT 1 FROM buckets WHERE id = ?1", vals![id])?
-            .is_empty())
-    }
-}
-
-/// Stores (or replaces) a bucket's case archive.
-fn put_archive(tx: &mut Tx<'_>, bucket: &str, archive: &[u8]) -> Result<(), DbError> {
-    tx.exec(
-        "INSERT INTO case_archives (bucket, archive, updated) VALUES (?1, ?2, ?3)
-         ON CONFLICT(bucket) DO UPDATE SET archive = excluded.archive, updated = excluded.updated",
-        vals![bucket, archive.to_vec(), now_utc()],
-    )
-    .map(|_| ())
-}
-
-mod sqlite {
-    //! Opening a SQLite store file: WAL, busy timeout, retries while another process
-    //! creates it.
-
-    use std::path::Path;
-    use std::time::Duration;
-
-    use rusqlite::{Connection, OpenFlags};
-
-    use super::db::BUSY_TIMEOUT;
-
-    /// Opens `db`; with `create`, creating it and switching it to WAL.
-    pub fn open(db: &Path, create: bool) -> rusqlite::Result<Connection> {
-        let conn = if create {
-            Connection::open(db)?
-        } else {
-            // Read-write without create, so the WAL's shared memory works as for any
-            // reader; a store this user may not write (a colleague's, a read-only mount)
-            // is read as is.
-            let flags = OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
-            Connection::open_with_flags(db, flags | OpenFlags::SQLITE_OPEN_READ_WRITE).or_else(
-                |_| Connection::open_with_flags(db, flags | OpenFlags::SQLITE_OPEN_READ_ONLY),
-            )?
-        };
-        conn.busy_timeout(BUSY_TIMEOUT)?;
-        if create {
-            // Switching to WAL takes an exclusive lock; while dozens of processes open a
-            // new store at once some see SQLITE_BUSY here without the busy handler, so
-            // retry.
-            retry_busy(|| {
-                conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
-                    .map(|_| ())
-            })?;
-            conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")?;
-        }
-        Ok(conn)
-    }
-
-    /// Retries `f` while SQLite says the database is busy or locked, for up to the busy
-    /// timeout: for the statements the busy handler does not cover (changing the journal
-    /// mode while another process creates the database). `BEGIN IMMEDIATE` waits in the
-    /// busy handler.
-    pub fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
-        let start = std::time::Instant::now();
-        let mut wait = Duration::from_millis(2);
-        loop {
-            match f() {
-                Err(rusqlite::Error::SqliteFailure(e, _))
-                    if matches!(
-                        e.code,
-                        rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
-                    ) && start.elapsed() < BUSY_TIMEOUT =>
-                {
-                    std::thread::sleep(wait);
-                    wait = (wait * 2).min(Duration::from_millis(100));
-                }
-                r => return r,
-            }
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod pg_test;

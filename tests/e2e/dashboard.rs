@@ -375,3 +375,101 @@ fn dashboard_bad_input_is_a_usage_error() {
     assert!(err.contains("is not a directory"), "{err}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), CRASH_CPP);
 }
+
+/// The same crashes (the same commands in the same build directory, one captured bucket seen
+/// twice, one with a hostile file name) recorded in a SQLite store and in a fleet's
+/// PostgreSQL store: the two dashboards, as headless Chromium parses them, are the same page
+/// but for what must differ: times, the store's name, where the cases live (a directory of
+/// this machine's, linked; a case kept in the database, with how to fetch it).
+#[test]
+fn dashboard_of_a_postgresql_store_renders_as_a_sqlite_one() {
+    use crate::store_pg::{database, icepick_at, json_of};
+    let tmp = tempfile::tempdir().unwrap();
+    let build = tmp.path().join("build");
+    std::fs::create_dir_all(&build).unwrap();
+    std::fs::write(build.join("crash.cpp"), CRASH_CPP).unwrap();
+    std::fs::write(build.join(HOSTILE_NAME), PRAGMA_CRASH).unwrap();
+    let sqlite = tmp.path().join("store").to_str().unwrap().to_string();
+    let pg = database("dashboard_same");
+    let times = Regex::new(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?Z?").unwrap();
+    // The report says how long the capture took.
+    let took = Regex::new(r"\b\d+(\.\d+)? m?s\b").unwrap();
+    let mut doms = Vec::new();
+    for (store, cache) in [(&sqlite, "cache-sqlite"), (&pg, "cache-pg")] {
+        let cache = tmp.path().join(cache);
+        for (source, object) in [
+            ("crash.cpp", "a.o"),
+            ("crash.cpp", "b.o"),
+            (HOSTILE_NAME, "c.o"),
+        ] {
+            let o = icepick_at(
+                store,
+                &cache,
+                &build,
+                &["wrap", "clang++-16", "-c", source, "-o", object],
+            );
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(err.contains("icepick: crash "), "{err}");
+        }
+        let listed = json_of(&icepick_at(store, &cache, tmp.path(), &["list", "--json"]));
+        let buckets = listed["buckets"].as_array().unwrap().clone();
+        assert_eq!(buckets.len(), 2, "{listed:#}");
+        let out = tmp.path().join(format!("dashboard-{}", doms.len()));
+        let o = icepick_at(
+            store,
+            &cache,
+            tmp.path(),
+            &["dashboard", "--out", out.to_str().unwrap()],
+        );
+        expect_success(&o);
+        let mut pages = vec![dump_dom(&out.join("index.html"))];
+        for b in &buckets {
+            let id = b["id"].as_str().unwrap();
+            pages.push(dump_dom(&out.join(format!("buckets/{id}.html"))));
+        }
+        // What may differ, named.
+        let mut shown = listed["store"].as_str().unwrap().to_string();
+        if !shown.contains("://") {
+            shown = escape_html(&shown);
+        }
+        let mut dom = pages.join("\n----\n");
+        for b in &buckets {
+            if let Some(dir) = b["case_dir"].as_str() {
+                dom = dom.replace(dir, "CASE_DIR");
+            }
+        }
+        dom = dom.replace(&shown, "STORE");
+        dom = dom.replace(cache.to_str().unwrap(), "CACHE");
+        let dom = times.replace_all(&dom, "TIME");
+        doms.push((store.clone(), took.replace_all(&dom, "N s").into_owned()));
+    }
+    let (sqlite_dom, pg_dom) = (&doms[0].1, &doms[1].1);
+    // Where the case lives: linked on this machine; in the database for the fleet.
+    let link =
+        Regex::new(r#"<a class="case-dir" href="[^"]*">(<code>CASE_DIR</code>|case)</a>"#).unwrap();
+    let hint = Regex::new(
+        r#"<span class="case archived">in the store: <code>icepick show [0-9a-f]+ --fetch DIR</code></span>"#,
+    )
+    .unwrap();
+    assert_eq!(link.find_iter(sqlite_dom).count(), 4, "{sqlite_dom}");
+    assert_eq!(hint.find_iter(sqlite_dom).count(), 0);
+    assert_eq!(hint.find_iter(pg_dom).count(), 4, "{pg_dom}");
+    assert_eq!(link.find_iter(pg_dom).count(), 0);
+    let sqlite_dom = link.replace_all(sqlite_dom, "CASE").into_owned();
+    let pg_dom = hint.replace_all(pg_dom, "CASE").into_owned();
+    // The rest is the same page, line by line (the reports came out of the database).
+    let (a, b): (Vec<&str>, Vec<&str>) = (sqlite_dom.lines().collect(), pg_dom.lines().collect());
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        assert_eq!(x, y, "line {i} differs");
+    }
+    assert_eq!(a.len(), b.len());
+    assert!(pg_dom.contains("HandlePragmaDirective"));
+    assert!(pg_dom.contains("<pre class=\"report\">"), "the reports");
+    assert!(!pg_dom.contains("<b>"));
+}
+
+fn escape_html(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}

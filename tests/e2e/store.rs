@@ -548,3 +548,87 @@ fn show_an_unknown_bucket_is_a_usage_error() {
     assert!(String::from_utf8_lossy(&o.stdout).starts_with("no crashes recorded (store"));
     assert!(!store.exists());
 }
+
+/// `icepick show A --diff B`: two real buckets (clang-16's destructor-lookup segfault and its
+/// crash pragma's illegal instruction) compared as a unified diff of their signatures, frames
+/// from the captured cases, and facts.
+#[test]
+fn show_diff_of_two_buckets_is_a_unified_diff_of_signatures_and_frames() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    std::fs::write(tmp.path().join("crash.cpp"), CRASH_CPP).unwrap();
+    std::fs::write(
+        tmp.path().join("pragma.cpp"),
+        "#pragma clang __debug crash\nint x;\n",
+    )
+    .unwrap();
+    for (src, obj) in [("crash.cpp", "a.o"), ("pragma.cpp", "b.o")] {
+        let o = icepick_in(
+            &store,
+            tmp.path(),
+            &["wrap", "clang++-16", "-c", src, "-o", obj],
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("icepick: crash captured as bucket"), "{err}");
+    }
+    let listed = list(&store);
+    let id_of = |kind: &str| {
+        listed["buckets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["kind"] == kind)
+            .unwrap_or_else(|| panic!("no {kind} bucket: {listed:#}"))["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (segv, ill) = (id_of("SIGSEGV"), id_of("SIGILL"));
+    let o = icepick_in(&store, tmp.path(), &["show", &segv[..6], "--diff", &ill]);
+    expect_success(&o);
+    let diff = String::from_utf8_lossy(&o.stdout).into_owned();
+    let lines: Vec<&str> = diff.lines().collect();
+    assert_eq!(lines[0], format!("--- bucket {segv}"), "{diff}");
+    assert_eq!(lines[1], format!("+++ bucket {ill}"), "{diff}");
+    assert!(lines[2].starts_with("@@ -1,"), "{diff}");
+    assert!(lines.contains(&"-kind:      SIGSEGV"), "{diff}");
+    assert!(lines.contains(&"+kind:      SIGILL"), "{diff}");
+    // The frames come from the cases: the destructor lookup on one side, the pragma
+    // handler on the other.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("-frame:") && l.contains("clang::Sema::getDestructorName")),
+        "{diff}"
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with("+frame:")
+            && l.contains("clang::Preprocessor::HandlePragmaDirective")),
+        "{diff}"
+    );
+    // What both share is context, unmarked.
+    assert!(lines.contains(&" status:    new"), "{diff}");
+    assert!(
+        lines.iter().any(|l| l.starts_with(" compiler:  ")),
+        "{diff}"
+    );
+
+    let o = icepick_in(
+        &store,
+        tmp.path(),
+        &["show", &ill, "--diff", &segv, "--json"],
+    );
+    expect_success(&o);
+    let v = json_of(&o);
+    assert_eq!(
+        (v["a"].as_str(), v["b"].as_str()),
+        (Some(&*ill), Some(&*segv))
+    );
+    assert!(v["diff"].as_str().unwrap().contains("+kind:      SIGSEGV"));
+
+    let o = icepick_in(&store, tmp.path(), &["show", &segv, "--diff", &segv]);
+    expect_success(&o);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("compare equal"));
+    let o = icepick_in(&store, tmp.path(), &["show", &segv, "--diff", "ffffff"]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -141,7 +141,7 @@ fn connect(dir: &Path, db: &str) -> Result<postgres::Client, postgres::Error> {
 }
 
 /// A fresh database for one test; its URL.
-fn database(name: &str) -> String {
+pub(crate) fn database(name: &str) -> String {
     let s = server();
     let mut c = connect(&s.dir, "postgres").unwrap();
     c.batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
@@ -159,7 +159,7 @@ fn url(db: &str) -> String {
 
 /// `icepick ARGS` in `cwd` on "machine" `cache` (its own cache directory) with the store
 /// `store` (a URL or a directory).
-fn icepick_at(store: &str, cache: &Path, cwd: &Path, args: &[&str]) -> Output {
+pub(crate) fn icepick_at(store: &str, cache: &Path, cwd: &Path, args: &[&str]) -> Output {
     Command::new(BIN)
         .args(args)
         .current_dir(cwd)
@@ -169,7 +169,7 @@ fn icepick_at(store: &str, cache: &Path, cwd: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn json_of(o: &Output) -> serde_json::Value {
+pub(crate) fn json_of(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
         panic!(
             "stdout is not one JSON object ({e}): {}\nstderr: {}",
@@ -464,52 +464,126 @@ fn two_workers_triage_a_bucket_once(store: &str, tmp: &Path) {
     assert!(fetched.join("report.md").is_file());
 }
 
-/// A worker killed with `kill -9` mid-triage: its lease expires and another finishes.
-fn a_killed_workers_bucket_is_finished_by_another(store: &str, tmp: &Path) {
+/// Three crashes of three different kinds, recorded (and captured) through `icepick wrap`
+/// with clang++-16 on "machine" builder-a: three pending buckets. Their ids.
+fn three_pending_buckets(store: &str, cache: &Path, dir: &Path) -> Vec<String> {
+    let sources = [
+        ("crash.cpp", CRASH_CPP),
+        ("pragma-crash.cpp", "#pragma clang __debug crash\nint x;\n"),
+        (
+            "pragma-fatal.cpp",
+            "#pragma clang __debug llvm_fatal_error\nint x;\n",
+        ),
+    ];
+    for (name, text) in sources {
+        std::fs::write(dir.join(name), text).unwrap();
+        let object = format!("{name}.o");
+        let o = icepick_at(
+            store,
+            cache,
+            dir,
+            &["wrap", "clang++-16", "-c", name, "-o", &object],
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("icepick: crash captured as bucket"), "{err}");
+    }
+    let o = icepick_at(store, cache, dir, &["list", "--json"]);
+    let v = json_of(&o);
+    let ids: Vec<String> = v["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), 3, "three bugs, three buckets: {v:#}");
+    ids
+}
+
+/// Three workers on three pending buckets, one of them killed with `kill -9` (with the
+/// compilers it runs) mid-triage: its bucket is finished by another worker once its lease
+/// expires, every bucket is triaged exactly once, and nothing is lost.
+fn three_workers_on_three_buckets_one_killed(store: &str, tmp: &Path) {
     use std::os::unix::process::CommandExt;
-    let id = one_crash(store, &tmp.join("cache-a"), tmp);
+    let ids = three_pending_buckets(store, &tmp.join("cache-a"), tmp);
+    // The doomed worker's lease is short, so that its bucket is free soon after the kill;
+    // the others' is long enough that no heartbeat on a loaded machine misses it.
     let mut doomed = worker(store, &tmp.join("cache-doomed"), tmp, "3")
         .process_group(0)
         .spawn()
         .unwrap();
-    // Wait until it holds the lease (it is then triaging), then kill the machine: the
-    // worker and every compiler it runs.
-    let held = loop {
-        let o = icepick_at(store, &tmp.join("cache-b"), tmp, &["show", &id, "--json"]);
+    let survivors: Vec<Child> = ["w1", "w2"]
+        .iter()
+        .map(|w| {
+            worker(store, &tmp.join(format!("cache-{w}")), tmp, "60")
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // Wait until the doomed worker holds a bucket (it is then triaging it), then kill its
+    // "machine": the worker and every compiler it runs.
+    let marker = format!(":{}:", doomed.id());
+    let (held_bucket, held_by) = loop {
+        let o = icepick_at(store, &tmp.join("cache-b"), tmp, &["list", "--json"]);
         let v = json_of(&o);
-        if let Some(owner) = v["bucket"]["lease_owner"].as_str() {
-            break owner.to_string();
+        let found = v["buckets"].as_array().unwrap().iter().find_map(|b| {
+            let owner = b["lease_owner"].as_str()?;
+            owner
+                .contains(&marker)
+                .then(|| (b["id"].as_str().unwrap().to_string(), owner.to_string()))
+        });
+        if let Some(f) = found {
+            break f;
         }
         assert!(
             doomed.try_wait().unwrap().is_none(),
-            "the worker ended early"
+            "the doomed worker ended before it took a bucket"
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     };
     // SAFETY: kill of our own child's process group.
     unsafe { libc::kill(-(doomed.id() as i32), libc::SIGKILL) };
     let _ = doomed.wait();
-    let o = icepick_at(store, &tmp.join("cache-b"), tmp, &["show", &id, "--json"]);
-    assert_eq!(
-        json_of(&o)["bucket"]["status"],
-        "new",
-        "nothing finished it"
-    );
 
-    let o = worker(store, &tmp.join("cache-rescuer"), tmp, "30")
-        .output()
+    // The survivors (`--once`) keep going until no bucket is left `new`: the dead worker's
+    // included, once its lease has run out.
+    let mut rows = Vec::new();
+    for w in survivors {
+        let o = w.wait_with_output().unwrap();
+        expect_success(&o);
+        no_password(&printed(&o));
+        rows.extend(json_of(&o)["buckets"].as_array().unwrap().clone());
+    }
+    for id in &ids {
+        let mine: Vec<_> = rows.iter().filter(|r| r["id"] == id.as_str()).collect();
+        assert_eq!(mine.len(), 1, "bucket {id} triaged exactly once: {rows:#?}");
+        assert_eq!(mine[0]["status"], "triaged", "{rows:#?}");
+    }
+    assert_eq!(rows.len(), 3, "no bucket lost or done twice: {rows:#?}");
+    let rescued = rows
+        .iter()
+        .find(|r| r["id"] == held_bucket.as_str())
         .unwrap();
+    assert_ne!(rescued["worker"].as_str().unwrap(), held_by);
+
+    // Nothing lost: every bucket triaged, free, its one occurrence kept, its case
+    // (reduced, with the report) fetchable from any machine.
+    let o = icepick_at(store, &tmp.join("cache-b"), tmp, &["list", "--json"]);
+    let v = json_of(&o);
+    for b in v["buckets"].as_array().unwrap() {
+        assert_eq!(b["status"], "triaged", "{v:#}");
+        assert!(b["lease_owner"].is_null(), "{v:#}");
+        assert_eq!(b["count"], 1, "{v:#}");
+    }
+    let fetched = tmp.join("fetched-rescued");
+    let o = icepick_at(
+        store,
+        &tmp.join("cache-c"),
+        tmp,
+        &["show", &held_bucket, "--fetch", fetched.to_str().unwrap()],
+    );
     expect_success(&o);
-    let v = json_of(&o);
-    let rows = v["buckets"].as_array().unwrap();
-    assert_eq!(rows.len(), 1, "{v:#}");
-    assert_eq!(rows[0]["id"], id.as_str());
-    assert_eq!(rows[0]["status"], "triaged", "{v:#}");
-    assert_ne!(rows[0]["worker"].as_str().unwrap(), held);
-    let o = icepick_at(store, &tmp.join("cache-b"), tmp, &["show", &id, "--json"]);
-    let v = json_of(&o);
-    assert_eq!(v["bucket"]["status"], "triaged", "{v:#}");
-    assert!(v["bucket"]["lease_owner"].is_null(), "{v:#}");
+    assert_eq!(read_case(&fetched)["reduction"]["verified"], true);
+    assert!(fetched.join("report.md").is_file());
 }
 
 #[test]
@@ -520,10 +594,10 @@ fn pg_two_workers_on_one_pending_bucket_triage_it_once() {
 }
 
 #[test]
-fn pg_a_killed_workers_lease_expires_and_another_worker_finishes() {
-    let store = database("killed_worker");
+fn pg_three_workers_on_three_buckets_one_killed_each_triaged_once() {
+    let store = database("three_workers");
     let tmp = tempfile::tempdir().unwrap();
-    a_killed_workers_bucket_is_finished_by_another(&store, tmp.path());
+    three_workers_on_three_buckets_one_killed(&store, tmp.path());
 }
 
 #[test]
@@ -534,10 +608,10 @@ fn sqlite_two_workers_on_one_pending_bucket_triage_it_once() {
 }
 
 #[test]
-fn sqlite_a_killed_workers_lease_expires_and_another_worker_finishes() {
+fn sqlite_three_workers_on_three_buckets_one_killed_each_triaged_once() {
     let tmp = tempfile::tempdir().unwrap();
     let store = tmp.path().join("store");
-    a_killed_workers_bucket_is_finished_by_another(store.to_str().unwrap(), tmp.path());
+    three_workers_on_three_buckets_one_killed(store.to_str().unwrap(), tmp.path());
 }
 
 #[test]
