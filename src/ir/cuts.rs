@@ -227,7 +227,9 @@ static STRING: LazyLock<Regex> =
 pub fn strings(text: &str) -> Units {
     let mut spans = Vec::new();
     for m in DI_NODE.find_iter(text) {
-        let line_end = text[m.end()..].find('\n').map_or(text.len(), |i| m.end() + i);
+        let line_end = text[m.end()..]
+            .find('\n')
+            .map_or(text.len(), |i| m.end() + i);
         for s in STRING.find_iter(&text[m.end()..line_end]) {
             spans.push((m.end() + s.start() + 1, m.end() + s.end() - 1));
         }

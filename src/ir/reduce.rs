@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use regex::Regex;
 
@@ -162,10 +162,16 @@ struct Judge<'a> {
     /// 1 MB stack does not reproduce the case (llvm-reduce with a 1 MB stack alone gave
     /// 50 lines that no longer crash opt with 8 MB).
     prefilter: Option<u64>,
+    /// After this instant candidates are not run and count as timeouts (ddmin then keeps
+    /// what it has): the textual cuts get the same budget as llvm-reduce.
+    deadline: std::cell::Cell<Option<Instant>>,
 }
 
 impl Judge<'_> {
     fn outcomes(&self, argvs: &[Vec<String>]) -> Vec<Outcome> {
+        if self.deadline.get().is_some_and(|d| Instant::now() >= d) {
+            return vec![Outcome::Timeout; argvs.len()];
+        }
         let Some(stack) = self.prefilter else {
             return self.run(argvs, None);
         };
@@ -329,6 +335,7 @@ pub(super) fn run(
         timeout: opts.timeout,
         runs: std::cell::Cell::new(0),
         prefilter: None,
+        deadline: std::cell::Cell::new(None),
     };
 
     // 1. The tool on the IR as clang wrote it.
@@ -569,7 +576,21 @@ pub(super) fn run(
         }
     }
     progress("cutting lines, debug-info fields and optional words");
+    judge
+        .deadline
+        .set(Some(Instant::now() + opts.reduce_timeout));
     ir = judge.cuts(&ir, &cmd);
+    if judge.deadline.get().is_some_and(|d| Instant::now() >= d) {
+        let why = format!(
+            "the textual cuts stopped after {} s (--reduce-timeout); what they had is kept",
+            opts.reduce_timeout.as_secs()
+        );
+        note = Some(match note {
+            Some(n) => format!("{n}; {why}"),
+            None => why,
+        });
+    }
+    judge.deadline.set(None);
     // ddmin over the features, -mcpu and -O.
     std::fs::write(work.join("cut.ll"), &ir).map_err(io(work))?;
     let nfeat = cmd.mattr.len();
@@ -621,6 +642,7 @@ pub(super) fn run(
         timeout: judge.timeout,
         runs: std::cell::Cell::new(0),
         prefilter: None,
+        deadline: std::cell::Cell::new(None),
     };
     let mut same = 0;
     for _ in 0..opts.verify_runs {

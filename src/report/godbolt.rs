@@ -554,8 +554,8 @@ pub fn ir_link(case: &Case, tool: &str, ir: &str, flags: &[String]) -> Link {
             ));
         }
     }
-    let Some((id, version)) = release(&case.compiler.version)
-        .and_then(|(major, _)| llvm_tool_id(tool, major))
+    let Some((id, version)) =
+        release(&case.compiler.version).and_then(|(major, _)| llvm_tool_id(tool, major))
     else {
         return Link::none(format!(
             "Compiler Explorer has no `{tool}` matching {}",

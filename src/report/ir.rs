@@ -201,13 +201,19 @@ mod tests {
             .as_str()
             .unwrap()
             .starts_with("; RUN: llc"));
-        assert!(s.contains("on `llc` 19.1.0 and on `llc` trunk with assertions"), "{s}");
+        assert!(
+            s.contains("on `llc` 19.1.0 and on `llc` trunk with assertions"),
+            "{s}"
+        );
     }
 
     #[test]
     fn no_ir_link_for_an_llvm_compiler_explorer_does_not_have() {
         let s = section(&with_ir("clang version 13.0.1"));
-        assert!(s.contains("No Compiler Explorer link: Compiler Explorer has no `llc`"), "{s}");
+        assert!(
+            s.contains("No Compiler Explorer link: Compiler Explorer has no `llc`"),
+            "{s}"
+        );
         assert!(!s.contains("godbolt.org"), "{s}");
     }
 }
