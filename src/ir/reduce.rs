@@ -449,6 +449,41 @@ pub(super) fn run(
             }
             pass = pipeline::crashing_pass(&min);
             cmd.passes = Some(pipeline::render(&min));
+            // The IR just before the crash: the shortest tail of the pipeline that still
+            // crashes on what its head writes (opt-gh68553: only the loop passes run in each
+            // llvm-reduce test, on IR the earlier passes already simplified).
+            for at in (1..pipeline::passes(&min)).rev() {
+                let Some((head, tail)) = pipeline::split_at(&min, at) else {
+                    continue;
+                };
+                let mut h = cmd.clone();
+                h.passes = Some(pipeline::render(&head));
+                let mut argv = h.argv("pipe.ll");
+                argv.pop(); // -disable-output
+                argv.extend(["-S", "-o", "head.ll"].map(String::from));
+                let run = Cmd::new(&argv[0])
+                    .args(&argv[1..])
+                    .cwd(work)
+                    .timeout(judge.timeout)
+                    .output_cap(1 << 20);
+                let _ = std::fs::remove_file(work.join("head.ll"));
+                let wrote = exec::run(&run).is_ok_and(|o| o.success());
+                let Ok(mid) = std::fs::read_to_string(work.join("head.ll")) else {
+                    continue;
+                };
+                let mut t = cmd.clone();
+                t.passes = Some(pipeline::render(&tail));
+                if wrote && judge.ir_crashes("tail.ll", &mid, &t)? {
+                    progress(&format!(
+                        "the IR after `{}` crashes under `{}` alone",
+                        pipeline::render(&head),
+                        pipeline::render(&tail)
+                    ));
+                    ir = mid;
+                    cmd = t;
+                    break;
+                }
+            }
         }
     } else {
         pass = crate::crash::phase_as_printed(&case.crash)
