@@ -473,6 +473,14 @@ pub(super) fn run(
                 };
                 let mut t = cmd.clone();
                 t.passes = Some(pipeline::render(&tail));
+                // opt writes the command line's -mcpu/-mattr into the functions it prints:
+                // they move back to the command line.
+                let bare = take_target_attrs(&mid).0;
+                let mid = if bare != mid && wrote && judge.ir_crashes("tail.ll", &bare, &t)? {
+                    bare
+                } else {
+                    mid
+                };
                 if wrote && judge.ir_crashes("tail.ll", &mid, &t)? {
                     progress(&format!(
                         "the IR after `{}` crashes under `{}` alone",
