@@ -181,17 +181,20 @@ pub fn clang_pipeline(dir: &Path, case: &Case) -> Result<String, IrError> {
         .ok_or_else(|| IrError::Emit("clang printed no pass pipeline".into()))
 }
 
-/// Runs a tool; `Some(signature)` when it crashed (parsed, symbolized).
+/// Runs a tool (with `stack_limit`, [`Cmd::stack_limit`]); `Some(signature)` when it crashed
+/// (parsed, symbolized).
 pub fn run_tool(
     argv: &[String],
     cwd: Option<&Path>,
     timeout: Duration,
+    stack_limit: Option<u64>,
     sym: &Symbolizer,
 ) -> Option<Signature> {
     let mut cmd = Cmd::new(&argv[0])
         .args(&argv[1..])
         .timeout(timeout)
         .output_cap(1 << 20);
+    cmd.stack_limit = stack_limit;
     if let Some(d) = cwd {
         cmd = cmd.cwd(d);
     }

@@ -21,6 +21,7 @@
 //! This module writes the case's `ir` section and `reduced.ll`; it does not render the
 //! report (the CLI asks for that).
 
+mod cuts;
 mod emit;
 mod pipeline;
 mod reduce;
@@ -244,6 +245,10 @@ pub struct OracleSpec {
     #[serde(default)]
     pub library_dirs: Vec<PathBuf>,
     pub timeout_secs: u64,
+    /// For a stack overflow: run first with this stack (bytes); only a same crash there is
+    /// run again with the inherited stack, which decides.
+    #[serde(default)]
+    pub stack_prefilter: Option<u64>,
 }
 
 /// `icepick ir-oracle SPEC FILE`: llvm-reduce's interestingness test. True when the tool
@@ -268,13 +273,15 @@ pub fn oracle_main(spec: &Path, file: &Path) -> bool {
         })
         .collect();
     let sym = Symbolizer::new(spec.library_dirs.clone());
-    emit::run_tool(
-        &argv,
-        None,
-        Duration::from_secs(spec.timeout_secs.max(1)),
-        &sym,
-    )
-    .is_some_and(|s| crash_key(&s, spec.tool) == spec.key)
+    let timeout = Duration::from_secs(spec.timeout_secs.max(1));
+    let same = |stack| {
+        emit::run_tool(&argv, None, timeout, stack, &sym)
+            .is_some_and(|s| crash_key(&s, spec.tool) == spec.key)
+    };
+    match spec.stack_prefilter {
+        Some(stack) => same(Some(stack)) && same(None),
+        None => same(None),
+    }
 }
 
 /// Runs the stage on the case in `dir`: writes `reduced.ll` and the `ir` section.

@@ -167,9 +167,63 @@ pub fn crashing_pass(nodes: &[Node]) -> Option<String> {
     }
 }
 
+/// The pipeline split before its `at`-th pass (pre-order, adaptors not counted): the passes
+/// before it and the passes from it on, each in the adaptors it had (empty ones dropped).
+/// `None` when `at` is not inside the pipeline.
+pub fn split_at(nodes: &[Node], at: usize) -> Option<(Vec<Node>, Vec<Node>)> {
+    let mut leaves = Vec::new();
+    let mut adaptors = Vec::new();
+    let mut i = 0;
+    classify(nodes, &mut i, &mut leaves, &mut adaptors);
+    if at == 0 || at >= leaves.len() {
+        return None;
+    }
+    let with = |range: &[usize]| {
+        let mut kept: Vec<usize> = adaptors.iter().chain(range).copied().collect();
+        kept.sort_unstable();
+        keep(nodes, &kept)
+    };
+    Some((with(&leaves[..at]), with(&leaves[at..])))
+}
+
+/// How many passes (not adaptors) a pipeline has.
+pub fn passes(nodes: &[Node]) -> usize {
+    nodes
+        .iter()
+        .map(|n| n.children.as_deref().map_or(1, passes))
+        .sum()
+}
+
+fn classify(nodes: &[Node], i: &mut usize, leaves: &mut Vec<usize>, adaptors: &mut Vec<usize>) {
+    for n in nodes {
+        let me = *i;
+        *i += 1;
+        match &n.children {
+            None => leaves.push(me),
+            Some(c) => {
+                adaptors.push(me);
+                classify(c, i, leaves, adaptors);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn splitting_keeps_each_side_in_its_adaptors() {
+        let n = parse("cgscc(function(a,loop(b,c))),d").unwrap();
+        assert_eq!(passes(&n), 4);
+        let (pre, post) = split_at(&n, 2).unwrap();
+        assert_eq!(render(&pre), "cgscc(function(a,loop(b)))");
+        assert_eq!(render(&post), "cgscc(function(loop(c))),d");
+        let (pre, post) = split_at(&n, 3).unwrap();
+        assert_eq!(render(&pre), "cgscc(function(a,loop(b,c)))");
+        assert_eq!(render(&post), "d");
+        assert!(split_at(&n, 0).is_none() && split_at(&n, 4).is_none());
+    }
 
     #[test]
     fn parse_render_round_trip() {

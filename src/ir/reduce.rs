@@ -10,10 +10,11 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use regex::Regex;
 
+use super::cuts;
 use super::emit::{self, Tool};
 use super::{crash_key, pipeline, IrError, IrSection, Options, OracleSpec, OUTPUT};
 use crate::case::Case;
@@ -142,6 +143,9 @@ pub(super) fn count_lines(ir: &str) -> usize {
         .count()
 }
 
+/// The stack a stack-overflow candidate is first run with (see [`Judge::prefilter`]).
+const SMALL_STACK: u64 = 1 << 20;
+
 /// Runs candidates in a directory and judges them against one key.
 struct Judge<'a> {
     cwd: &'a Path,
@@ -151,19 +155,53 @@ struct Judge<'a> {
     jobs: usize,
     timeout: Duration,
     runs: std::cell::Cell<usize>,
+    /// For a stack overflow: candidates run first with this small stack, where the deep
+    /// recursion overflows sooner (opt-gh68553: 0.3 s instead of 1.3 s); only those that
+    /// overflow the same way there are run again with the inherited stack, which decides.
+    /// Not a substitute: the recursion is deep, not endless, and IR that only overflows a
+    /// 1 MB stack does not reproduce the case (llvm-reduce with a 1 MB stack alone gave
+    /// 50 lines that no longer crash opt with 8 MB).
+    prefilter: Option<u64>,
+    /// After this instant candidates are not run and count as timeouts (ddmin then keeps
+    /// what it has): the textual cuts get the same budget as llvm-reduce.
+    deadline: std::cell::Cell<Option<Instant>>,
 }
 
 impl Judge<'_> {
     fn outcomes(&self, argvs: &[Vec<String>]) -> Vec<Outcome> {
+        if self.deadline.get().is_some_and(|d| Instant::now() >= d) {
+            return vec![Outcome::Timeout; argvs.len()];
+        }
+        let Some(stack) = self.prefilter else {
+            return self.run(argvs, None);
+        };
+        let mut first = self.run(argvs, Some(stack));
+        let again: Vec<usize> = (0..argvs.len()).filter(|&i| first[i].is_same()).collect();
+        let sure = self.run(
+            &again.iter().map(|&i| argvs[i].clone()).collect::<Vec<_>>(),
+            None,
+        );
+        for (i, o) in again.into_iter().zip(sure) {
+            first[i] = o;
+        }
+        first
+    }
+
+    fn run(&self, argvs: &[Vec<String>], stack: Option<u64>) -> Vec<Outcome> {
+        if argvs.is_empty() {
+            return Vec::new();
+        }
         self.runs.set(self.runs.get() + argvs.len());
         let cmds: Vec<Cmd> = argvs
             .iter()
             .map(|a| {
-                Cmd::new(&a[0])
+                let mut c = Cmd::new(&a[0])
                     .args(&a[1..])
                     .cwd(self.cwd)
                     .timeout(self.timeout)
-                    .output_cap(1 << 20)
+                    .output_cap(1 << 20);
+                c.stack_limit = stack;
+                c
             })
             .collect();
         exec::run_all(&cmds, self.jobs)
@@ -188,6 +226,51 @@ impl Judge<'_> {
         let path = self.cwd.join(name);
         std::fs::write(&path, ir).map_err(|e| IrError::Io(format!("{}: {e}", path.display())))?;
         Ok(self.outcomes(&[cmd.argv(name)])[0].is_same())
+    }
+
+    /// Writes a candidate text under a name made from its content (so [`Tester`]'s cache,
+    /// keyed by argv, is keyed by text); returns the name.
+    fn candidate(&self, text: &str) -> String {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::hash::DefaultHasher::new();
+        text.hash(&mut h);
+        let name = format!("c-{:016x}-{}.ll", h.finish(), text.len());
+        // A file that cannot be written makes the tool fail: an uninteresting candidate.
+        let _ = std::fs::write(self.cwd.join(&name), text);
+        name
+    }
+
+    /// `ir` with a 1-minimal set of `units` kept that still crashes under `cmd`.
+    fn cut(&self, ir: &str, cmd: &ToolCmd, units: &cuts::Units) -> String {
+        if units.is_empty() {
+            return ir.to_owned();
+        }
+        let build = |kept: &[usize]| cmd.argv(&self.candidate(&units.keep(ir, kept)));
+        let oracle = |argvs: &[Vec<String>]| self.outcomes(argvs);
+        let mut t = Tester::new(&oracle);
+        let kept = minimize(units.len(), &build, &mut t);
+        units.keep(ir, &kept)
+    }
+
+    /// The textual cuts of [`cuts`], each kept only when the crash stays.
+    fn cuts(&self, ir: &str, cmd: &ToolCmd) -> String {
+        let mut ir = self.cut(ir, cmd, &cuts::lines(ir));
+        ir = self.cut(&ir, cmd, &cuts::fields(&ir));
+        ir = self.cut(&ir, cmd, &cuts::lines(&ir));
+        ir = self.cut(&ir, cmd, &cuts::tokens(&ir));
+        ir = self.cut(&ir, cmd, &cuts::strings(&ir));
+        for n in cuts::inlinable(&ir) {
+            if let Some(c) = cuts::inline_node(&ir, &n) {
+                if self.outcomes(&[cmd.argv(&self.candidate(&c))])[0].is_same() {
+                    ir = c;
+                }
+            }
+        }
+        let tidy = cuts::tidy(&ir);
+        if tidy != ir && self.outcomes(&[cmd.argv(&self.candidate(&tidy))])[0].is_same() {
+            ir = tidy;
+        }
+        ir
     }
 }
 
@@ -251,6 +334,8 @@ pub(super) fn run(
         jobs: opts.jobs.max(1),
         timeout: opts.timeout,
         runs: std::cell::Cell::new(0),
+        prefilter: None,
+        deadline: std::cell::Cell::new(None),
     };
 
     // 1. The tool on the IR as clang wrote it.
@@ -290,6 +375,18 @@ pub(super) fn run(
     judge.timeout = (out.elapsed * 10)
         .max(Duration::from_secs(10))
         .min(opts.timeout);
+    // A stack overflow: can a small stack sort the candidates out first? Only when the
+    // unreduced IR overflows it the case's way too.
+    if case.signature.kind == "stack_overflow" {
+        let small = judge.run(&[cmd.argv("start.ll")], Some(SMALL_STACK));
+        if small[0].is_same() {
+            progress(&format!(
+                "candidates run first with a {} KB stack (the case's crash is a stack overflow)",
+                SMALL_STACK >> 10
+            ));
+            judge.prefilter = Some(SMALL_STACK);
+        }
+    }
 
     // 2. Target attributes to the command line, the triple to -mtriple.
     let triple = TRIPLE.captures(&start).map(|c| c[1].to_owned());
@@ -352,6 +449,49 @@ pub(super) fn run(
             }
             pass = pipeline::crashing_pass(&min);
             cmd.passes = Some(pipeline::render(&min));
+            // The IR just before the crash: the shortest tail of the pipeline that still
+            // crashes on what its head writes (opt-gh68553: only the loop passes run in each
+            // llvm-reduce test, on IR the earlier passes already simplified).
+            for at in (1..pipeline::passes(&min)).rev() {
+                let Some((head, tail)) = pipeline::split_at(&min, at) else {
+                    continue;
+                };
+                let mut h = cmd.clone();
+                h.passes = Some(pipeline::render(&head));
+                let mut argv = h.argv("pipe.ll");
+                argv.pop(); // -disable-output
+                argv.extend(["-S", "-o", "head.ll"].map(String::from));
+                let run = Cmd::new(&argv[0])
+                    .args(&argv[1..])
+                    .cwd(work)
+                    .timeout(judge.timeout)
+                    .output_cap(1 << 20);
+                let _ = std::fs::remove_file(work.join("head.ll"));
+                let wrote = exec::run(&run).is_ok_and(|o| o.success());
+                let Ok(mid) = std::fs::read_to_string(work.join("head.ll")) else {
+                    continue;
+                };
+                let mut t = cmd.clone();
+                t.passes = Some(pipeline::render(&tail));
+                // opt writes the command line's -mcpu/-mattr into the functions it prints:
+                // they move back to the command line.
+                let bare = take_target_attrs(&mid).0;
+                let mid = if bare != mid && wrote && judge.ir_crashes("tail.ll", &bare, &t)? {
+                    bare
+                } else {
+                    mid
+                };
+                if wrote && judge.ir_crashes("tail.ll", &mid, &t)? {
+                    progress(&format!(
+                        "the IR after `{}` crashes under `{}` alone",
+                        pipeline::render(&head),
+                        pipeline::render(&tail)
+                    ));
+                    ir = mid;
+                    cmd = t;
+                    break;
+                }
+            }
         }
     } else {
         pass = crate::crash::phase_as_printed(&case.crash)
@@ -372,6 +512,7 @@ pub(super) fn run(
         tool,
         library_dirs: case.library_dirs(),
         timeout_secs: judge.timeout.as_secs().max(1),
+        stack_prefilter: judge.prefilter,
     };
     let spec_path = work.join("oracle.json");
     std::fs::write(
@@ -386,17 +527,23 @@ pub(super) fn run(
     // llvm-reduce 19 with -j > 1 can write a result that is no longer interesting (seen on
     // rv-gh75010: every final run lost the crash); such a result is rerun with -j 1.
     let mut jobs = opts.jobs.max(1);
+    let has_debug_info = ir.contains("!llvm.dbg.cu");
     loop {
+        let mut args = vec![
+            format!("-j={jobs}"),
+            format!("--test={}", me.display()),
+            "--test-arg=ir-oracle".into(),
+            format!("--test-arg={}", spec_path.display()),
+        ];
+        // llvm-reduce 19's di-metadata pass leaves debug info the verifier rejects, and
+        // writes such a module as its result (rv-gh75010: 61 lines that no longer crash):
+        // with debug info in the IR it is skipped, and the debug info is cut here instead.
+        if has_debug_info {
+            args.push("--skip-delta-passes=di-metadata".into());
+        }
+        args.extend(["-o".into(), "reduced.ll".into(), "input.ll".into()]);
         let red = Cmd::new(&reducer)
-            .args([
-                format!("-j={jobs}"),
-                format!("--test={}", me.display()),
-                "--test-arg=ir-oracle".into(),
-                format!("--test-arg={}", spec_path.display()),
-                "-o".into(),
-                "reduced.ll".into(),
-                "input.ll".into(),
-            ])
+            .args(args)
             .cwd(work)
             .timeout(opts.reduce_timeout)
             .output_cap(1 << 20);
@@ -471,6 +618,22 @@ pub(super) fn run(
             }
         }
     }
+    progress("cutting lines, debug-info fields and optional words");
+    judge
+        .deadline
+        .set(Some(Instant::now() + opts.reduce_timeout));
+    ir = judge.cuts(&ir, &cmd);
+    if judge.deadline.get().is_some_and(|d| Instant::now() >= d) {
+        let why = format!(
+            "the textual cuts stopped after {} s (--reduce-timeout); what they had is kept",
+            opts.reduce_timeout.as_secs()
+        );
+        note = Some(match note {
+            Some(n) => format!("{n}; {why}"),
+            None => why,
+        });
+    }
+    judge.deadline.set(None);
     // ddmin over the features, -mcpu and -O.
     std::fs::write(work.join("cut.ll"), &ir).map_err(io(work))?;
     let nfeat = cmd.mattr.len();
@@ -521,6 +684,8 @@ pub(super) fn run(
         jobs: opts.jobs.max(1),
         timeout: judge.timeout,
         runs: std::cell::Cell::new(0),
+        prefilter: None,
+        deadline: std::cell::Cell::new(None),
     };
     let mut same = 0;
     for _ in 0..opts.verify_runs {

@@ -87,6 +87,32 @@ const CLANG: &[(u32, &str, &str)] = &[
     (21, "2110", "21.1.0"),
 ];
 
+/// LLVM's `llc` and `opt` on Compiler Explorer, one entry per major version: (major, id
+/// suffix, version). From `etc/config/llvm.amazon.properties` (groups `llc` and `opt`, the
+/// `compiler.llc1910.exe=/opt/compiler-explorer/clang-19.1.0/bin/llc` lines): ids are
+/// `llc<suffix>` and `opt<suffix>`, trunk with assertions is `llc-assertions-trunk` and
+/// `opt-assertions-trunk`, and the session language is `llvm` (LLVM IR). Majors before 14
+/// are left out: their suffixes differ from clang's and no case needs them.
+const LLVM_TOOLS: &[(u32, &str, &str)] = &[
+    (14, "1400", "14.0.0"),
+    (15, "1500", "15.0.0"),
+    (16, "1600", "16.0.0"),
+    (17, "1701", "17.0.1"),
+    (18, "1810", "18.1.0"),
+    (19, "1910", "19.1.0"),
+    (20, "2010", "20.1.0"),
+    (21, "2110", "21.1.0"),
+    (22, "2210", "22.1.0"),
+];
+
+/// Compiler Explorer's id of `tool` (`llc`, `opt`) of LLVM `major` and its version.
+pub fn llvm_tool_id(tool: &str, major: u32) -> Option<(String, &'static str)> {
+    LLVM_TOOLS
+        .iter()
+        .find(|(m, _, _)| *m == major)
+        .map(|(_, id, v)| (format!("{tool}{id}"), *v))
+}
+
 /// x86-64 GCC releases on Compiler Explorer (major, minor); ids are `g<major><minor>` (C++)
 /// and `cg<major><minor>` (C).
 const GCC: &[(u32, u32)] = &[
@@ -170,10 +196,14 @@ pub fn release(version_line: &str) -> Option<(u32, u32)> {
 
 /// The ClientState for one source in one session, each compiler with its options.
 pub fn client_state(lang: CeLang, source: &str, compilers: &[(String, String)]) -> Value {
+    session_state(lang.id(), source, compilers)
+}
+
+fn session_state(language: &str, source: &str, compilers: &[(String, String)]) -> Value {
     json!({
         "sessions": [{
             "id": 1,
-            "language": lang.id(),
+            "language": language,
             "source": source,
             "compilers": compilers
                 .iter()
@@ -507,6 +537,53 @@ pub fn compiler_explorer(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8
     Link {
         url: Some(url),
         note,
+    }
+}
+
+/// The Compiler Explorer link of an IR reproducer (pure): `tool` (`llc` or `opt`) of the
+/// case's LLVM major on `ir` with `flags` (the tool's flags without the input and output), and
+/// the same tool of trunk with assertions beside it. Foreign builds are treated as for the
+/// source link: Compiler Explorer's tools are x86-64 builds.
+pub fn ir_link(case: &Case, tool: &str, ir: &str, flags: &[String]) -> Link {
+    let value = serde_json::to_value(case).unwrap_or(Value::Null);
+    if let Some(arch) = compiler_arch(&value).filter(|a| !is_x86(a)) {
+        if !x86_crashes_too(&value) {
+            return Link::none(format!(
+                "the case's compiler is a {} build, and no experiment has shown an x86-64 build crashing the same way, so Compiler Explorer's x86-64 `{tool}` may not show this crash",
+                super::markdown::text(&arch)
+            ));
+        }
+    }
+    let Some((id, version)) =
+        release(&case.compiler.version).and_then(|(major, _)| llvm_tool_id(tool, major))
+    else {
+        return Link::none(format!(
+            "Compiler Explorer has no `{tool}` matching {}",
+            super::markdown::code(&case.compiler.version)
+        ));
+    };
+    let options = options_line(flags);
+    let compilers = [
+        (id, options.clone()),
+        (format!("{tool}-assertions-trunk"), options.clone()),
+    ];
+    let url = clientstate_url(&session_state("llvm", ir, &compilers));
+    if url.len() > MAX_URL {
+        return Link::none(format!(
+            "a link with the reduced IR would be {} characters long, and Compiler Explorer refuses URLs over about {MAX_URL}",
+            url.len()
+        ));
+    }
+    let flags = if options.is_empty() {
+        "no flags".to_string()
+    } else {
+        super::markdown::code(&options)
+    };
+    Link {
+        url: Some(url),
+        note: format!(
+            "the reduced IR with {flags} on `{tool}` {version} and on `{tool}` trunk with assertions"
+        ),
     }
 }
 

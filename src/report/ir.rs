@@ -3,7 +3,8 @@
 //!
 //! Why this exists: for a backend crash the reproducer LLVM maintainers turn into a
 //! regression test is a few lines of IR and one `llc`/`opt` line; when the case has one and
-//! it verified, it is the report's first reproducer.
+//! it verified, it is the report's first reproducer, with a Compiler Explorer link running
+//! that `llc`/`opt` release (and trunk with assertions) on it ([`super::godbolt::ir_link`]).
 
 use std::fmt::Write as _;
 
@@ -66,10 +67,37 @@ pub fn section(case: &Case) -> String {
     );
     let _ = writeln!(s, "{}", fence("llvm", ir.text.trim_end()));
     let _ = writeln!(s, "{}", fence("sh", &shell_join(&ir.command)));
+    let link = super::godbolt::ir_link(case, ir.tool, ir.text, &tool_flags(&ir));
+    match &link.url {
+        Some(url) => {
+            let _ = writeln!(s, "[Try it on Compiler Explorer]({url}): {}.\n", link.note);
+        }
+        None => {
+            let _ = writeln!(s, "No Compiler Explorer link: {}.\n", link.note);
+        }
+    }
     if let Some(n) = ir.note {
         let _ = writeln!(s, "{}\n", text(n));
     }
     s
+}
+
+/// The tool's flags in the command: without the program, the IR file and what only sends the
+/// output away (`-o /dev/null`, `-disable-output`): Compiler Explorer adds its own.
+fn tool_flags(ir: &Ir<'_>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut it = ir.command.iter().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "-o" => {
+                it.next();
+            }
+            "-disable-output" => {}
+            _ if a == ir.output => {}
+            _ => out.push(a.clone()),
+        }
+    }
+    out
 }
 
 /// The `repro.sh` lines that run the IR reproducer when the script's first argument is `ir`
@@ -115,4 +143,77 @@ pub fn repro_branch(case: &Case) -> String {
     let _ = writeln!(s, "  exit $?");
     let _ = writeln!(s, "fi");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use base64::Engine as _;
+
+    use super::*;
+    use crate::case::tests::sample_case;
+
+    fn with_ir(version: &str) -> Case {
+        let mut case = sample_case();
+        case.compiler.version = version.into();
+        case.ir = Some(serde_json::json!({
+            "tool": "llc",
+            "command": ["/usr/lib/llvm-19/bin/llc", "-mtriple=riscv32", "-mattr=+xventanacondops",
+                        "reduced.ll", "-o", "/dev/null"],
+            "output": "reduced.ll",
+            "text": "; RUN: llc -mtriple=riscv32 -mattr=+xventanacondops < %s\ndefine void @f() {\n  ret void\n}\n",
+            "pass": "RISC-V DAG->DAG Pattern Instruction Selection",
+            "verified": true,
+        }));
+        case
+    }
+
+    fn state_in(section: &str) -> serde_json::Value {
+        let start = section
+            .find("(https://godbolt.org/clientstate/")
+            .expect("a link")
+            + "(https://godbolt.org/clientstate/".len();
+        let b64 = &section[start..start + section[start..].find(')').unwrap()];
+        let b64 = b64
+            .replace("%2B", "+")
+            .replace("%2F", "/")
+            .replace("%3D", "=");
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .unwrap();
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    #[test]
+    fn the_ir_section_links_llc_of_the_same_major_on_compiler_explorer() {
+        let case = with_ir("Debian clang version 19.1.7 (3~deb12u1)");
+        let s = section(&case);
+        let state = state_in(&s);
+        let session = &state["sessions"][0];
+        // Ids from Compiler Explorer's etc/config/llvm.amazon.properties.
+        assert_eq!(session["language"], "llvm");
+        assert_eq!(session["compilers"][0]["id"], "llc1910");
+        assert_eq!(session["compilers"][1]["id"], "llc-assertions-trunk");
+        assert_eq!(
+            session["compilers"][0]["options"],
+            "-mtriple=riscv32 -mattr=+xventanacondops"
+        );
+        assert!(session["source"]
+            .as_str()
+            .unwrap()
+            .starts_with("; RUN: llc"));
+        assert!(
+            s.contains("on `llc` 19.1.0 and on `llc` trunk with assertions"),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn no_ir_link_for_an_llvm_compiler_explorer_does_not_have() {
+        let s = section(&with_ir("clang version 13.0.1"));
+        assert!(
+            s.contains("No Compiler Explorer link: Compiler Explorer has no `llc`"),
+            "{s}"
+        );
+        assert!(!s.contains("godbolt.org"), "{s}");
+    }
 }

@@ -78,6 +78,10 @@ fn ir_amdgpu_si_flat_cannot_select_becomes_a_small_llc_test() {
     let report = std::fs::read_to_string(case.join("report.md")).unwrap();
     let ir_at = report.find("Reduced IR").expect("a Reduced IR section");
     assert!(report[ir_at..].contains(ir["run_line"].as_str().unwrap()));
+    assert!(
+        report[ir_at..].contains("[Try it on Compiler Explorer](https://godbolt.org/clientstate/"),
+        "{report}"
+    );
 }
 
 #[test]
@@ -135,6 +139,30 @@ fn ir_opt_gh68553_names_the_scalar_evolution_pass() {
     assert!(!text.contains("\"target-features\""), "{text}");
     let stderr = run_command(&case, &ir);
     assert!(stderr.contains("llvm::ScalarEvolution::"), "{stderr}");
+}
+
+#[test]
+fn ir_rv_gh75010_declare_to_assign_keeps_the_debug_info_it_needs() {
+    // llvm-reduce 19's di-metadata pass used to leave a result without the crash (59 lines,
+    // unreduced); the stage skips it and cuts the debug info itself.
+    let (_tmp, case) = captured("rv-gh75010");
+    let ir = ir_json(&case);
+    let text = check_ll(&case, &ir, "opt");
+    assert_eq!(ir["pass"], "declare-to-assign", "{ir:#}");
+    assert_eq!(ir["mattr"], serde_json::json!([]), "{ir:#}");
+    // The crash needs a variable's debug info and a scalable vector.
+    assert!(
+        text.contains("#dbg_declare") && text.contains("vscale"),
+        "{text}"
+    );
+    // The case's directory does not leak into the test.
+    assert!(!text.contains(case.to_str().unwrap()), "{text}");
+    let stderr = run_command(&case, &ir);
+    assert!(
+        stderr.contains("Invalid size request on a scalable vector"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("declare-to-assign"), "{stderr}");
 }
 
 #[test]
