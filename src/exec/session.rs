@@ -24,6 +24,10 @@ struct Session {
     /// `dir/tmp`: the TMPDIR of every child.
     tmp: PathBuf,
     guardian: Mutex<Option<Guardian>>,
+    /// `dir/.lock`, held (flock) for the life of the process and its guardian: the sign that
+    /// the directory is in use, also for an icepick in another PID namespace, to which our pid
+    /// means nothing (a farm test runs icepick under `unshare -p` with the same TMPDIR).
+    _lock: Option<std::fs::File>,
 }
 
 /// The guardian's pid and the write end of the pipe it reads.
@@ -82,11 +86,13 @@ impl Session {
             let _ = std::fs::remove_dir_all(&dir);
             return Err(e);
         }
+        let lock = hold_lock(&dir);
         let guardian = spawn_guardian(&dir);
         Ok(Session {
             dir,
             tmp,
             guardian: Mutex::new(guardian),
+            _lock: lock,
         })
     }
 }
@@ -185,9 +191,38 @@ pub fn shutdown() {
     }
 }
 
-/// Removes scratch directories `icepick-<pid>-*` in `base` that belong to this user and whose
-/// process is gone (left by an icepick killed before anything could clean up, and whose
-/// guardian was killed too).
+/// The name of the lock file in a scratch directory.
+pub(crate) const LOCK_FILE: &str = ".lock";
+
+/// Creates and locks `dir/.lock`; the lock lasts while the returned file (or a forked copy of
+/// its descriptor, the guardian's) is open.
+pub(crate) fn hold_lock(dir: &Path) -> Option<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::create(dir.join(LOCK_FILE)).ok()?;
+    // SAFETY: flock(2) on a descriptor we own.
+    let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    (r == 0).then_some(f)
+}
+
+/// True when `dir/.lock` is held by some live process (any PID namespace), or when the
+/// directory has no lock file yet and is younger than a minute (made, not yet locked).
+fn in_use(dir: &Path, meta: &std::fs::Metadata) -> bool {
+    use std::os::fd::AsRawFd;
+    match std::fs::File::open(dir.join(LOCK_FILE)) {
+        // SAFETY: flock(2) on a descriptor we own; the lock goes with it when it is closed.
+        Ok(f) => unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) != 0 },
+        Err(_) => meta
+            .modified()
+            .ok()
+            .and_then(|m| m.elapsed().ok())
+            .is_none_or(|age| age < std::time::Duration::from_secs(60)),
+    }
+}
+
+/// Removes scratch directories `icepick-<pid>-*` in `base` that belong to this user, whose
+/// process is gone and whose lock nobody holds (left by an icepick killed before anything
+/// could clean up, and whose guardian was killed too). The lock matters when the pid does
+/// not: an icepick in another PID namespace sharing this TMPDIR.
 pub(crate) fn sweep_stale(base: &Path) {
     let Ok(entries) = std::fs::read_dir(base) else {
         return;
@@ -202,7 +237,8 @@ pub(crate) fn sweep_stale(base: &Path) {
         let Ok(meta) = e.path().symlink_metadata() else {
             continue;
         };
-        if !meta.is_dir() || meta.uid() != uid || process_exists(pid) {
+        if !meta.is_dir() || meta.uid() != uid || process_exists(pid) || in_use(&e.path(), &meta)
+        {
             continue;
         }
         let _ = std::fs::remove_dir_all(e.path());

@@ -275,9 +275,42 @@ fn stale_scratch_of_a_dead_process_is_swept() {
     for d in [&stale, &live, &other] {
         std::fs::create_dir_all(d.join("tmp")).unwrap();
     }
+    // An old dead one with an unheld lock file goes too.
+    let unlocked = base.path().join(format!("icepick-{dead}-unlocked"));
+    std::fs::create_dir_all(&unlocked).unwrap();
+    drop(session::hold_lock(&unlocked).unwrap());
+    // Made by an icepick of another PID namespace: its pid means nothing here, its lock does.
+    let foreign = base.path().join(format!("icepick-{dead}-foreign"));
+    std::fs::create_dir_all(&foreign).unwrap();
+    let held = session::hold_lock(&foreign).unwrap();
+    // The no-lock-file grace (a minute) must not save `stale`: age it.
+    for d in [&stale, &unlocked] {
+        let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+        std::fs::File::open(d).unwrap().set_modified(old).unwrap();
+    }
     session::sweep_stale(base.path());
-    assert!(!stale.exists());
+    assert!(!stale.exists() && !unlocked.exists());
     assert!(live.exists() && other.exists());
+    assert!(foreign.exists(), "a directory whose lock is held was swept");
+    drop(held);
+}
+
+#[test]
+fn scratch_of_an_icepick_in_another_pid_namespace_is_not_swept() {
+    // Defect: a farm test ran icepick under `unshare -p` with the suite's TMPDIR; there every
+    // other icepick's pid looked dead and their live scratch directories were removed
+    // ("reduction failed: … icepick-26189-…: No such file or directory").
+    let base = tempfile::tempdir().unwrap();
+    let foreign = base.path().join("icepick-999999-abc");
+    std::fs::create_dir_all(foreign.join("tmp")).unwrap();
+    let held = session::hold_lock(&foreign).unwrap();
+    session::sweep_stale(base.path());
+    assert!(foreign.exists());
+    drop(held);
+    let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::open(&foreign).unwrap().set_modified(old).unwrap();
+    session::sweep_stale(base.path());
+    assert!(!foreign.exists(), "once its lock is free the directory is stale");
 }
 
 #[test]

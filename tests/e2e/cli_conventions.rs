@@ -423,6 +423,16 @@ fn json_shapes_were_undocumented_and_every_documented_field_is_printed() {
     outputs.push(("flags", run(&["flags", "--json", "--jobs", "2", "case"])));
     outputs.push(("reduce", run(&["reduce", "--json", "--jobs", "2", "case"])));
     outputs.push((
+        "simulate",
+        run(&[
+            "simulate",
+            "--json",
+            "--workers",
+            "1,4",
+            "case/logs/reduce-trace.jsonl",
+        ]),
+    ));
+    outputs.push((
         "reduce --test",
         run(&["reduce", "--json", "--test", &script, &file]),
     ));
