@@ -237,8 +237,7 @@ pub(crate) fn sweep_stale(base: &Path) {
         let Ok(meta) = e.path().symlink_metadata() else {
             continue;
         };
-        if !meta.is_dir() || meta.uid() != uid || process_exists(pid) || in_use(&e.path(), &meta)
-        {
+        if !meta.is_dir() || meta.uid() != uid || process_exists(pid) || in_use(&e.path(), &meta) {
             continue;
         }
         let _ = std::fs::remove_dir_all(e.path());

@@ -308,9 +308,15 @@ fn scratch_of_an_icepick_in_another_pid_namespace_is_not_swept() {
     assert!(foreign.exists());
     drop(held);
     let old = std::time::SystemTime::now() - Duration::from_secs(3600);
-    std::fs::File::open(&foreign).unwrap().set_modified(old).unwrap();
+    std::fs::File::open(&foreign)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
     session::sweep_stale(base.path());
-    assert!(!foreign.exists(), "once its lock is free the directory is stale");
+    assert!(
+        !foreign.exists(),
+        "once its lock is free the directory is stale"
+    );
 }
 
 #[test]
