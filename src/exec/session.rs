@@ -215,7 +215,7 @@ fn in_use(dir: &Path, meta: &std::fs::Metadata) -> bool {
             .modified()
             .ok()
             .and_then(|m| m.elapsed().ok())
-            .is_none_or(|age| age < std::time::Duration::from_secs(60)),
+            .map_or(true, |age| age < std::time::Duration::from_secs(60)),
     }
 }
 
