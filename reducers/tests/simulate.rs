@@ -83,13 +83,19 @@ fn a_parallel_trace_gives_back_the_serial_path() {
     assert!(serial.len() > 50, "{} candidates", serial.len());
     // A serial trace is its own serial path.
     assert_eq!(serial_path(&steps(&rec1)).len(), steps(&rec1).len());
-    // Cache hits may differ (speculation caches more), so compare without them.
+    // Cache hits may differ (speculation caches more, and whether a text a cancelled test
+    // left unjudged is run again or found in the cache depends on timing: seen once in
+    // scripts/test as one more (13, 5, Uninteresting) step), so compare without them and
+    // with repeats of one step collapsed.
     let no_cache = |recs: &[TestRecord]| -> Vec<(u64, u64, Outcome)> {
         let path = serial_path(&steps(recs));
-        path.iter()
+        let mut v: Vec<_> = path
+            .iter()
             .filter(|s| s.cost.is_some() || s.outcome == Outcome::Interesting)
             .map(|s| (s.pass_run, s.base, s.outcome))
-            .collect()
+            .collect();
+        v.dedup();
+        v
     };
     assert_eq!(no_cache(&rec1), no_cache(&rec4));
 }
@@ -101,6 +107,7 @@ fn the_prediction_matches_real_runs_with_2_and_4_jobs() {
     let one = simulate(&path, 1, 0.0);
     // The serial prediction is the sum of the tests: the measured time less the driver's own.
     assert!(one.wall_s <= wall1 + 1e-6, "{} > {wall1}", one.wall_s);
+    assert_eq!(one.wasted_tests, 0, "one worker wastes nothing");
     for jobs in [2, 4] {
         let (_, rec, wall) = run(jobs);
         let p = simulate(&path, jobs, 0.0);
@@ -113,11 +120,9 @@ fn the_prediction_matches_real_runs_with_2_and_4_jobs() {
             rec.iter().filter(|r| r.worker.is_some()).count(),
             rec.iter().filter(|r| r.result == icepick_reducers::Tested::Cancelled).count(),
         );
-        assert!(
-            (0.85..2.0).contains(&ratio),
-            "jobs {jobs}: measured {wall:.3} s, predicted {:.3} s",
-            p.wall_s
-        );
+        // Printed, not asserted: no timed assertion in tests (shared, noisy machines); the
+        // measured/predicted ratio is recorded in docs/BENCHMARKS.md ("simulate").
+        eprintln!("jobs {jobs}: measured/predicted {ratio:.2}");
         assert!(p.wall_s < one.wall_s);
     }
 }
