@@ -16,14 +16,12 @@ use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::passes::{Hints, Pass, Pipeline};
-use crate::plan::{self, Cursor, START};
-use crate::schedule::Schedule;
-use crate::window::{Filling, State, Window};
+use crate::engine::Driver;
+use crate::passes::{Hints, Pipeline};
+use crate::speculate::Tree;
 
 /// The verdict of one interestingness test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -69,6 +67,9 @@ pub struct Options {
     pub max_rounds: Option<usize>,
     /// Which passes run, in which order.
     pub pipeline: Pipeline,
+    /// Speculate on success too: idle workers test what a serial run would test next if
+    /// the front candidate is accepted (`speculate.rs`). The output is the same either way.
+    pub success_speculation: bool,
 }
 
 impl Default for Options {
@@ -79,6 +80,7 @@ impl Default for Options {
             stop: Arc::new(AtomicBool::new(false)),
             max_rounds: None,
             pipeline: Pipeline::default(),
+            success_speculation: true,
         }
     }
 }
@@ -131,10 +133,16 @@ pub struct TestRecord {
     /// Which run of a pass it belongs to (counts every start of a pass, from 0): the driver
     /// finishes one run before it starts the next.
     pub pass_run: u64,
-    /// Improvements accepted before it was generated: the text it was derived from.
+    /// Improvements accepted before it was generated: the text it was derived from (for a
+    /// candidate of success speculation, counting the ones it assumes).
     pub base: u64,
+    /// The candidate whose text it was derived from, accepted or (success speculation)
+    /// assumed to be; `None` for the input. The serial path follows these links.
+    pub parent: Option<u64>,
     /// Its size.
     pub bytes: usize,
+    /// Its [`content_hash`] (what the caller's test may key its own notes by).
+    pub hash: u128,
     pub result: Tested,
     /// When its test started and ended, since [`reduce`] was called (equal for a cache hit).
     pub start: Duration,
@@ -206,10 +214,9 @@ where
             opts,
             best: input.to_vec(),
             cache: HashMap::new(),
-            window: Window::new(jobs),
+            tree: Tree::empty(jobs, opts.success_speculation),
             flight: HashMap::new(),
             started,
-            pass_run: 0,
             busy: 0,
             next_id: 0,
             stats: Stats {
@@ -248,21 +255,21 @@ where
     })
 }
 
-struct Job {
-    id: u64,
-    hash: u128,
-    bytes: Arc<[u8]>,
-    token: CancelToken,
+pub(crate) struct Job {
+    pub id: u64,
+    pub hash: u128,
+    pub bytes: Arc<[u8]>,
+    pub token: CancelToken,
 }
 
-struct Done {
-    id: u64,
-    hash: u128,
-    cancelled: bool,
-    result: std::thread::Result<Outcome>,
-    worker: usize,
-    start: Duration,
-    end: Duration,
+pub(crate) struct Done {
+    pub id: u64,
+    pub hash: u128,
+    pub cancelled: bool,
+    pub result: std::thread::Result<Outcome>,
+    pub worker: usize,
+    pub start: Duration,
+    pub end: Duration,
 }
 
 fn worker<T>(
@@ -294,334 +301,6 @@ fn worker<T>(
         };
         if done.send(msg).is_err() {
             return;
-        }
-    }
-}
-
-/// What the driver keeps with a candidate in the window.
-struct Cand {
-    /// Kept while running or if interesting; dropped once known uninteresting.
-    bytes: Option<Arc<[u8]>>,
-    on_success: Cursor,
-    /// Where generation resumes when it is accepted.
-    ctx: Ctx,
-}
-
-/// The pass a candidate came from, and where in the pipeline that pass ran.
-#[derive(Clone, Copy)]
-struct Ctx {
-    pass: Pass,
-    sched: Schedule,
-    pass_run: u64,
-}
-
-/// The pass whose candidates are being generated.
-struct Gen {
-    ctx: Ctx,
-    plan: Box<dyn plan::Plan>,
-    /// The next step of `plan` (`None`: exhausted).
-    cursor: Option<Cursor>,
-    /// A candidate of this pass run was accepted.
-    improved: bool,
-    /// The pipeline is over: nothing more to generate.
-    last: bool,
-}
-
-/// What a test on a worker was, for its [`TestRecord`].
-struct Flight {
-    pass: &'static str,
-    pass_run: u64,
-    base: u64,
-    bytes: usize,
-}
-
-/// How often a waiting driver looks at the stop flag.
-const POLL: Duration = Duration::from_millis(20);
-
-struct Driver<'a, 'e> {
-    opts: &'a Options,
-    best: Vec<u8>,
-    cache: HashMap<u128, Outcome>,
-    window: Window<CancelToken, Cand>,
-    /// Tests handed to workers whose `Done` has not arrived.
-    flight: HashMap<u64, Flight>,
-    started: Instant,
-    /// Starts of `run_pass` so far.
-    pass_run: u64,
-    /// Jobs handed to workers whose `Done` has not arrived (stale ones included).
-    busy: usize,
-    next_id: u64,
-    stats: Stats,
-    job_tx: mpsc::Sender<Job>,
-    done_rx: mpsc::Receiver<Done>,
-    panic: Option<Box<dyn std::any::Any + Send>>,
-    on_event: &'e mut dyn FnMut(Event),
-}
-
-impl Driver<'_, '_> {
-    fn stopping(&self) -> bool {
-        self.panic.is_some() || self.opts.stop.load(Ordering::Relaxed)
-    }
-
-    /// Runs the pipeline. Candidates are generated in one sequence across passes: when a
-    /// pass's plan is exhausted while its tests are still running, the next pass's candidates
-    /// are generated from the same text, on the same assumption that everything before them
-    /// fails (and its plan is what a serial run would make, if they do). An accepted
-    /// candidate rewinds generation to its own pass (improved), from the accepted text.
-    fn run(&mut self) {
-        if self.best.is_empty() {
-            return;
-        }
-        let sched = Schedule::start(&self.opts.pipeline, self.opts.max_rounds);
-        let Some(mut gen) = self.open(sched) else {
-            return;
-        };
-        loop {
-            if self.stopping() {
-                self.cancel_all();
-                return;
-            }
-            // Accept before generating more: a test that just ended may be the accepted one,
-            // and candidates generated now would be thrown away at once.
-            let mut accepted = self.take_accepted();
-            if accepted.is_none() {
-                self.fill(&mut gen);
-                accepted = self.take_accepted();
-            }
-            if let Some(slot) = accepted {
-                self.cancel_all();
-                self.best = slot.payload.bytes.map(|b| b.to_vec()).unwrap_or_default();
-                self.stats.improvements += 1;
-                self.stats.bytes_now = self.best.len();
-                let ctx = slot.payload.ctx;
-                (self.on_event)(Event::Improved {
-                    best: &self.best,
-                    pass: ctx.pass.name(),
-                });
-                let t0 = Instant::now();
-                let plan = ctx.pass.plan(&self.best, &self.opts.hints);
-                self.stats.gen_time += t0.elapsed();
-                self.stats.pass = ctx.pass.name();
-                self.stats.rounds = ctx.sched.rounds;
-                self.pass_run = ctx.pass_run + 1;
-                gen = Gen {
-                    ctx,
-                    plan,
-                    cursor: Some(slot.payload.on_success),
-                    improved: true,
-                    last: false,
-                };
-                continue;
-            }
-            if self.window.is_empty() && gen.last {
-                return;
-            }
-            if !gen.last && self.window.has_room(self.busy) {
-                // Known results (cache hits) left the window: generate more before waiting.
-                continue;
-            }
-            self.wait();
-        }
-    }
-
-    /// The generator of the pass at `sched` on the current best, or `None` when the pipeline
-    /// is over.
-    fn open(&mut self, sched: Schedule) -> Option<Gen> {
-        let pass = sched.pass(&self.opts.pipeline)?;
-        self.stats.pass = pass.name();
-        self.stats.rounds = sched.rounds;
-        let pass_run = self.pass_run;
-        self.pass_run += 1;
-        (self.on_event)(Event::Progress(&self.stats));
-        let t0 = Instant::now();
-        let plan = pass.plan(&self.best, &self.opts.hints);
-        self.stats.gen_time += t0.elapsed();
-        Some(Gen {
-            ctx: Ctx {
-                pass,
-                sched,
-                pass_run,
-            },
-            plan,
-            cursor: Some(START),
-            improved: false,
-            last: false,
-        })
-    }
-
-    /// Generates candidates until `jobs` tests are in flight, the window is full, or the
-    /// pipeline is over (`gen.last`), going on into the next passes as plans run out.
-    fn fill(&mut self, gen: &mut Gen) {
-        let t0 = Instant::now();
-        while self.window.has_room(self.busy) {
-            let Some(at) = gen.cursor else {
-                if gen.last {
-                    break;
-                }
-                let next =
-                    gen.ctx
-                        .sched
-                        .next(&self.opts.pipeline, self.opts.max_rounds, gen.improved);
-                match self.open(next) {
-                    Some(g) => *gen = g,
-                    None => gen.last = true,
-                }
-                continue;
-            };
-            let pass = gen.ctx.pass;
-            let Some(step) = gen.plan.step(&self.best, at) else {
-                gen.cursor = None;
-                continue;
-            };
-            gen.cursor = Some(step.next);
-            self.stats.candidates += 1;
-            let cand = plan::apply(&self.best, &step.edits);
-            // A layout may be longer than the current text, never longer than the input.
-            let unwanted = if pass.only_whitespace() {
-                cand.len() > self.stats.bytes_before || cand == self.best
-            } else {
-                cand.len() >= self.best.len()
-            };
-            if cand.is_empty() || unwanted {
-                continue;
-            }
-            let hash = content_hash(&cand);
-            let id = self.next_id;
-            self.next_id += 1;
-            let flight = Flight {
-                pass: pass.name(),
-                pass_run: gen.ctx.pass_run,
-                base: self.stats.improvements,
-                bytes: cand.len(),
-            };
-            if let Some(&outcome) = self.cache.get(&hash) {
-                self.stats.cache_hits += 1;
-                let at = self.started.elapsed();
-                (self.on_event)(Event::Tested(&flight.record(
-                    id,
-                    Tested::Cached(outcome),
-                    (at, at),
-                    None,
-                )));
-                let bytes = (outcome == Outcome::Interesting).then(|| Arc::from(cand));
-                let cand = Cand {
-                    bytes,
-                    on_success: step.on_success,
-                    ctx: gen.ctx,
-                };
-                if self.window.push(id, State::Finished(outcome), cand) == Filling::Stop {
-                    break;
-                }
-                continue;
-            }
-            let bytes: Arc<[u8]> = Arc::from(cand);
-            let token = CancelToken::new();
-            if self
-                .job_tx
-                .send(Job {
-                    id,
-                    hash,
-                    bytes: bytes.clone(),
-                    token: token.clone(),
-                })
-                .is_err()
-            {
-                gen.cursor = None;
-                gen.last = true;
-                break;
-            }
-            self.busy += 1;
-            self.stats.tests += 1;
-            self.flight.insert(id, flight);
-            let cand = Cand {
-                bytes: Some(bytes),
-                on_success: step.on_success,
-                ctx: gen.ctx,
-            };
-            self.window.push(id, State::Running(token), cand);
-        }
-        self.stats.gen_time += t0.elapsed();
-    }
-
-    /// The front candidate when it is interesting and all before it failed.
-    fn take_accepted(&mut self) -> Option<crate::window::Slot<CancelToken, Cand>> {
-        self.window.take_accepted()
-    }
-
-    /// Waits for one test result (or a poll interval, to notice the stop flag).
-    fn wait(&mut self) {
-        let done = match self.done_rx.recv_timeout(POLL) {
-            Ok(done) => done,
-            Err(RecvTimeoutError::Timeout) => return,
-            Err(RecvTimeoutError::Disconnected) => {
-                // Cannot happen while workers live; make sure we do not spin.
-                self.opts.stop.store(true, Ordering::Relaxed);
-                return;
-            }
-        };
-        self.take(done);
-    }
-
-    /// Takes in one test's result.
-    fn take(&mut self, done: Done) {
-        self.busy -= 1;
-        let outcome = match done.result {
-            Ok(o) => o,
-            Err(p) => {
-                self.panic.get_or_insert(p);
-                return;
-            }
-        };
-        if done.cancelled {
-            self.stats.cancelled += 1;
-        } else {
-            self.cache.insert(done.hash, outcome);
-            if let Some(slot) = self.window.finish(done.id, outcome) {
-                if outcome == Outcome::Uninteresting {
-                    slot.payload.bytes = None;
-                }
-            }
-        }
-        if let Some(f) = self.flight.remove(&done.id) {
-            let result = match (done.cancelled, outcome) {
-                (true, _) => Tested::Cancelled,
-                (false, Outcome::Interesting) => Tested::Interesting,
-                (false, Outcome::Uninteresting) => Tested::Uninteresting,
-            };
-            let rec = f.record(done.id, result, (done.start, done.end), Some(done.worker));
-            (self.on_event)(Event::Tested(&rec));
-        }
-        (self.on_event)(Event::Progress(&self.stats));
-    }
-
-    /// Cancels every test in the window and forgets the window.
-    fn cancel_all(&mut self) {
-        for slot in self.window.drain() {
-            if let State::Running(token) = slot.state {
-                token.cancel();
-            }
-        }
-    }
-}
-
-impl Flight {
-    fn record(
-        &self,
-        seq: u64,
-        result: Tested,
-        (start, end): (Duration, Duration),
-        worker: Option<usize>,
-    ) -> TestRecord {
-        TestRecord {
-            seq,
-            pass: self.pass,
-            pass_run: self.pass_run,
-            base: self.base,
-            bytes: self.bytes,
-            result,
-            start,
-            end,
-            worker,
         }
     }
 }

@@ -54,12 +54,14 @@
 //! layout alone never triggers another round.
 
 mod driver;
+mod engine;
 mod lex;
 mod markers;
 mod passes;
 mod plan;
 mod schedule;
 pub mod simulate;
+mod speculate;
 mod window;
 
 pub use driver::{

@@ -4,37 +4,98 @@
 //! Acceptance is in generation order, so the sequence of candidates a serial run tests — the
 //! *serial path* — is the same for any `jobs`: the prediction needs only each candidate's
 //! outcome and the time its test took. A parallel run does more: it keeps `jobs` candidates
-//! in flight, all derived from the current text on the assumption that the earlier ones fail,
-//! and when one is accepted, the tests after it are cancelled (wasted work). Those thrown-away
-//! candidates are not in a serial trace; the simulator stands in for them with the candidates
-//! the serial run tested next (of about the same size and pass, so of about the same cost),
-//! whose outcomes do not matter (they are never accepted).
+//! in flight, derived from the current text on the assumption that the earlier ones fail
+//! (failure speculation), and — success speculation (`speculate.rs`) — derived from the front
+//! candidate on the assumption that it is accepted. Tests that turn out not to be needed are
+//! thrown away (wasted work), and they are not in a serial trace, so the simulator stands in
+//! for them:
 //!
-//! The scheduling rules are the driver's own ([`crate::window`]): when another candidate may
-//! be generated, when the front one is accepted, that a cache hit costs nothing and that an
-//! interesting cache hit stops the filling; and, as the driver does, generation goes on into
-//! the next passes without waiting for a pass's tests to end. The time the driver spends
-//! generating candidates is not modelled (measured by `Stats::gen_time`, a few percent of a
-//! run with clang tests).
+//! - failure speculation past the accepted candidate: the candidates the serial run tested
+//!   next (of about the same size and pass, so of about the same cost), judged uninteresting;
+//! - success speculation on a candidate that fails (an *off-path* level): candidates of the
+//!   serial path's pass at that point, each charged the mean time of that pass's failed tests
+//!   in the trace (the pass's typical test: most candidates fail), judged uninteresting. A real
+//!   run may find some of them interesting or cached; that changes only which wasted tests
+//!   run, never what is accepted.
+//!
+//! Success speculation on the candidate that the serial run accepts is exact: its level is
+//! the serial continuation, with the trace's outcomes and times.
+//!
+//! The acceptance path of a test: a trace of a case's reduction records its phases (first
+//! compiler run, witness, confirming runs; [`Phases`]), which ran side by side. [`Policy`]
+//! picks the model: `concurrent_acceptance` takes the recorded time; otherwise the witness and
+//! the confirming runs are charged one after the other (the earlier driver's order: witness
+//! first, so a witness reject costs no confirming run). A trace without phases is taken as is.
+//!
+//! The scheduling rules are the driver's own ([`crate::window`], [`crate::speculate`]): when
+//! another candidate may be generated and in which level, when the front one is accepted, that
+//! a cache hit costs nothing and that an interesting cache hit stops its level's filling; and,
+//! as the driver does, generation goes on into the next passes without waiting for a pass's
+//! tests to end. The time the driver spends generating candidates is not modelled (measured by
+//! `Stats::gen_time`, a few percent of a run with clang tests).
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 
 use crate::driver::{Outcome, TestRecord, Tested};
-use crate::window::{Filling, State, Window};
+use crate::speculate::{Pick, Tree};
+use crate::window::{Filling, Slot, State, Window};
+
+/// Seconds of each phase of one test's acceptance path, as a case's trace records them (the
+/// witness and the confirming runs ran side by side).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Phases {
+    /// The first compiler run.
+    pub first: f64,
+    /// The witness run, when one ran.
+    pub witness: Option<f64>,
+    /// The confirming runs, when any ran.
+    pub confirm: Option<f64>,
+    /// The phase that rejected it: `first`, `witness`, `confirm`; `None`: accepted.
+    pub rejected: Option<String>,
+}
+
+/// What to predict for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Policy {
+    /// The driver's earliest policy: a pass run's tests all ended before the next pass run's
+    /// candidates were generated (failure speculation only).
+    pub pass_barrier: bool,
+    /// The witness and the confirming runs side by side (as now), or one after the other.
+    pub concurrent_acceptance: bool,
+    /// Speculate on success too (as now).
+    pub success: bool,
+}
+
+impl Default for Policy {
+    /// The driver as it is.
+    fn default() -> Self {
+        Policy {
+            pass_barrier: false,
+            concurrent_acceptance: true,
+            success: true,
+        }
+    }
+}
 
 /// One candidate of a trace.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Step {
     /// Generation order.
     pub seq: u64,
+    /// Its pass's name.
+    pub pass: String,
     /// The run of a pass it belongs to.
     pub pass_run: u64,
-    /// Improvements accepted before it was generated.
+    /// Improvements accepted (or assumed) before it was generated.
     pub base: u64,
+    /// The candidate its text derives from (`None`: the input, or a trace without links).
+    pub parent: Option<u64>,
     pub outcome: Outcome,
     /// Seconds its test took; `None` for a cache hit.
     pub cost: Option<f64>,
+    /// Its acceptance path's phases, when the trace has them.
+    pub phases: Option<Phases>,
 }
 
 impl Step {
@@ -48,30 +109,73 @@ impl Step {
         };
         Some(Step {
             seq: r.seq,
+            pass: r.pass.to_string(),
             pass_run: r.pass_run,
             base: r.base,
+            parent: r.parent,
             outcome,
             cost: cost.then(|| r.end.saturating_sub(r.start).as_secs_f64()),
+            phases: None,
         })
+    }
+
+    /// Seconds its test takes under `concurrent` acceptance or the sequential one (`None`
+    /// for a cache hit): the recorded time, less the side-by-side checks, plus the checks as
+    /// the model runs them.
+    pub fn cost_under(&self, concurrent: bool) -> Option<f64> {
+        let t = self.cost?;
+        let Some(p) = self.phases.as_ref().filter(|_| !concurrent) else {
+            return Some(t);
+        };
+        let (w, c) = (p.witness.unwrap_or(0.0), p.confirm.unwrap_or(0.0));
+        let (side_by_side, one_after) = match p.rejected.as_deref() {
+            Some("first") => (0.0, 0.0),
+            // The confirming runs were killed; in order, none would have started.
+            Some("witness") => (w, w),
+            // The witness was killed (or had passed); in order, it ran first.
+            Some("confirm") => (c, w + c),
+            _ => (w.max(c), w + c),
+        };
+        Some((t - side_by_side).max(0.0) + one_after)
     }
 }
 
-/// The candidates a serial run tests, from the trace of a run with any `jobs`: in generation
-/// order, each text's candidates up to and including the one accepted (the first interesting
-/// one); cancelled tests and the wasted ones after an accepted candidate are dropped.
+/// The candidates a serial run tests, from the trace of a run with any `jobs`: from the input,
+/// each text's candidates in generation order up to and including the one accepted (the
+/// first interesting one), then the candidates derived from that one (`parent` links;
+/// without them, the next `base`). Cancelled tests, the wasted ones after an accepted
+/// candidate and those derived from a candidate that was not accepted are dropped. Several
+/// driver runs in one trace (roots, no parent) follow each other by `base`.
 pub fn serial_path(steps: &[Step]) -> Vec<Step> {
     let mut steps = steps.to_vec();
     steps.sort_by_key(|s| s.seq);
-    let mut out: Vec<Step> = Vec::with_capacity(steps.len());
-    let mut closed: Option<u64> = None;
+    let mut roots: BTreeMap<u64, Vec<Step>> = BTreeMap::new();
+    let mut kids: HashMap<u64, Vec<Step>> = HashMap::new();
     for s in steps {
-        if closed == Some(s.base) {
-            continue;
+        match s.parent {
+            None => roots.entry(s.base).or_default().push(s),
+            Some(p) => kids.entry(p).or_default().push(s),
         }
-        if s.outcome == Outcome::Interesting {
-            closed = Some(s.base);
+    }
+    let mut out: Vec<Step> = Vec::new();
+    for (_, root) in roots {
+        let mut group = root;
+        loop {
+            let mut accepted = None;
+            for s in group {
+                let interesting = s.outcome == Outcome::Interesting;
+                let seq = s.seq;
+                out.push(s);
+                if interesting {
+                    accepted = Some(seq);
+                    break;
+                }
+            }
+            match accepted.and_then(|a| kids.remove(&a)) {
+                Some(next) => group = next,
+                None => break,
+            }
         }
-        out.push(s);
     }
     out
 }
@@ -91,10 +195,10 @@ pub struct Prediction {
 /// Replays `path` (a [`serial_path`]) with `workers` tests in flight, each test taking its
 /// recorded time plus `latency_s` (a farm's dispatch cost), under the driver's policy.
 pub fn simulate(path: &[Step], workers: usize, latency_s: f64) -> Prediction {
-    simulate_with(path, workers, latency_s, false)
+    simulate_policy(path, workers, latency_s, &Policy::default())
 }
 
-/// [`simulate`]; with `pass_barrier`, under the driver's earlier policy, kept for comparison:
+/// [`simulate`]; with `pass_barrier`, under the driver's earliest policy, kept for comparison:
 /// a pass run's tests all ended before the next pass run's candidates were generated.
 pub fn simulate_with(
     path: &[Step],
@@ -102,8 +206,36 @@ pub fn simulate_with(
     latency_s: f64,
     pass_barrier: bool,
 ) -> Prediction {
+    let policy = Policy {
+        pass_barrier,
+        success: !pass_barrier,
+        ..Policy::default()
+    };
+    simulate_policy(path, workers, latency_s, &policy)
+}
+
+/// [`simulate`] under `policy`.
+pub fn simulate_policy(
+    path: &[Step],
+    workers: usize,
+    latency_s: f64,
+    policy: &Policy,
+) -> Prediction {
+    if policy.success && !policy.pass_barrier {
+        return levels_replay(path, workers, latency_s, policy);
+    }
+    window_replay(path, workers, latency_s, policy)
+}
+
+/// Failure speculation only: one window (the driver before success speculation).
+fn window_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy) -> Prediction {
+    let pass_barrier = policy.pass_barrier;
     let workers = workers.max(1);
-    let cost = |i: usize| path[i].cost.map(|c| c + latency_s);
+    let cost = |i: usize| {
+        path[i]
+            .cost_under(policy.concurrent_acceptance)
+            .map(|c| c + latency_s)
+    };
     // The index of the candidate accepted from the text `path[p]` is derived from (or
     // `path.len()` when none is).
     let accepted_from = |p: usize| {
@@ -192,6 +324,173 @@ pub fn simulate_with(
             Outcome::Uninteresting
         };
         window.finish(id, outcome);
+    }
+    Prediction {
+        workers,
+        wall_s: now,
+        tests,
+        wasted_tests: tests.saturating_sub(serial_tests),
+    }
+}
+
+/// A level's generator in the replay: the next path index it stands in for, the path index
+/// its text's run accepts, and whether its text is on the serial path.
+struct SimGen {
+    next: usize,
+    accept: usize,
+    on_path: bool,
+}
+
+/// A candidate in the replay: its path index and whether its outcome is the trace's.
+#[derive(Clone, Copy)]
+struct SimCand {
+    i: usize,
+    real: bool,
+}
+
+/// Failure and success speculation (the driver now), with [`crate::speculate::Tree`].
+fn levels_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy) -> Prediction {
+    let workers = workers.max(1);
+    let accepted_from = |p: usize| {
+        (p..path.len())
+            .find(|&i| path[i].outcome == Outcome::Interesting)
+            .unwrap_or(path.len())
+    };
+    // An off-path test's cost: the mean failed test of its pass in the trace.
+    let mut fails: HashMap<&str, (f64, u32)> = HashMap::new();
+    for s in path {
+        if let (Some(c), Outcome::Uninteresting) =
+            (s.cost_under(policy.concurrent_acceptance), s.outcome)
+        {
+            let e = fails.entry(s.pass.as_str()).or_default();
+            e.0 += c;
+            e.1 += 1;
+        }
+    }
+    let all = fails
+        .values()
+        .fold((0.0, 0u32), |a, b| (a.0 + b.0, a.1 + b.1));
+    let mean_all = if all.1 > 0 {
+        all.0 / f64::from(all.1)
+    } else {
+        0.0
+    };
+    let mean_fail = |pass: &str| fails.get(pass).map_or(mean_all, |&(t, n)| t / f64::from(n));
+    let pass_of = |c: &SimCand| path[c.i].pass.as_str();
+    let open = |g: &SimGen| (g.next < path.len()).then(|| path[g.next].pass.as_str());
+    let serial_tests = path.iter().filter(|s| s.cost.is_some()).count() as u64;
+
+    let mut tree: Tree<(), SimCand, SimGen> = Tree::empty(workers, policy.success);
+    tree.restart(SimGen {
+        next: 0,
+        accept: accepted_from(0),
+        on_path: true,
+    });
+    // Running tests by end time: (end, id, interesting); cancelled ones are skipped.
+    let mut running: BinaryHeap<Reverse<(Ordered, u64, bool)>> = BinaryHeap::new();
+    let mut live: HashSet<u64> = HashSet::new();
+    let (mut now, mut next_id, mut tests) = (0.0f64, 0u64, 0u64);
+    loop {
+        let mut accepted = tree.accept(pass_of, &mut |s: Slot<(), SimCand>| {
+            live.remove(&s.id);
+        });
+        if accepted.is_none() {
+            // As the driver's `fill`.
+            loop {
+                tree.settle(pass_of, &mut |s: Slot<(), SimCand>| {
+                    live.remove(&s.id);
+                });
+                match tree.pick(live.len(), open, pass_of) {
+                    None => break,
+                    Some(Pick::Branch) => {
+                        let Some(front) = tree.top_front() else { break };
+                        let (id, c) = (front.id, front.payload);
+                        // On the serial path only when it is the candidate the run accepts.
+                        let on_path = c.real && path[c.i].outcome == Outcome::Interesting;
+                        let gen = SimGen {
+                            next: c.i + 1,
+                            accept: if on_path {
+                                accepted_from(c.i + 1)
+                            } else {
+                                path.len()
+                            },
+                            on_path,
+                        };
+                        tree.branch(id, gen);
+                    }
+                    Some(Pick::Level(k)) => {
+                        let level = &mut tree.levels[k];
+                        let i = level.gen.next;
+                        level.gen.next += 1;
+                        let real = level.gen.on_path && i <= level.gen.accept;
+                        let outcome = if real {
+                            path[i].outcome
+                        } else {
+                            Outcome::Uninteresting
+                        };
+                        let cost = if level.gen.on_path {
+                            path[i].cost_under(policy.concurrent_acceptance)
+                        } else {
+                            Some(mean_fail(&path[i].pass))
+                        };
+                        let id = next_id;
+                        next_id += 1;
+                        let cand = SimCand { i, real };
+                        match cost {
+                            None => {
+                                level.window.push(id, State::Finished(outcome), cand);
+                            }
+                            Some(c) => {
+                                tests += 1;
+                                live.insert(id);
+                                let end = now + c + latency_s;
+                                running.push(Reverse((
+                                    Ordered(end),
+                                    id,
+                                    outcome == Outcome::Interesting,
+                                )));
+                                level.window.push(id, State::Running(()), cand);
+                            }
+                        }
+                    }
+                }
+            }
+            accepted = tree.accept(pass_of, &mut |s: Slot<(), SimCand>| {
+                live.remove(&s.id);
+            });
+        }
+        if let Some((slot, promoted)) = accepted {
+            if !promoted {
+                let next = slot.payload.i + 1;
+                tree.restart(SimGen {
+                    next,
+                    accept: accepted_from(next),
+                    on_path: true,
+                });
+            }
+            continue;
+        }
+        let Some(l0) = tree.levels.first() else { break };
+        if l0.window.is_empty() && open(&l0.gen).is_none() {
+            break;
+        }
+        if tree.pick(live.len(), open, pass_of).is_some() {
+            continue;
+        }
+        // Wait for the next test to end.
+        let Some(Reverse((Ordered(end), id, interesting))) = running.pop() else {
+            break;
+        };
+        if !live.remove(&id) {
+            continue;
+        }
+        now = now.max(end);
+        let outcome = if interesting {
+            Outcome::Interesting
+        } else {
+            Outcome::Uninteresting
+        };
+        tree.finish(id, outcome);
     }
     Prediction {
         workers,

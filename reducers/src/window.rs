@@ -90,6 +90,35 @@ impl<R, P> Window<R, P> {
         None
     }
 
+    /// The first slot (the next to be decided).
+    pub fn front(&self) -> Option<&Slot<R, P>> {
+        self.slots.front()
+    }
+
+    /// Pops known-uninteresting candidates off the front, showing each to `f`.
+    pub fn pop_failed(&mut self, mut f: impl FnMut(&Slot<R, P>)) {
+        while let Some(front) = self.slots.front() {
+            if !matches!(front.state, State::Finished(Outcome::Uninteresting)) {
+                return;
+            }
+            f(front);
+            self.slots.pop_front();
+        }
+    }
+
+    /// Slots whose test is still running.
+    pub fn running(&self) -> usize {
+        self.slots
+            .iter()
+            .filter(|s| matches!(s.state, State::Running(_)))
+            .count()
+    }
+
+    /// True when slot `id` is in the window.
+    pub fn holds(&self, id: u64) -> bool {
+        self.slots.iter().any(|s| s.id == id)
+    }
+
     /// Empties the window, handing back what was in it (to cancel the running ones).
     pub fn drain(&mut self) -> impl Iterator<Item = Slot<R, P>> + '_ {
         self.interesting = 0;

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use icepick_reducers::simulate::{serial_path, simulate_with, Prediction, Step};
+use icepick_reducers::simulate::{serial_path, simulate_policy, Phases, Policy, Prediction, Step};
 use icepick_reducers::Outcome;
 use plotters::prelude::*;
 use serde::Deserialize;
@@ -31,22 +31,41 @@ pub struct SimulateArgs {
     /// Also draw the speedup curve as an SVG.
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
-    /// Predict for the driver's earlier policy instead (each pass run's tests ended before
-    /// the next pass run started), for comparison.
+    /// Predict for the driver's earliest policy instead (each pass run's tests ended before
+    /// the next pass run started; implies --no-success), for comparison.
     #[arg(long)]
     pass_barrier: bool,
+    /// Model an accepted candidate's witness and confirming runs one after the other (the
+    /// earlier acceptance path) instead of side by side.
+    #[arg(long)]
+    sequential_acceptance: bool,
+    /// Speculate on failure only (the earlier driver): no success speculation.
+    #[arg(long)]
+    no_success: bool,
 }
 
 /// The fields of a trace line the simulation needs.
 #[derive(Debug, Deserialize)]
 struct Line {
     seq: u64,
+    #[serde(default)]
+    pass: String,
     run: u64,
     base: u64,
+    #[serde(default)]
+    parent: Option<u64>,
     outcome: String,
     interesting: bool,
     start: f64,
     end: f64,
+    #[serde(default)]
+    first: Option<f64>,
+    #[serde(default)]
+    witness: Option<f64>,
+    #[serde(default)]
+    confirm: Option<f64>,
+    #[serde(default)]
+    rejected: Option<String>,
 }
 
 /// The steps of a trace file; an error names the line that is not a trace record.
@@ -63,16 +82,25 @@ fn read_trace(text: &str) -> Result<Vec<Step>, String> {
             "cached" => None,
             _ => Some((line.end - line.start).max(0.0)),
         };
+        let phases = line.first.map(|first| Phases {
+            first,
+            witness: line.witness,
+            confirm: line.confirm,
+            rejected: line.rejected,
+        });
         steps.push(Step {
             seq: line.seq,
+            pass: line.pass,
             pass_run: line.run,
             base: line.base,
+            parent: line.parent,
             outcome: if line.interesting {
                 Outcome::Interesting
             } else {
                 Outcome::Uninteresting
             },
             cost,
+            phases,
         });
     }
     Ok(steps)
@@ -87,8 +115,8 @@ struct Row {
     wasted_tests: u64,
 }
 
-fn rows(path: &[Step], workers: &[usize], latency_s: f64, barrier: bool) -> Vec<Row> {
-    let one = simulate_with(path, 1, latency_s, barrier).wall_s;
+fn rows(path: &[Step], workers: &[usize], latency_s: f64, policy: &Policy) -> Vec<Row> {
+    let one = simulate_policy(path, 1, latency_s, policy).wall_s;
     workers
         .iter()
         .map(|&w| {
@@ -97,7 +125,7 @@ fn rows(path: &[Step], workers: &[usize], latency_s: f64, barrier: bool) -> Vec<
                 wall_s,
                 wasted_tests,
                 ..
-            } = simulate_with(path, w, latency_s, barrier);
+            } = simulate_policy(path, w, latency_s, policy);
             Row {
                 workers,
                 wall_s: (wall_s * 100.0).round() / 100.0,
@@ -191,12 +219,12 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<u8> {
         return Ok(error::USAGE);
     }
     let path = serial_path(&steps);
-    let table = rows(
-        &path,
-        &args.workers,
-        args.latency / 1000.0,
-        args.pass_barrier,
-    );
+    let policy = Policy {
+        pass_barrier: args.pass_barrier,
+        concurrent_acceptance: !args.sequential_acceptance,
+        success: !args.no_success && !args.pass_barrier,
+    };
+    let table = rows(&path, &args.workers, args.latency / 1000.0, &policy);
     if let Some(file) = &args.svg {
         let name = args
             .trace
@@ -252,7 +280,7 @@ mod tests {
     #[test]
     fn a_trace_reads_and_two_workers_halve_the_failures() {
         let path = serial_path(&read_trace(TRACE).unwrap());
-        let r = rows(&path, &[1, 2], 0.0, false);
+        let r = rows(&path, &[1, 2], 0.0, &Policy::default());
         assert_eq!(r[0].wall_s, 3.0);
         // 0 and 1 side by side, then 3.
         assert_eq!(r[1].wall_s, 2.0);
@@ -268,7 +296,7 @@ mod tests {
     #[test]
     fn the_curve_is_an_svg_with_the_labels() {
         let path = serial_path(&read_trace(TRACE).unwrap());
-        let svg = draw(&rows(&path, &[1, 2, 8], 0.0, false), "t").unwrap();
+        let svg = draw(&rows(&path, &[1, 2, 8], 0.0, &Policy::default()), "t").unwrap();
         assert!(svg.starts_with("<svg"), "{}", &svg[..60.min(svg.len())]);
         assert!(svg.contains("predicted speedup"));
     }

@@ -17,6 +17,7 @@
 //! off there would crash "without errors" and still be no valid program; and when GCC
 //! accepts the start, it must accept every candidate (`witness.rs`).
 
+mod accept;
 mod chain;
 mod complete;
 mod hints;
@@ -230,6 +231,8 @@ struct Stage<'a> {
     /// A compiler that must accept every candidate, or add no error to those it found in
     /// the start (see `witness.rs`).
     witness: Option<witness::Witness>,
+    /// Phase times of tests whose trace record is not written yet (`accept.rs`).
+    phases: accept::PhaseLog,
 }
 
 impl Stage<'_> {
@@ -268,47 +271,6 @@ impl Stage<'_> {
         };
         let _ = std::fs::remove_file(&path);
         j
-    }
-
-    /// True when `text` crashes the same way `runs` times in a row (stops at the first miss).
-    fn interesting(
-        &self,
-        text: &[u8],
-        flags: &[String],
-        runs: u32,
-        timeout: Duration,
-        cancel: &(dyn Fn() -> bool + Sync),
-    ) -> bool {
-        if self.require_complete && !complete::is_complete(text) {
-            return false;
-        }
-        if !self
-            .oracle
-            .accepts(&self.run_candidate(text, flags, timeout, cancel))
-        {
-            return false;
-        }
-        // The witness (a syntax-only run) before the confirming compiler runs: it is the
-        // cheaper of the two and rejects more.
-        if let Some(w) = self.witness.as_ref().filter(|w| w.engaged()) {
-            let run = self.witness_run(&w.argv, text, timeout, cancel);
-            if !w.passes(text, run, cancel()) {
-                return false;
-            }
-        }
-        for _ in 1..runs {
-            self.confirm_runs.fetch_add(1, Ordering::Relaxed);
-            if !self
-                .oracle
-                .accepts(&self.run_candidate(text, flags, timeout, cancel))
-            {
-                if !cancel() {
-                    self.confirm_rejects.fetch_add(1, Ordering::Relaxed);
-                }
-                return false;
-            }
-        }
-        true
     }
 
     /// Writes `text` to a fresh scratch file and runs the witness `argv` on it.
@@ -403,6 +365,7 @@ impl Stage<'_> {
             &self.stop,
             0,
             trace,
+            Some(&self.phases),
             note,
             &mut improved,
         )?;
@@ -506,6 +469,7 @@ pub fn reduce_case_traced(
         stop: settings.stop.clone(),
         require_complete: keep_valid && complete::is_complete(&start),
         witness: None,
+        phases: accept::PhaseLog::default(),
     };
     let runs = settings.verify_runs.max(1);
 

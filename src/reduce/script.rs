@@ -369,6 +369,7 @@ pub fn reduce_with_script(
                 &settings.stop,
                 rest,
                 &mut trace,
+                None,
                 note,
                 &mut |best, _| write_keeping_mode(&file.path, best, file.mode),
             )?;

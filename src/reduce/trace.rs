@@ -4,10 +4,15 @@
 //!
 //! The trace (`--trace FILE`, and `logs/reduce-trace.jsonl` in a case) has one JSON line per
 //! candidate that was tested or answered from the cache, written when its result is in:
-//! `seq` (generation order = acceptance order), `pass`, `run` (which run of a pass), `base`
-//! (improvements accepted before it was generated), `bytes`, `outcome` (`interesting`,
+//! `seq` (generation order = acceptance order within a text), `pass`, `run` (which run of a
+//! pass), `base` (improvements accepted, or assumed by success speculation, before it was
+//! generated), `parent` (the `seq` of the candidate its text derives from, `null` for the
+//! input: the serial path follows these links), `bytes`, `outcome` (`interesting`,
 //! `uninteresting`, `cached`, `cancelled`, `timeout`), `interesting` (for a cache hit too),
-//! `start`/`end` (seconds since the stage started) and `worker` (`null` for a cache hit).
+//! `start`/`end` (seconds since the stage started) and `worker` (`null` for a cache hit); for
+//! a case's tests also the acceptance path's phases (`accept.rs`): `first` (the first
+//! compiler run), `witness` and `confirm` (seconds, `null` when it did not run; they ran side
+//! by side) and `rejected` (`first`, `witness`, `confirm` or `null`).
 //! Several driver runs in one stage (the stricter second reduction, several files) continue
 //! the numbering, so one trace is one sequence. `icepick simulate` replays it (see
 //! `icepick_reducers::simulate`); the report draws it (`src/report/chart.rs`).
@@ -22,6 +27,7 @@ use icepick_reducers::{
     CancelToken, Event, Options, Outcome, Reduction, Stats, TestRecord, Tested,
 };
 
+use super::accept::PhaseLog;
 use super::{Note, ReduceError};
 
 /// Where a case keeps the trace of its last reduction (case-relative).
@@ -63,7 +69,14 @@ impl Trace {
     }
 
     /// One record of a driver run that started `offset` after the stage.
-    fn write(&mut self, r: &TestRecord, offset: Duration) {
+    fn write(&mut self, r: &TestRecord, offset: Duration, phases: Option<&PhaseLog>) {
+        let phases = match (phases, r.worker) {
+            (Some(log), Some(_)) => log
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&r.hash),
+            _ => None,
+        };
         if self.files.is_empty() || self.error.is_some() {
             return;
         }
@@ -79,11 +92,12 @@ impl Trace {
             Tested::Cancelled => ("cancelled", false),
         };
         let secs = |d: Duration| ((offset + d).as_secs_f64() * 1e4).round() / 1e4;
-        let line = serde_json::json!({
+        let mut line = serde_json::json!({
             "seq": self.seq + r.seq,
             "pass": r.pass,
             "run": self.run + r.pass_run,
             "base": self.base + r.base,
+            "parent": r.parent.map(|p| self.seq + p),
             "bytes": r.bytes,
             "outcome": outcome,
             "interesting": interesting,
@@ -91,6 +105,13 @@ impl Trace {
             "end": secs(r.end),
             "worker": r.worker,
         });
+        if let (Some(p), Some(obj)) = (phases, line.as_object_mut()) {
+            let round = |x: f64| (x * 1e4).round() / 1e4;
+            obj.insert("first".into(), round(p.first).into());
+            obj.insert("witness".into(), p.witness.map(round).into());
+            obj.insert("confirm".into(), p.confirm.map(round).into());
+            obj.insert("rejected".into(), p.rejected.into());
+        }
         for (path, f) in &mut self.files {
             if let Err(e) = writeln!(f, "{line}") {
                 self.error = Some(ReduceError::Io(path.clone(), e));
@@ -112,7 +133,8 @@ pub(super) type Improved<'a> = dyn FnMut(&[u8], &Stats) -> Result<(), ReduceErro
 
 /// Runs the driver on `start`: every improvement goes to `improved` (with the counters so
 /// far), which writes it (an error stops the run and is returned); progress goes to `note`
-/// (sizes plus `others`, the bytes of files not being reduced); each test to `trace`.
+/// (sizes plus `others`, the bytes of files not being reduced); each test to `trace` (with its
+/// phases from `phases`, when the test records them).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn drive<T>(
     start: &[u8],
@@ -121,6 +143,7 @@ pub(super) fn drive<T>(
     stop: &AtomicBool,
     others: usize,
     trace: &mut Trace,
+    phases: Option<&PhaseLog>,
     note: &mut dyn FnMut(Note<'_>),
     improved: &mut Improved<'_>,
 ) -> Result<Reduction, ReduceError>
@@ -154,7 +177,7 @@ where
         Event::Tested(r) => {
             seen.0 = seen.0.max(r.seq + 1);
             seen.1 = seen.1.max(r.pass_run + 1);
-            trace.write(r, offset);
+            trace.write(r, offset, phases);
         }
     });
     seen.2 = result.stats.improvements + 1;

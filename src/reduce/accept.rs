@@ -1,0 +1,140 @@
+//! The acceptance path of one candidate: the first compiler run, then — only when it crashed
+//! the right way — the witness (a syntax-only run, `witness.rs`) and the confirming runs *at
+//! the same time*. An accepted candidate is the expensive test of a reduction (clang runs to
+//! the crash instead of stopping at the first error, and then twice more work follows), and
+//! accepted tests form a chain that no amount of failure speculation shortens, so the two
+//! checks run side by side; when one rejects, the other is killed (its cancel closure sees
+//! the reject) and not counted as a reject.
+//!
+//! Each test's phase times are kept by content hash (`PhaseLog`) for the trace (`trace.rs`),
+//! so that `icepick simulate` can model both this and the earlier sequential acceptance.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use super::Stage;
+
+/// Seconds spent in each phase of one test's acceptance path.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Phases {
+    /// The first compiler run.
+    pub first: f64,
+    /// The witness run (`None`: none ran).
+    pub witness: Option<f64>,
+    /// The confirming runs, together (`None`: none ran).
+    pub confirm: Option<f64>,
+    /// Which phase said no: `first`, `witness` or `confirm` (`None`: accepted, or cancelled).
+    pub rejected: Option<&'static str>,
+}
+
+/// Phases of the tests whose record is not written yet, by the candidate's content hash.
+pub type PhaseLog = Mutex<HashMap<u128, Phases>>;
+
+impl Stage<'_> {
+    /// True when `text` crashes the same way `runs` times in a row, and passes the witness
+    /// (run beside the confirming runs). Records the phases in `self.phases`.
+    pub(super) fn interesting(
+        &self,
+        text: &[u8],
+        flags: &[String],
+        runs: u32,
+        timeout: Duration,
+        cancel: &(dyn Fn() -> bool + Sync),
+    ) -> bool {
+        if self.require_complete && !super::complete::is_complete(text) {
+            return false;
+        }
+        let t0 = Instant::now();
+        let first_ok = self
+            .oracle
+            .accepts(&self.run_candidate(text, flags, timeout, cancel));
+        let mut phases = Phases {
+            first: t0.elapsed().as_secs_f64(),
+            ..Phases::default()
+        };
+        let ok =
+            first_ok && self.confirm_and_witness(text, flags, runs, timeout, cancel, &mut phases);
+        if !first_ok && !cancel() {
+            phases.rejected = Some("first");
+        }
+        let key = icepick_reducers::content_hash(text);
+        self.phases
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, phases);
+        ok
+    }
+
+    /// The witness and the `runs - 1` confirming runs, side by side: the first to reject
+    /// cancels the other.
+    fn confirm_and_witness(
+        &self,
+        text: &[u8],
+        flags: &[String],
+        runs: u32,
+        timeout: Duration,
+        cancel: &(dyn Fn() -> bool + Sync),
+        phases: &mut Phases,
+    ) -> bool {
+        let witness = self.witness.as_ref().filter(|w| w.engaged());
+        if witness.is_none() && runs <= 1 {
+            return true;
+        }
+        let failed = AtomicBool::new(false);
+        let off = || cancel() || failed.load(Ordering::SeqCst);
+        std::thread::scope(|s| {
+            let side = witness.map(|w| {
+                let off = &off;
+                let failed = &failed;
+                s.spawn(move || {
+                    let t = Instant::now();
+                    let run = self.witness_run(&w.argv, text, timeout, off);
+                    // Counted as a reject only when nothing cancelled it first.
+                    let ok = w.passes(text, run, off());
+                    if !ok {
+                        failed.store(true, Ordering::SeqCst);
+                    }
+                    (ok, t.elapsed().as_secs_f64())
+                })
+            });
+            let t = Instant::now();
+            let mut confirmed = true;
+            let mut ran = false;
+            for _ in 1..runs {
+                if off() {
+                    confirmed = false;
+                    break;
+                }
+                ran = true;
+                self.confirm_runs.fetch_add(1, Ordering::Relaxed);
+                let run = self.run_candidate(text, flags, timeout, &off);
+                if !self.oracle.accepts(&run) {
+                    if !off() {
+                        self.confirm_rejects.fetch_add(1, Ordering::Relaxed);
+                        phases.rejected = Some("confirm");
+                    }
+                    failed.store(true, Ordering::SeqCst);
+                    confirmed = false;
+                    break;
+                }
+            }
+            if ran {
+                phases.confirm = Some(t.elapsed().as_secs_f64());
+            }
+            let witnessed = match side {
+                None => true,
+                Some(h) => {
+                    let (ok, secs) = h.join().unwrap_or((false, 0.0));
+                    phases.witness = Some(secs);
+                    if !ok && phases.rejected.is_none() && !cancel() {
+                        phases.rejected = Some("witness");
+                    }
+                    ok
+                }
+            };
+            confirmed && witnessed
+        })
+    }
+}
