@@ -336,3 +336,43 @@ proptest::proptest! {
         proptest::prop_assert_eq!(serial.stats.rounds, parallel.stats.rounds);
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 16, ..Default::default() })]
+
+    /// Success speculation (idle workers test what follows the front candidate if it is
+    /// accepted) keeps the serial result: jobs 1, 2 and 8 give the same accepted sequence and
+    /// output, with it and without it, on random texts and tests whose costs vary by text.
+    #[test]
+    fn success_speculation_gives_the_serial_output_for_jobs_1_2_8(
+        words in proptest::collection::vec("[a-e]{1,3}|[{}();,]", 4..80),
+        want in proptest::collection::vec("[a-e]", 1..3),
+        slow in 0u8..3,
+    ) {
+        let text = words.join(" ");
+        let oracle = |t: &[u8], _: &CancelToken| {
+            let s = String::from_utf8_lossy(t);
+            let yes = want.iter().all(|w| s.contains(w.as_str())) && balanced(t);
+            // Interesting tests are the slow ones (as with clang), and some others.
+            if yes || t.len() % 3 == slow as usize {
+                std::thread::sleep(Duration::from_micros(400));
+            }
+            if yes { Outcome::Interesting } else { Outcome::Uninteresting }
+        };
+        let run = |jobs: usize, success: bool| {
+            let o = Options { jobs, success_speculation: success, ..Options::default() };
+            let mut accepted = Vec::new();
+            let r = reduce(text.as_bytes(), &o, &oracle, &mut |e| {
+                if let Event::Improved { best, .. } = e {
+                    accepted.push(best.to_vec());
+                }
+            });
+            (r.output, accepted, r.stats.rounds)
+        };
+        let serial = run(1, true);
+        for (jobs, success) in [(2, true), (8, true), (8, false)] {
+            let other = run(jobs, success);
+            proptest::prop_assert_eq!(&serial, &other, "jobs {} success {}", jobs, success);
+        }
+    }
+}
