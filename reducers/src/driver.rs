@@ -1,16 +1,20 @@
-//! The parallel, deterministic reduction driver.
+//! The parallel, deterministic reduction driver: its public types, the worker threads, and
+//! [`reduce`], which runs the loop of `engine.rs` on the caller's thread.
 //!
 //! Tests are slow (1–2 s of clang each) and mostly fail, so the driver speculates the way
-//! C-Reduce does: it keeps `jobs` candidates in flight, all generated on the assumption that
-//! the earlier ones fail — across passes too: when a pass's plan runs out while its tests run,
+//! C-Reduce does: it keeps `jobs` candidates in flight, generated on the assumption that the
+//! earlier ones fail — across passes too: when a pass's plan runs out while its tests run,
 //! the next pass's candidates are generated from the same text (`schedule.rs`) — and accepts
 //! only the *lowest-index* interesting candidate once every candidate before it is known to
 //! be uninteresting. Later tests are then cancelled, and generation resumes in the accepted
-//! candidate's pass. The window rules are shared with the simulator (`window.rs`,
-//! `simulate.rs`), which predicts from a trace ([`Event::Tested`]) how a run scales. The accepted sequence is therefore exactly the one a serial run would accept, so
-//! the output is byte-identical for any `jobs` and any timing. Outcomes are cached by a 128-bit
-//! content hash, because fixpoint rounds and ddmin revisit texts. The test runs on worker
-//! threads; the observer runs on the caller's thread.
+//! candidate's pass. It also speculates on success (`speculate.rs`): idle workers test what
+//! a serial run would test next if the front candidate is accepted, recursively; when it is,
+//! those tests are already running. The window and level rules are shared with the simulator
+//! (`window.rs`, `speculate.rs`, `simulate.rs`), which predicts from a trace
+//! ([`Event::Tested`]) how a run scales. The accepted sequence is exactly the one a serial run
+//! would accept, so the output is byte-identical for any `jobs` and any timing. Outcomes are
+//! cached by a 128-bit content hash, because fixpoint rounds and ddmin revisit texts. The test
+//! runs on worker threads; the observer runs on the caller's thread.
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};

@@ -25,9 +25,18 @@
 //! - A test costs about a second (a clang run), so the driver may spend O(n) per candidate
 //!   (lex, apply, hash) but nothing quadratic; [`Stats::gen_time`] measures it.
 //! - The output must not depend on `jobs` or timing: candidates are generated speculatively
-//!   assuming failure (into the next passes too) and accepted strictly in generation order
-//!   (see `driver.rs`). So the serial sequence of tests is the same for any `jobs`, and
-//!   [`simulate`] predicts from one run's trace how it scales to any number of workers.
+//!   assuming failure (into the next passes too) and, in levels above, assuming the front
+//!   candidate is accepted (success speculation: `speculate.rs`), and accepted strictly in
+//!   generation order at level 0 (see `driver.rs`, `engine.rs`). So the serial sequence of
+//!   tests is the same for any `jobs`, and [`simulate`] predicts from one run's trace how it
+//!   scales to any number of workers, with the same window and level code.
+//! - Accepted tests are the expensive ones (clang runs to the crash, then a confirming run
+//!   and a witness) and each is derived from the one before: under failure speculation alone
+//!   they run one after the other, which bounded the speedup near 2x. Success speculation
+//!   overlaps them; the wasted tests it costs are spent on workers that would be idle.
+//! - A level's generator is rebuilt from its base text (one O(n) plan per level, as on an
+//!   acceptance), never cloned: cursors are plain values, so a plan from the same text
+//!   yields the same candidates.
 //! - The cheapest big wins come from what we know: line-marker provenance, the crash's parser
 //!   location and crashing function ([`Hints`]). Blind passes (C-Reduce-style ddmin over
 //!   declarations, nested statements, lines, balanced regions and tokens) finish the job, then
