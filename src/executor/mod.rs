@@ -80,6 +80,10 @@ pub enum Attempt {
     Ran(Output, Place),
     /// The farm failed, not the compiler: retry. `host` is the node that failed, if known.
     Infra { host: Option<String>, why: String },
+    /// A node failed and the farm client then ran the compiler here on its own (icecc's
+    /// local build after a remote error): the output is the compiler's, the node's failure
+    /// is counted.
+    RanHereAfter { out: Output, failed: String },
 }
 
 /// A way to run a compiler on a farm.
@@ -292,6 +296,16 @@ impl Executor {
                     return Ok(out);
                 }
                 Attempt::Infra { host, .. } => self.failed(host),
+                Attempt::RanHereAfter { out, failed } => {
+                    *self
+                        .node_failures
+                        .lock()
+                        .expect("not poisoned")
+                        .entry(failed)
+                        .or_default() += 1;
+                    self.count(&Place::Local);
+                    return Ok(out);
+                }
             }
         }
         if cancel() {
