@@ -208,3 +208,18 @@ fn a_remote_unsymbolized_dump_has_the_local_signature() {
     assert!(r.text.contains("getDestructorName"), "{}", r.text);
     assert!(!r.text.contains("GH59446.cpp") && !r.text.contains(" - "));
 }
+
+#[test]
+fn the_live_line_says_what_the_farm_is_doing() {
+    let l = Live {
+        kind: "icecream",
+        in_flight: 4,
+        remote: 120,
+        local: 3,
+        node_failures: 1,
+    };
+    assert_eq!(
+        l.line(),
+        "icecream: 4 in flight, 120 remote, 3 local, 1 node failure"
+    );
+}

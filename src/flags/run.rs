@@ -112,8 +112,17 @@ impl Runner<'_, '_> {
             })
             .collect();
         self.batches.set(self.batches.get() + 1);
+        let farm = match self
+            .executor
+            .is_farm()
+            .then(crate::executor::live)
+            .flatten()
+        {
+            Some(l) => format!(" ({} so far)", l.line()),
+            None => String::new(),
+        };
         (self.progress.borrow_mut())(&format!(
-            "{}batch {}: {} compiler run{}",
+            "{}batch {}: {} compiler run{}{farm}",
             self.label,
             self.batches.get(),
             cmds.len(),
