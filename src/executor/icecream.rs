@@ -63,9 +63,9 @@ pub fn ran_on(log: &str) -> Option<Place> {
 /// The node a failed attempt was sent to, when its log says.
 pub fn node_of(log: &str) -> Option<String> {
     log.lines()
-        .filter_map(|l| l.split("Have to use host ").nth(1))
-        .filter_map(|rest| rest.split_whitespace().next())
-        .last()
+        .rev()
+        .find_map(|l| l.split("Have to use host ").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
         .map(String::from)
 }
 
