@@ -215,21 +215,28 @@ fn icecream_reduction_is_byte_identical_to_local_and_the_nodes_ran_the_tests() {
     // The scheduler gave every test to a node (this machine's daemon has no slots), and the
     // client's logs named them.
     assert_eq!(f["client_local"], 0, "{f:#}");
+    // Tests are counted on the node the client's log names; `icecream` counts the few whose
+    // log names none (the reducer cancels tests in flight, some before the scheduler answered).
     let per_node = f["per_node"].as_object().unwrap();
     assert!(
         per_node
             .keys()
-            .all(|k| k == "127.0.0.1:10246" || k == "127.0.0.1:10247"),
+            .all(|k| k == "127.0.0.1:10246" || k == "127.0.0.1:10247" || k == "icecream"),
         "{f:#}"
     );
+    let named: u64 = ["127.0.0.1:10246", "127.0.0.1:10247"]
+        .iter()
+        .map(|k| f["per_node"][k].as_u64().unwrap_or(0))
+        .sum();
+    assert!(named > 20, "{f:#}");
     // The nodes' own logs: together they compiled at least what icepick counts as remote.
     let (n1, n2) = (
         icecc_jobs_in(&logs.join("node1.log")),
         icecc_jobs_in(&logs.join("node2.log")),
     );
     assert!(
-        (n1 + n2) as u64 >= remote,
-        "node jobs {n1}+{n2} < {remote} remote tests"
+        (n1 + n2) as u64 >= named,
+        "node jobs {n1}+{n2} < {named} tests counted on them"
     );
     assert_eq!(icecc_jobs_in(&logs.join("local.log")), 0);
     assert_eq!(
