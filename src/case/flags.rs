@@ -86,6 +86,9 @@ pub struct Flags {
     /// not testable on preprocessed input).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub original_note: Option<String>,
+    /// Where the probes ran when a farm was asked for (`--executor`, docs/farm.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub farm: Option<crate::executor::FarmSummary>,
 }
 
 /// One dimension: what was tried and whether it matters.

@@ -63,6 +63,9 @@ pub fn run(args: FlagsArgs) -> anyhow::Result<u8> {
         writeln!(out, "{}", serde_json::to_string(&f)?)?;
     } else {
         write!(out, "{}", crate::report::flags::text_table(&f))?;
+        if let Some(farm) = &f.farm {
+            writeln!(out, "farm: {}", farm.line())?;
+        }
     }
     Ok(if f.reproduced {
         error::OK

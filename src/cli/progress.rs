@@ -157,8 +157,11 @@ impl Progress {
                     // Short enough for an 80-column terminal; what does not fit is cut.
                     Some(bar) => {
                         bar.set_position(self.before.saturating_sub(self.now) as u64);
+                        let farm = crate::executor::live()
+                            .map(|l| format!(" | {} in flight, {} remote", l.in_flight, l.remote))
+                            .unwrap_or_default();
                         bar.set_message(format!(
-                            "{} of {} | {} tests, {} cached | {}",
+                            "{} of {} | {} tests, {} cached{farm} | {}",
                             human_bytes(self.now),
                             human_bytes(self.before),
                             s.tests,
@@ -171,8 +174,11 @@ impl Progress {
                             return;
                         }
                         self.last = Some(Instant::now());
+                        let farm = crate::executor::live()
+                            .map(|l| format!(" | {}", l.line()))
+                            .unwrap_or_default();
                         log::info!(
-                            "{} ({removed:.1}% removed) | pass {} | {} tests, {:.1}/s, {} cached | {secs:.0} s",
+                            "{} ({removed:.1}% removed) | pass {} | {} tests, {:.1}/s, {} cached{farm} | {secs:.0} s",
                             human_bytes(self.now),
                             s.pass,
                             s.tests,

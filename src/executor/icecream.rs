@@ -17,8 +17,13 @@
 //!   the ELF files named in it, so the signature is a local run's (tests/fixtures/farm).
 //! - The compiler is shipped as a tarball made once per run by `icecc-create-env --clang
 //!   <absolute clang>` and named by `ICECC_VERSION`.
-//! - Which node ran a test is not in the client's log; iceccd's and the scheduler's logs
-//!   have it. The summary counts remote tests as node `icecream`.
+//! - The client's log at `ICECC_DEBUG=debug` names the node the scheduler gave
+//!   (`Have to use host 10.0.0.7:10245`) and ends a remote compile with `Compiled on`; a
+//!   remote test is counted on that node (`icecream` if the log does not say). When the
+//!   scheduler picks this machine's own daemon the client "builds myself": a local test.
+//! - On a loopback farm every node is 127.0.0.1, which the client takes for itself unless
+//!   `ICECC_TEST_REMOTEBUILD=1`, and the local daemon is picked for its own jobs unless it
+//!   has no slots (`iceccd --no-remote -m 0`); tests/e2e/farm_util.rs sets both up.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -35,17 +40,33 @@ pub struct Icecream {
     env_tarball: PathBuf,
 }
 
-/// What a client log says about where the compile ran: `None` when it does not say the
-/// compile finished anywhere (an infrastructure failure).
+/// What a client log (`ICECC_DEBUG=debug`) says about where the compile ran: `None` when
+/// it does not say the compile finished anywhere (an infrastructure failure). A remote
+/// compile is named by the node the scheduler gave (`Have to use host 10.0.0.7:10245`),
+/// else `icecream`.
 pub fn ran_on(log: &str) -> Option<Place> {
-    if log.contains("<building_local>") {
+    // icecc's own local builds: `<building_local>` (no daemon, an unsupported option, a
+    // remote failure it retries here) and "building myself" (the scheduler chose this
+    // machine's daemon, which then only counts the job).
+    if log.contains("<building_local>") || log.contains("building myself") {
         return Some(Place::Local);
     }
     // A remote job: the client sent the file and got the result back.
-    if log.contains("</wait for cs") || log.contains("</write_fd_to_server") {
-        return Some(Place::Remote("icecream".into()));
+    if log.contains("Compiled on ") || log.contains("</wait for cs") {
+        return Some(Place::Remote(
+            node_of(log).unwrap_or_else(|| "icecream".into()),
+        ));
     }
     None
+}
+
+/// The node a failed attempt was sent to, when its log says.
+pub fn node_of(log: &str) -> Option<String> {
+    log.lines()
+        .rev()
+        .find_map(|l| l.split("Have to use host ").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .map(String::from)
 }
 
 /// The icecc form of a test's arguments: [`farm_args`], with `-x c++-cpp-output` (which
@@ -143,7 +164,7 @@ impl Backend for Icecream {
             .timeout(job.timeout)
             .output_cap(1 << 20)
             .env("ICECC_VERSION", &self.env_tarball)
-            .env("ICECC_DEBUG", "info")
+            .env("ICECC_DEBUG", "debug")
             .env("ICECC_LOGFILE", &log);
         let out = exec::run_cancellable(&cmd, cancel);
         let log_text = std::fs::read_to_string(&log).unwrap_or_default();
@@ -151,12 +172,18 @@ impl Backend for Icecream {
         let _ = std::fs::remove_file(&obj);
         let out = out?;
         if matches!(out.status, Status::TimedOut | Status::Cancelled) {
-            return Ok(Attempt::Ran(out, Place::Remote("icecream".into())));
+            let node = node_of(&log_text).unwrap_or_else(|| "icecream".into());
+            return Ok(Attempt::Ran(out, Place::Remote(node)));
         }
         match ran_on(&log_text) {
+            // icecc's own local build after the node it was given failed.
+            Some(Place::Local) if log_text.contains("got exception") => Ok(Attempt::RanHereAfter {
+                out,
+                failed: node_of(&log_text).unwrap_or_else(|| "?".into()),
+            }),
             Some(place) => Ok(Attempt::Ran(out, place)),
             None => Ok(Attempt::Infra {
-                host: None,
+                host: node_of(&log_text),
                 why: exec::one_line(&log_text, 300),
             }),
         }

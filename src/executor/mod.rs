@@ -80,6 +80,10 @@ pub enum Attempt {
     Ran(Output, Place),
     /// The farm failed, not the compiler: retry. `host` is the node that failed, if known.
     Infra { host: Option<String>, why: String },
+    /// A node failed and the farm client then ran the compiler here on its own (icecc's
+    /// local build after a remote error): the output is the compiler's, the node's failure
+    /// is counted.
+    RanHereAfter { out: Output, failed: String },
 }
 
 /// A way to run a compiler on a farm.
@@ -181,6 +185,75 @@ pub enum ExecutorError {
     Exec(#[from] ExecError),
 }
 
+/// What the farm executor of this process is doing now, for the progress line (the stages'
+/// periodic counters do not know the executor): tests in flight, where the finished ones
+/// ran, node failures. `None` when no farm executor is in use.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Live {
+    pub kind: &'static str,
+    pub in_flight: u64,
+    pub remote: u64,
+    pub local: u64,
+    pub node_failures: u64,
+}
+
+static LIVE_KIND: Mutex<Option<&'static str>> = Mutex::new(None);
+static LIVE_IN_FLIGHT: AtomicU64 = AtomicU64::new(0);
+static LIVE_REMOTE: AtomicU64 = AtomicU64::new(0);
+static LIVE_LOCAL: AtomicU64 = AtomicU64::new(0);
+static LIVE_FAILURES: AtomicU64 = AtomicU64::new(0);
+
+/// The farm executor's counters now, if one is in use.
+pub fn live() -> Option<Live> {
+    let kind = (*LIVE_KIND.lock().unwrap_or_else(|e| e.into_inner()))?;
+    Some(Live {
+        kind,
+        in_flight: LIVE_IN_FLIGHT.load(Ordering::Relaxed),
+        remote: LIVE_REMOTE.load(Ordering::Relaxed),
+        local: LIVE_LOCAL.load(Ordering::Relaxed),
+        node_failures: LIVE_FAILURES.load(Ordering::Relaxed),
+    })
+}
+
+impl Live {
+    /// `distcc: 4 in flight, 120 remote, 3 local, 1 node failure`.
+    pub fn line(&self) -> String {
+        format!(
+            "{}: {} in flight, {} remote, {} local, {} node failure{}",
+            self.kind,
+            self.in_flight,
+            self.remote,
+            self.local,
+            self.node_failures,
+            if self.node_failures == 1 { "" } else { "s" }
+        )
+    }
+}
+
+/// Marks the start (`Some`) or the end (`None`) of a farm executor's life for [`live`].
+fn set_live(kind: Option<&'static str>) {
+    *LIVE_KIND.lock().unwrap_or_else(|e| e.into_inner()) = kind;
+    for c in [&LIVE_IN_FLIGHT, &LIVE_REMOTE, &LIVE_LOCAL, &LIVE_FAILURES] {
+        c.store(0, Ordering::Relaxed);
+    }
+}
+
+/// Decrements the in-flight count when a farm test ends, however it ends.
+struct InFlight;
+
+impl InFlight {
+    fn start() -> Self {
+        LIVE_IN_FLIGHT.fetch_add(1, Ordering::Relaxed);
+        InFlight
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        LIVE_IN_FLIGHT.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// Attempts of one test on the farm before icepick runs it here.
 const MAX_ATTEMPTS: u32 = 4;
 
@@ -198,6 +271,14 @@ pub struct Executor {
     dropped: Vec<String>,
 }
 
+impl Drop for Executor {
+    fn drop(&mut self) {
+        if self.backend.is_some() {
+            set_live(None);
+        }
+    }
+}
+
 impl std::fmt::Debug for Executor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Executor({})", self.kind.name())
@@ -211,6 +292,9 @@ impl Executor {
     }
 
     fn with_backend(kind: Kind, backend: Option<Box<dyn Backend>>, dropped: Vec<String>) -> Self {
+        if backend.is_some() {
+            set_live(Some(kind.name()));
+        }
         Executor {
             kind,
             backend,
@@ -267,6 +351,7 @@ impl Executor {
             self.local.fetch_add(1, Ordering::Relaxed);
             return exec::run_cancellable(&job.local_cmd(), cancel);
         };
+        let _in_flight = InFlight::start();
         let mut timeouts = 0;
         for attempt in 0..MAX_ATTEMPTS {
             if cancel() {
@@ -292,6 +377,17 @@ impl Executor {
                     return Ok(out);
                 }
                 Attempt::Infra { host, .. } => self.failed(host),
+                Attempt::RanHereAfter { out, failed } => {
+                    LIVE_FAILURES.fetch_add(1, Ordering::Relaxed);
+                    *self
+                        .node_failures
+                        .lock()
+                        .expect("not poisoned")
+                        .entry(failed)
+                        .or_default() += 1;
+                    self.count(&Place::Local);
+                    return Ok(out);
+                }
             }
         }
         if cancel() {
@@ -299,11 +395,13 @@ impl Executor {
         }
         self.fallbacks.fetch_add(1, Ordering::Relaxed);
         self.local.fetch_add(1, Ordering::Relaxed);
+        LIVE_LOCAL.fetch_add(1, Ordering::Relaxed);
         exec::run_cancellable(&job.local_cmd(), cancel)
     }
 
     fn failed(&self, host: Option<String>) {
         self.retries.fetch_add(1, Ordering::Relaxed);
+        LIVE_FAILURES.fetch_add(1, Ordering::Relaxed);
         let mut m = self.node_failures.lock().expect("not poisoned");
         *m.entry(host.unwrap_or_else(|| "?".into())).or_default() += 1;
     }
@@ -311,10 +409,12 @@ impl Executor {
     fn count(&self, place: &Place) {
         match place {
             Place::Local => {
+                LIVE_LOCAL.fetch_add(1, Ordering::Relaxed);
                 self.local.fetch_add(1, Ordering::Relaxed);
                 self.client_local.fetch_add(1, Ordering::Relaxed);
             }
             Place::Remote(h) => {
+                LIVE_REMOTE.fetch_add(1, Ordering::Relaxed);
                 self.remote.fetch_add(1, Ordering::Relaxed);
                 let mut m = self.per_node.lock().expect("not poisoned");
                 *m.entry(h.clone()).or_default() += 1;

@@ -116,6 +116,25 @@ fn icecc_logs_say_where_the_compiler_ran() {
         ICECC[1075] <building_local>\nICECC[1075] </building_local: 696ms>\n";
     assert_eq!(icecream::ran_on(local), Some(Place::Local));
     assert_eq!(icecream::ran_on(""), None);
+    // Real logs (ICECC_DEBUG=debug) from the loopback farm of tests/e2e/farm_util.rs.
+    let remote = "ICECC[81] asking for host to use\n\
+        ICECC[81] Have to use host 127.0.0.1:10246 - Job ID: 2 - env: x86_64 - has env: true - match j: 0\n\
+        ICECC[81] <wait for cs>\nICECC[81] </wait for cs: 77ms>\nICECC[81] Compiled on 127.0.0.1\n";
+    assert_eq!(
+        icecream::ran_on(remote),
+        Some(Place::Remote("127.0.0.1:10246".into()))
+    );
+    // The scheduler picked this machine's daemon: icecc compiles here.
+    let myself = "ICECC[72] asking for host to use\n\
+        ICECC[72] building myself, but telling localhost\n\
+        ICECC[72] invoking: /usr/lib/llvm-16/bin/clang -c -target x86_64-pc-linux-gnu t.cpp -o t.o\n";
+    assert_eq!(icecream::ran_on(myself), Some(Place::Local));
+    // The node failed before the compile: an infrastructure failure on that node.
+    let dead = "ICECC[11] Have to use host 127.0.0.1:10245 - Job ID: 1 - env:  - has env: true\n\
+        ICECC[11] flush_writebuf() failed(Error: Broken pipe)\n\
+        ICECC[11] got exception Error 12 - failed to send file to remote (127.0.0.1)\n";
+    assert_eq!(icecream::ran_on(dead), None);
+    assert_eq!(icecream::node_of(dead).as_deref(), Some("127.0.0.1:10245"));
 }
 
 #[test]
@@ -127,4 +146,80 @@ fn host_dependent_crashes_stay_local() {
     assert!(must_stay_local(Some("compiler-bug"), false, false).is_none());
     assert!(must_stay_local(None, true, false).is_some());
     assert!(must_stay_local(None, false, true).is_some());
+}
+
+/// A crash compiled on an icecream node of the loopback farm (tests/e2e/farm_util.rs): its
+/// real stderr, kept in tests/fixtures/farm. The node's chroot has no llvm-symbolizer, so the
+/// dump is unsymbolized (only `.dynsym` names) and names `-` as the input; its signature must
+/// be the one a local, symbolized run of the same file gives.
+#[test]
+fn a_remote_unsymbolized_dump_has_the_local_signature() {
+    use crate::crash::{parse, signature, ExitInfo, Symbolizer};
+    use crate::exec::{self, Cmd};
+    const CLANG16: &str = "/usr/lib/llvm-16/bin/clang";
+    const SYMBOLIZER: &str = "/usr/lib/llvm-19/bin/llvm-symbolizer";
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text =
+        std::fs::read_to_string(root.join("tests/fixtures/farm/icecc-remote-fe-gh59446.stderr"))
+            .unwrap();
+    assert!(text.contains("Program arguments: /usr/bin/clang -x c++ "));
+    assert!(text.contains(" - -o icecc-"));
+    assert!(text.contains("Stack dump without symbol names"));
+    let exit = ExitInfo {
+        code: Some(139),
+        signal: None,
+    };
+    let mut remote = parse(&text, exit).expect("the remote dump parses as a crash");
+    assert!(
+        remote.frames.iter().any(|f| f.symbol.is_none()),
+        "{:#?}",
+        remote.frames
+    );
+    let symbolizer = Symbolizer::new(crate::case::library_dirs(Path::new(CLANG16)));
+    symbolizer.symbolize(&mut remote);
+
+    // The same file compiled here, through llvm-symbolizer.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        root.join("corpus/fe-gh59446/GH59446.cpp"),
+        dir.path().join("GH59446.cpp"),
+    )
+    .unwrap();
+    let out = exec::run(
+        &Cmd::new(CLANG16)
+            .args([
+                "-fno-crash-diagnostics",
+                "-c",
+                "GH59446.cpp",
+                "-o",
+                "/dev/null",
+            ])
+            .cwd(dir.path())
+            .env("LLVM_SYMBOLIZER_PATH", SYMBOLIZER),
+    )
+    .unwrap();
+    let local_text = out.stderr_text();
+    assert!(!local_text.contains("Stack dump without symbol names"));
+    let mut local =
+        parse(&local_text, crate::capture::exit_info(out.status)).expect("the local run crashes");
+    symbolizer.symbolize(&mut local);
+    let (r, l) = (signature(&remote), signature(&local));
+    assert_eq!(r.id, l.id, "remote {}\nlocal  {}", r.text, l.text);
+    assert!(r.text.contains("getDestructorName"), "{}", r.text);
+    assert!(!r.text.contains("GH59446.cpp") && !r.text.contains(" - "));
+}
+
+#[test]
+fn the_live_line_says_what_the_farm_is_doing() {
+    let l = Live {
+        kind: "icecream",
+        in_flight: 4,
+        remote: 120,
+        local: 3,
+        node_failures: 1,
+    };
+    assert_eq!(
+        l.line(),
+        "icecream: 4 in flight, 120 remote, 3 local, 1 node failure"
+    );
 }

@@ -26,6 +26,7 @@ pub fn analyse(replay: &[String], t: &mut Tester<'_>) -> Flags {
         keep_valid: false,
         on_original: Vec::new(),
         original_note: None,
+        farm: None,
     };
     if replay.len() < 2 {
         flags.reproduced = false;

@@ -112,8 +112,17 @@ impl Runner<'_, '_> {
             })
             .collect();
         self.batches.set(self.batches.get() + 1);
+        let farm = match self
+            .executor
+            .is_farm()
+            .then(crate::executor::live)
+            .flatten()
+        {
+            Some(l) => format!(" ({} so far)", l.line()),
+            None => String::new(),
+        };
         (self.progress.borrow_mut())(&format!(
-            "{}batch {}: {} compiler run{}",
+            "{}batch {}: {} compiler run{}{farm}",
             self.label,
             self.batches.get(),
             cmds.len(),
@@ -179,7 +188,7 @@ fn original_base(case: &Case) -> Result<Vec<String>, String> {
 }
 
 /// The executor for the probes of the case's input: the chosen farm when the replay command
-/// crashes the same way there on a node, else this machine (said through `progress`).
+/// crashes the same way there on a node, else this machine (said through `progress`) and why.
 fn farm_for(
     case: &Case,
     dir: &Path,
@@ -187,10 +196,10 @@ fn farm_for(
     symbolizer: &Symbolizer,
     keep_valid: bool,
     progress: &mut dyn FnMut(&str),
-) -> Executor {
+) -> (Executor, Option<String>) {
     use crate::executor::Kind;
     if opts.executor.kind == Kind::Local {
-        return Executor::local();
+        return (Executor::local(), None);
     }
     let name = opts.executor.kind.name();
     let verdict = case
@@ -220,7 +229,7 @@ fn farm_for(
                 });
                 if same && exe.summary().tests_remote > 0 {
                     progress(&format!("testing on the {name} farm (the crash travels)"));
-                    return exe;
+                    return (exe, None);
                 }
                 if same {
                     format!("the {name} client compiled the test on this machine, not on a node")
@@ -233,7 +242,7 @@ fn farm_for(
     progress(&format!(
         "not using the {name} farm: {why}; testing locally"
     ));
-    Executor::local()
+    (Executor::local(), Some(why))
 }
 
 /// Runs `icepick flags` on the case in `dir`: analyses, saves `flags` into `case.json`, and
@@ -249,7 +258,7 @@ pub fn flags_for_case(
     let keep_valid = case.crash.source_errors == 0 && !opts.allow_invalid;
     let progress = RefCell::new(progress);
     let (emulator, signature_id) = (case.emulator.clone(), case.signature.id.clone());
-    let executor = farm_for(&case, dir, opts, &symbolizer, keep_valid, &mut |m| {
+    let (executor, refused) = farm_for(&case, dir, opts, &symbolizer, keep_valid, &mut |m| {
         (progress.borrow_mut())(m)
     });
     let local = Executor::local();
@@ -288,6 +297,13 @@ pub fn flags_for_case(
     }
     flags.seconds = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
     flags.jobs = opts.jobs;
+    if opts.executor.kind != crate::executor::Kind::Local {
+        flags.farm = Some(crate::executor::FarmSummary {
+            requested: opts.executor.kind.name().into(),
+            refused,
+            ..executor.summary()
+        });
+    }
     case.flags = Some(serde_json::to_value(&flags).expect("the flags section serialises"));
     case.save(dir)?;
     Ok(flags)

@@ -215,6 +215,7 @@ mod tests {
             keep_valid: false,
             on_original: Vec::new(),
             original_note: None,
+            farm: None,
         }
     }
 

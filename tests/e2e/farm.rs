@@ -1,88 +1,18 @@
-//! `--executor distcc` (issue #14) end to end, on a loopback farm the test makes: every
-//! daemon runs inside a network namespace and a PID namespace of its own (`unshare -n -p -f
-//! --kill-child`), so no test traffic leaves the machine and every daemon dies with the
-//! test, kill -9 included. Two distccd on 127.0.0.1 (two ports) as the unprivileged `nobody`.
-//! A real corpus crash (fe-gh59446, clang-16) reduced on the farm must give the same bytes as
-//! a local reduction; the daemons' logs must show they ran the tests; a daemon killed
-//! mid-run costs retries, not a wrong result; a crash that needs the host stays local.
+//! `--executor distcc|icecream` (issue #14) end to end, on loopback farms the tests make
+//! (farm_util.rs): every daemon runs inside a network namespace and a PID namespace of its
+//! own, so no test traffic leaves the machine and every daemon dies with the test. distcc:
+//! two distccd on 127.0.0.1 as `nobody`; icecream: a scheduler, this machine's iceccd with
+//! no slots and two nodes. A real corpus crash (fe-gh59446, clang-16) reduced on the farm must
+//! give the same bytes as a local reduction; the daemons' logs must show they ran the tests;
+//! a daemon killed mid-run costs retries, not a wrong result; a crash that needs the host
+//! stays local; `flags` on the farm gives the local answer.
 
-use std::path::Path;
-use std::process::Command;
+#[path = "farm_util.rs"]
+mod farm_util;
+
+use farm_util::*;
 
 use crate::util::*;
-
-/// A directory the daemons (as `nobody`) can write their logs to: under /tmp, not $TMPDIR
-/// (scripts/test's TMPDIR is a private 0700 directory nobody cannot reach into).
-fn log_dir() -> tempfile::TempDir {
-    let d = tempfile::Builder::new()
-        .prefix("icepick-farm-")
-        .tempdir_in("/tmp")
-        .unwrap();
-    Command::new("chmod")
-        .arg("777")
-        .arg(d.path())
-        .status()
-        .unwrap();
-    d
-}
-
-/// Runs `script` (sh) in `dir` in fresh network and PID namespaces with loopback up and two
-/// distccd listening on 127.0.0.1:`port` and `port+1` (logs `logs/distccdN.log`, N = 1, 2);
-/// `$ICEPICK` is the binary, `$D1`/`$D2` the daemons' pids. Returns the script's output.
-fn in_loopback_farm(dir: &Path, logs: &Path, port: u16, script: &str) -> std::process::Output {
-    let setup = format!(
-        "set -e\nip link set lo up\n\
-         for n in 1 2; do\n\
-           TMPDIR={logs} distccd --daemon --no-detach --allow 127.0.0.1 --listen 127.0.0.1 \
-             --port $(( {port} + n - 1 )) --log-file {logs}/distccd$n.log --log-level info \
-             --user nobody </dev/null >/dev/null 2>&1 &\n\
-           eval D$n=$!\n\
-         done\n\
-         for i in $(seq 50); do\n\
-           [ -s {logs}/distccd1.log ] && [ -s {logs}/distccd2.log ] && break; sleep 0.1\n\
-         done\n\
-         grep -q 'listening on' {logs}/distccd1.log && grep -q 'listening on' {logs}/distccd2.log \
-           || {{ echo 'distccd did not start'; cat {logs}/*.log; exit 1; }}\n\
-         export DISTCC_HOSTS='127.0.0.1:{port}/2 127.0.0.1:{p2}/2'\n\
-         set +e\n{script}\n",
-        logs = logs.display(),
-        p2 = port + 1,
-    );
-    Command::new("unshare")
-        .args(["-n", "-p", "-f", "--kill-child", "--", "sh", "-c", &setup])
-        .env("ICEPICK", BIN)
-        .env("LOGS", logs)
-        .current_dir(dir)
-        .output()
-        .unwrap()
-}
-
-/// Compile jobs a distccd log says it finished.
-fn jobs_in(log: &Path) -> usize {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| l.contains("job complete"))
-        .count()
-}
-
-fn fe_case() -> (tempfile::TempDir, std::path::PathBuf) {
-    let (tmp, dir) = scratch_copy(&corpus("fe-gh59446"));
-    let case = capture_case(&dir, &cmd_txt(&dir));
-    (tmp, case)
-}
-
-fn json_of(out: &std::process::Output, file: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(file).unwrap_or_default();
-    serde_json::from_str(&text).unwrap_or_else(|e| {
-        panic!(
-            "{} is not JSON ({e}): {text}\nstdout: {}\nstderr: {}",
-            file.display(),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
 
 #[test]
 fn distcc_reduction_is_byte_identical_to_local_and_the_daemons_ran_the_tests() {
@@ -100,7 +30,7 @@ fn distcc_reduction_is_byte_identical_to_local_and_the_daemons_ran_the_tests() {
     let dir = case.parent().unwrap();
     let logs = log_dir();
     let logs = logs.path();
-    let out = in_loopback_farm(
+    let out = in_distcc_farm(
         dir,
         logs,
         3811,
@@ -127,8 +57,8 @@ fn distcc_reduction_is_byte_identical_to_local_and_the_daemons_ran_the_tests() {
     // Both daemons ran tests, and together at least what icepick counts as remote (plus
     // the identity probes).
     let (n1, n2) = (
-        jobs_in(&logs.join("distccd1.log")),
-        jobs_in(&logs.join("distccd2.log")),
+        distcc_jobs_in(&logs.join("distccd1.log")),
+        distcc_jobs_in(&logs.join("distccd2.log")),
     );
     assert!(n1 > 0 && n2 > 0, "daemon jobs: {n1}, {n2}");
     assert!(
@@ -157,7 +87,7 @@ fn a_distcc_daemon_killed_mid_run_costs_retries_not_a_wrong_result() {
     // Kill daemon 1 and every process its log names (its preforked children, which accept
     // the connections; all started by this test, killed by pid) once it has run 20 jobs.
     let logs = log_dir();
-    let out = in_loopback_farm(
+    let out = in_distcc_farm(
         dir,
         logs.path(),
         3821,
@@ -213,7 +143,7 @@ fn a_crash_that_needs_the_host_is_refused_for_the_farm_and_stays_local() {
     let dir = case.parent().unwrap();
     let logs = log_dir();
     let logs = logs.path();
-    let out = in_loopback_farm(
+    let out = in_distcc_farm(
         dir,
         logs,
         3831,
@@ -239,7 +169,158 @@ fn a_crash_that_needs_the_host_is_refused_for_the_farm_and_stays_local() {
     assert_eq!(farm["verified"], true);
     // No test reached a daemon.
     assert_eq!(
-        jobs_in(&logs.join("distccd1.log")) + jobs_in(&logs.join("distccd2.log")),
+        distcc_jobs_in(&logs.join("distccd1.log")) + distcc_jobs_in(&logs.join("distccd2.log")),
         0
     );
+}
+
+/// A local reduction of a fresh fe-gh59446 capture and a copy of the case (`farmcase`,
+/// beside it) for the farm run.
+fn reduced_locally() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let (tmp, case) = fe_case();
+    let farm_case = case.parent().unwrap().join("farmcase");
+    crate::reduce::copy_dir(&case, &farm_case);
+    let local = icepick(
+        &case,
+        &["reduce", "--jobs", "2", "--json", case.to_str().unwrap()],
+    );
+    expect_success(&local);
+    (tmp, case, farm_case)
+}
+
+#[test]
+fn icecream_reduction_is_byte_identical_to_local_and_the_nodes_ran_the_tests() {
+    let (_tmp, case, farm_case) = reduced_locally();
+    let dir = case.parent().unwrap();
+    let logs = log_dir();
+    let logs = logs.path();
+    let out = in_icecream_farm(
+        dir,
+        logs,
+        "$ICEPICK reduce --executor icecream --jobs 4 --json farmcase > farm.json; echo rc=$?",
+    );
+    expect_said(&out, &["rc=0"], logs);
+    let farm = json_of(&out, &dir.join("farm.json"));
+    assert_eq!(
+        std::fs::read(case.join("reduced.ii")).unwrap(),
+        std::fs::read(farm_case.join("reduced.ii")).unwrap(),
+        "--executor icecream must give the bytes --executor local gives"
+    );
+    assert_eq!(farm["verified"], true, "{farm:#}");
+    let f = &farm["farm"];
+    assert_eq!(f["executor"], "icecream", "{f:#}");
+    assert!(f["refused"].is_null(), "{f:#}");
+    let remote = f["tests_remote"].as_u64().unwrap();
+    assert!(remote > 20, "{f:#}");
+    // The scheduler gave every test to a node (this machine's daemon has no slots), and the
+    // client's logs named them.
+    assert_eq!(f["client_local"], 0, "{f:#}");
+    // Tests are counted on the node the client's log names; `icecream` counts the few whose
+    // log names none (the reducer cancels tests in flight, some before the scheduler answered).
+    let per_node = f["per_node"].as_object().unwrap();
+    assert!(
+        per_node
+            .keys()
+            .all(|k| k == "127.0.0.1:10246" || k == "127.0.0.1:10247" || k == "icecream"),
+        "{f:#}"
+    );
+    let named: u64 = ["127.0.0.1:10246", "127.0.0.1:10247"]
+        .iter()
+        .map(|k| f["per_node"][k].as_u64().unwrap_or(0))
+        .sum();
+    assert!(named > 20, "{f:#}");
+    // The nodes' own logs: together they compiled at least what icepick counts as remote.
+    let (n1, n2) = (
+        icecc_jobs_in(&logs.join("node1.log")),
+        icecc_jobs_in(&logs.join("node2.log")),
+    );
+    assert!(
+        (n1 + n2) as u64 >= named,
+        "node jobs {n1}+{n2} < {named} tests counted on them"
+    );
+    assert_eq!(icecc_jobs_in(&logs.join("local.log")), 0);
+    assert_eq!(
+        read_case(&farm_case)["reduction"]["farm"]["executor"],
+        "icecream"
+    );
+}
+
+#[test]
+fn an_icecream_node_killed_mid_run_costs_retries_not_a_wrong_result() {
+    let (_tmp, case, farm_case) = reduced_locally();
+    let dir = case.parent().unwrap();
+    let logs = log_dir();
+    let logs = logs.path();
+    // Kill node1 (its daemon and the compiles it forked: every pid its log names, all
+    // started by this test) once it has compiled 10 tests.
+    let out = in_icecream_farm(
+        dir,
+        logs,
+        "$ICEPICK reduce --executor icecream --jobs 4 --json farmcase > farm.json &\n\
+         R=$!\n\
+         for i in $(seq 3000); do\n\
+           [ \"$(grep -c 'remote compile for file' $LOGS/node1.log)\" -ge 10 ] && break; sleep 0.1\n\
+         done\n\
+         for p in $N1 $(sed -n 's/^\\[\\([0-9]*\\)\\].*/\\1/p' $LOGS/node1.log | sort -u); do kill -9 $p 2>/dev/null; done; echo killed\n\
+         wait $R; echo rc=$?",
+    );
+    expect_said(&out, &["killed", "rc=0"], logs);
+    let farm = json_of(&out, &dir.join("farm.json"));
+    assert_eq!(
+        std::fs::read(case.join("reduced.ii")).unwrap(),
+        std::fs::read(farm_case.join("reduced.ii")).unwrap(),
+        "a dead node must not change the result"
+    );
+    assert_eq!(farm["verified"], true, "{farm:#}");
+    let f = &farm["farm"];
+    assert!(f["tests_remote"].as_u64().unwrap() > 0, "{f:#}");
+    // The tests node1 had in flight failed there: icepick retried them, or icecc compiled
+    // them here after the node failed; either way counted against the node.
+    assert!(
+        f["node_failures"]["127.0.0.1:10246"].as_u64().unwrap_or(0) > 0
+            || f["retries"].as_u64().unwrap() > 0,
+        "{f:#}"
+    );
+    // node2 took over.
+    assert!(icecc_jobs_in(&logs.join("node2.log")) > 0);
+}
+
+#[test]
+fn flags_on_a_distcc_farm_give_the_local_answer_with_the_tests_remote() {
+    let (_tmp, case) = fe_case();
+    let farm_case = case.parent().unwrap().join("farmcase");
+    crate::reduce::copy_dir(&case, &farm_case);
+    let local = icepick(
+        &case,
+        &["flags", "--jobs", "2", "--json", case.to_str().unwrap()],
+    );
+    expect_success(&local);
+    let local: serde_json::Value = serde_json::from_slice(&local.stdout).unwrap();
+    let dir = case.parent().unwrap();
+    let logs = log_dir();
+    let logs = logs.path();
+    let out = in_distcc_farm(
+        dir,
+        logs,
+        3841,
+        "$ICEPICK flags --executor distcc --jobs 4 --json farmcase > farm.json; echo rc=$?",
+    );
+    expect_said(&out, &["rc=0"], logs);
+    let farm = json_of(&out, &dir.join("farm.json"));
+    assert_eq!(
+        farm["minimal_command"], local["minimal_command"],
+        "{farm:#}"
+    );
+    assert_eq!(farm["dimensions"], local["dimensions"], "{farm:#}");
+    assert_eq!(farm["removed"], local["removed"], "{farm:#}");
+    let f = &farm["farm"];
+    assert_eq!(f["executor"], "distcc", "{f:#}");
+    let remote = f["tests_remote"].as_u64().unwrap();
+    assert!(remote > 5, "{f:#}");
+    let daemons =
+        distcc_jobs_in(&logs.join("distccd1.log")) + distcc_jobs_in(&logs.join("distccd2.log"));
+    assert!(daemons as u64 >= remote, "daemons {daemons} < {remote}");
+    assert_eq!(read_case(&farm_case)["flags"]["farm"]["executor"], "distcc");
+    // Locally: no farm section.
+    assert!(local["farm"].is_null(), "{local:#}");
 }
