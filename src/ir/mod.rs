@@ -6,7 +6,8 @@
 //! one tool line, not C++. The stage gets the IR from the case's crashing job with the same
 //! clang ([`emit`]: optimised IR and `llc` for codegen crashes, `-disable-llvm-passes` IR and
 //! `opt` with the pipeline clang itself runs for middle-end crashes), names the pass
-//! ([`pipeline`]: ddmin over the `opt` pipeline; the pretty stack for `llc`), reduces the IR
+//! ([`pipeline`]: ddmin over the `opt` pipeline, cross-checked by `-opt-bisect-limit` in
+//! [`bisect`]; the pretty stack for `llc`), reduces the IR
 //! with `llvm-reduce` of the same LLVM whose interestingness test is icepick's own signature
 //! oracle (`icepick ir-oracle`, [`oracle_main`]), then cuts what llvm-reduce leaves: the
 //! target features (moved to `-mattr` and ddmin'd with the flags stage's [`crate::flags::ddmin`]),
