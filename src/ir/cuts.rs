@@ -105,55 +105,15 @@ pub fn fields(text: &str) -> Units {
     }
 }
 
-/// The byte index of the `)` matching the `(` at `open`, brackets and strings respected.
-fn matching_paren(text: &str, open: usize) -> Option<usize> {
+/// Walks `text` from `from` outside string literals, keeping the bracket depth: `visit(i, c,
+/// depth)` sees each byte and the depth after it (an opening bracket counts itself, a closing
+/// one is already out) and returns true to stop there. The index it stopped at, if any.
+/// The one bracket scanner of the cuts ([`matching_paren`], [`split_top`]).
+fn scan(text: &str, from: usize, mut visit: impl FnMut(usize, u8, i32) -> bool) -> Option<usize> {
     let b = text.as_bytes();
     let mut depth = 0i32;
     let mut in_str = false;
-    let mut i = open;
-    while i < b.len() {
-        let c = b[i];
-        if in_str {
-            match c {
-                b'\\' => i += 1,
-                b'"' => in_str = false,
-                _ => {}
-            }
-        } else {
-            match c {
-                b'"' => in_str = true,
-                b'(' | b'{' | b'[' | b'<' => depth += 1,
-                b')' | b'}' | b']' | b'>' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return (c == b')').then_some(i);
-                    }
-                }
-                b'\n' => return None,
-                _ => {}
-            }
-        }
-        i += 1;
-    }
-    None
-}
-
-/// The top-level comma-separated parts of `s` (byte ranges, whitespace trimmed).
-fn split_top(s: &str) -> Vec<(usize, usize)> {
-    let b = s.as_bytes();
-    let mut out = Vec::new();
-    let mut depth = 0i32;
-    let mut in_str = false;
-    let mut start = 0;
-    let mut i = 0;
-    let push = |a: usize, e: usize, out: &mut Vec<(usize, usize)>| {
-        let part = &s[a..e];
-        let lead = part.len() - part.trim_start().len();
-        let trail = part.len() - part.trim_end().len();
-        if lead + trail < part.len() {
-            out.push((a + lead, e - trail));
-        }
-    };
+    let mut i = from;
     while i < b.len() {
         let c = b[i];
         if in_str {
@@ -167,16 +127,46 @@ fn split_top(s: &str) -> Vec<(usize, usize)> {
                 b'"' => in_str = true,
                 b'(' | b'{' | b'[' | b'<' => depth += 1,
                 b')' | b'}' | b']' | b'>' => depth -= 1,
-                b',' if depth == 0 => {
-                    push(start, i, &mut out);
-                    start = i + 1;
-                }
                 _ => {}
+            }
+            if visit(i, c, depth) {
+                return Some(i);
             }
         }
         i += 1;
     }
-    push(start, b.len(), &mut out);
+    None
+}
+
+/// The byte index of the `)` matching the `(` at `open`, brackets and strings respected;
+/// `None` past the end of the line or when another bracket closes it.
+fn matching_paren(text: &str, open: usize) -> Option<usize> {
+    let at = scan(text, open, |_, c, depth| {
+        c == b'\n' || (matches!(c, b')' | b'}' | b']' | b'>') && depth == 0)
+    })?;
+    (text.as_bytes()[at] == b')').then_some(at)
+}
+
+/// The top-level comma-separated parts of `s` (byte ranges, whitespace trimmed).
+fn split_top(s: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let push = |a: usize, e: usize, out: &mut Vec<(usize, usize)>| {
+        let part = &s[a..e];
+        let lead = part.len() - part.trim_start().len();
+        let trail = part.len() - part.trim_end().len();
+        if lead + trail < part.len() {
+            out.push((a + lead, e - trail));
+        }
+    };
+    let mut start = 0;
+    scan(s, 0, |i, c, depth| {
+        if c == b',' && depth == 0 {
+            push(start, i, &mut out);
+            start = i + 1;
+        }
+        false
+    });
+    push(start, s.len(), &mut out);
     out
 }
 

@@ -6,7 +6,8 @@
 //! one tool line, not C++. The stage gets the IR from the case's crashing job with the same
 //! clang ([`emit`]: optimised IR and `llc` for codegen crashes, `-disable-llvm-passes` IR and
 //! `opt` with the pipeline clang itself runs for middle-end crashes), names the pass
-//! ([`pipeline`]: ddmin over the `opt` pipeline; the pretty stack for `llc`), reduces the IR
+//! ([`pipeline`]: ddmin over the `opt` pipeline, cross-checked by `-opt-bisect-limit` in
+//! [`bisect`]; the pretty stack for `llc`), reduces the IR
 //! with `llvm-reduce` of the same LLVM whose interestingness test is icepick's own signature
 //! oracle (`icepick ir-oracle`, [`oracle_main`]), then cuts what llvm-reduce leaves: the
 //! target features (moved to `-mattr` and ddmin'd with the flags stage's [`crate::flags::ddmin`]),
@@ -21,8 +22,10 @@
 //! This module writes the case's `ir` section and `reduced.ll`; it does not render the
 //! report (the CLI asks for that).
 
+mod bisect;
 mod cuts;
 mod emit;
+mod judge;
 mod pipeline;
 mod reduce;
 
@@ -49,9 +52,22 @@ pub struct IrSection {
     /// The same command as an LLVM regression test's RUN line (`; RUN: llc … < %s`).
     #[serde(default)]
     pub run_line: String,
-    /// The crashing pass: from the pretty stack (`llc`) or the minimal pipeline (`opt`).
+    /// The crashing pass: from the pretty stack (`llc`); for `opt`, OptBisect's pass by its
+    /// pipeline name, else the minimal pipeline's last pass.
     #[serde(default)]
     pub pass: Option<String>,
+    /// For `opt`: the last pass of the minimal pipeline (what ddmin alone says).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_pipeline: Option<String>,
+    /// For `opt`: the class OptBisect names (`IndVarSimplifyPass`): the pass run at the
+    /// smallest `-opt-bisect-limit` that still crashes ([`bisect`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_bisect: Option<String>,
+    /// That limit, and how many passes OptBisect counted in the crashing run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bisect_limit: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bisect_counted: Option<usize>,
     /// The minimal `opt` pipeline that still crashes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pipeline: Option<String>,

@@ -186,6 +186,20 @@ pub fn split_at(nodes: &[Node], at: usize) -> Option<(Vec<Node>, Vec<Node>)> {
     Some((with(&leaves[..at]), with(&leaves[at..])))
 }
 
+/// The pipeline with only its `k`-th pass (pre-order, adaptors not counted) in the adaptors
+/// that hold it. `None` when there is no such pass.
+pub fn only_pass(nodes: &[Node], k: usize) -> Option<Vec<Node>> {
+    let mut leaves = Vec::new();
+    let mut adaptors = Vec::new();
+    let mut i = 0;
+    classify(nodes, &mut i, &mut leaves, &mut adaptors);
+    let leaf = *leaves.get(k)?;
+    let mut kept = adaptors;
+    kept.push(leaf);
+    kept.sort_unstable();
+    Some(keep(nodes, &kept))
+}
+
 /// How many passes (not adaptors) a pipeline has.
 pub fn passes(nodes: &[Node]) -> usize {
     nodes

@@ -14,13 +14,13 @@ use std::time::{Duration, Instant};
 
 use regex::Regex;
 
-use super::cuts;
 use super::emit::{self, Tool};
+use super::judge::{Judge, SMALL_STACK};
 use super::{crash_key, pipeline, IrError, IrSection, Options, OracleSpec, OUTPUT};
 use crate::case::Case;
 use crate::crash::Symbolizer;
 use crate::exec::{self, Cmd, Status};
-use crate::flags::ddmin::{minimize, Outcome, Tester};
+use crate::flags::ddmin::{minimize, Tester};
 
 static TARGET_ATTR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"\s*"(target-cpu|target-features|tune-cpu)"="([^"]*)""#).expect("valid regex")
@@ -141,137 +141,6 @@ pub(super) fn count_lines(ir: &str) -> usize {
     ir.lines()
         .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("; RUN:"))
         .count()
-}
-
-/// The stack a stack-overflow candidate is first run with (see [`Judge::prefilter`]).
-const SMALL_STACK: u64 = 1 << 20;
-
-/// Runs candidates in a directory and judges them against one key.
-struct Judge<'a> {
-    cwd: &'a Path,
-    key: String,
-    tool: Tool,
-    sym: &'a Symbolizer,
-    jobs: usize,
-    timeout: Duration,
-    runs: std::cell::Cell<usize>,
-    /// For a stack overflow: candidates run first with this small stack, where the deep
-    /// recursion overflows sooner (opt-gh68553: 0.3 s instead of 1.3 s); only those that
-    /// overflow the same way there are run again with the inherited stack, which decides.
-    /// Not a substitute: the recursion is deep, not endless, and IR that only overflows a
-    /// 1 MB stack does not reproduce the case (llvm-reduce with a 1 MB stack alone gave
-    /// 50 lines that no longer crash opt with 8 MB).
-    prefilter: Option<u64>,
-    /// After this instant candidates are not run and count as timeouts (ddmin then keeps
-    /// what it has): the textual cuts get the same budget as llvm-reduce.
-    deadline: std::cell::Cell<Option<Instant>>,
-}
-
-impl Judge<'_> {
-    fn outcomes(&self, argvs: &[Vec<String>]) -> Vec<Outcome> {
-        if self.deadline.get().is_some_and(|d| Instant::now() >= d) {
-            return vec![Outcome::Timeout; argvs.len()];
-        }
-        let Some(stack) = self.prefilter else {
-            return self.run(argvs, None);
-        };
-        let mut first = self.run(argvs, Some(stack));
-        let again: Vec<usize> = (0..argvs.len()).filter(|&i| first[i].is_same()).collect();
-        let sure = self.run(
-            &again.iter().map(|&i| argvs[i].clone()).collect::<Vec<_>>(),
-            None,
-        );
-        for (i, o) in again.into_iter().zip(sure) {
-            first[i] = o;
-        }
-        first
-    }
-
-    fn run(&self, argvs: &[Vec<String>], stack: Option<u64>) -> Vec<Outcome> {
-        if argvs.is_empty() {
-            return Vec::new();
-        }
-        self.runs.set(self.runs.get() + argvs.len());
-        let cmds: Vec<Cmd> = argvs
-            .iter()
-            .map(|a| {
-                let mut c = Cmd::new(&a[0])
-                    .args(&a[1..])
-                    .cwd(self.cwd)
-                    .timeout(self.timeout)
-                    .output_cap(1 << 20);
-                c.stack_limit = stack;
-                c
-            })
-            .collect();
-        exec::run_all(&cmds, self.jobs)
-            .into_iter()
-            .map(|r| match r {
-                Err(_) => Outcome::Error,
-                Ok(o) if matches!(o.status, Status::TimedOut | Status::Cancelled) => {
-                    Outcome::Timeout
-                }
-                Ok(o) => match emit::judge(&o, self.sym) {
-                    Some(s) if crash_key(&s, self.tool) == self.key => Outcome::SameCrash,
-                    Some(_) => Outcome::OtherCrash,
-                    None if o.success() => Outcome::NoCrash,
-                    None => Outcome::Error,
-                },
-            })
-            .collect()
-    }
-
-    /// Does `ir` (written to `name` in the directory) crash under `cmd`?
-    fn ir_crashes(&self, name: &str, ir: &str, cmd: &ToolCmd) -> Result<bool, IrError> {
-        let path = self.cwd.join(name);
-        std::fs::write(&path, ir).map_err(|e| IrError::Io(format!("{}: {e}", path.display())))?;
-        Ok(self.outcomes(&[cmd.argv(name)])[0].is_same())
-    }
-
-    /// Writes a candidate text under a name made from its content (so [`Tester`]'s cache,
-    /// keyed by argv, is keyed by text); returns the name.
-    fn candidate(&self, text: &str) -> String {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::hash::DefaultHasher::new();
-        text.hash(&mut h);
-        let name = format!("c-{:016x}-{}.ll", h.finish(), text.len());
-        // A file that cannot be written makes the tool fail: an uninteresting candidate.
-        let _ = std::fs::write(self.cwd.join(&name), text);
-        name
-    }
-
-    /// `ir` with a 1-minimal set of `units` kept that still crashes under `cmd`.
-    fn cut(&self, ir: &str, cmd: &ToolCmd, units: &cuts::Units) -> String {
-        if units.is_empty() {
-            return ir.to_owned();
-        }
-        let build = |kept: &[usize]| cmd.argv(&self.candidate(&units.keep(ir, kept)));
-        let oracle = |argvs: &[Vec<String>]| self.outcomes(argvs);
-        let mut t = Tester::new(&oracle);
-        let kept = minimize(units.len(), &build, &mut t);
-        units.keep(ir, &kept)
-    }
-
-    /// The textual cuts of [`cuts`], each kept only when the crash stays.
-    fn cuts(&self, ir: &str, cmd: &ToolCmd) -> String {
-        let mut ir = self.cut(ir, cmd, &cuts::lines(ir));
-        ir = self.cut(&ir, cmd, &cuts::fields(&ir));
-        ir = self.cut(&ir, cmd, &cuts::lines(&ir));
-        ir = self.cut(&ir, cmd, &cuts::tokens(&ir));
-        ir = self.cut(&ir, cmd, &cuts::strings(&ir));
-        for n in cuts::inlinable(&ir) {
-            if let Some(c) = cuts::inline_node(&ir, &n) {
-                if self.outcomes(&[cmd.argv(&self.candidate(&c))])[0].is_same() {
-                    ir = c;
-                }
-            }
-        }
-        let tidy = cuts::tidy(&ir);
-        if tidy != ir && self.outcomes(&[cmd.argv(&self.candidate(&tidy))])[0].is_same() {
-            ir = tidy;
-        }
-        ir
-    }
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> IrError + '_ {
@@ -693,11 +562,50 @@ pub(super) fn run(
             same += 1;
         }
     }
+    // 7. opt: the pass named a second way, by OptBisect on the reduced IR.
+    let pass_pipeline = cmd.passes.as_ref().and(pass.clone());
+    let mut bisected = None;
+    if same == opts.verify_runs && cmd.passes.is_some() {
+        progress("naming the pass with -opt-bisect-limit");
+        std::fs::write(work.join("bisect.ll"), &text).map_err(io(work))?;
+        bisected = super::bisect::cross_check(&judge, &cmd, "bisect.ll");
+        match &bisected {
+            Some(b) => {
+                if let Some(n) = &b.name {
+                    if pass.as_deref() != Some(n.as_str()) {
+                        let why = format!(
+                            "OptBisect names `{n}` ({}, pass {} of {}), the minimal pipeline ends in `{}`: that pass is needed, not where the crash happens (an adaptor runs its passes loop by loop or SCC by SCC)",
+                            b.found.class,
+                            b.found.limit,
+                            b.found.counted,
+                            pass.as_deref().unwrap_or("")
+                        );
+                        note = Some(match note {
+                            Some(x) => format!("{x}; {why}"),
+                            None => why,
+                        });
+                    }
+                    pass = Some(n.clone());
+                }
+            }
+            None => {
+                let why = "-opt-bisect-limit did not find the crashing pass";
+                note = Some(match note {
+                    Some(x) => format!("{x}; {why}"),
+                    None => why.to_owned(),
+                });
+            }
+        }
+    }
     Ok(IrSection {
         tool: tool.name().into(),
         command: final_argv,
         run_line,
         pass,
+        pass_pipeline,
+        pass_bisect: bisected.as_ref().map(|b| b.found.class.clone()),
+        bisect_limit: bisected.as_ref().map(|b| b.found.limit),
+        bisect_counted: bisected.as_ref().map(|b| b.found.counted),
         pipeline: cmd.passes.clone(),
         output: OUTPUT.into(),
         text: text.clone(),

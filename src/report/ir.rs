@@ -19,6 +19,8 @@ struct Ir<'a> {
     output: &'a str,
     text: &'a str,
     pass: Option<&'a str>,
+    /// For `opt`: "`IndVarSimplifyPass`, pass 13 of 13" (OptBisect's cross-check).
+    bisect: Option<String>,
     tool: &'a str,
     note: Option<&'a str>,
 }
@@ -42,6 +44,13 @@ fn verified_ir(case: &Case) -> Option<Ir<'_>> {
         output: ir.get("output")?.as_str()?,
         text: ir.get("text")?.as_str()?,
         pass: ir.get("pass").and_then(|p| p.as_str()),
+        bisect: ir.get("pass_bisect").and_then(|p| p.as_str()).map(|c| {
+            let n = |k: &str| ir.get(k).and_then(|v| v.as_u64());
+            match (n("bisect_limit"), n("bisect_counted")) {
+                (Some(l), Some(c2)) => format!("{}, pass {l} of {c2}", code(c)),
+                _ => code(c),
+            }
+        }),
         tool: ir.get("tool").and_then(|p| p.as_str()).unwrap_or("llc"),
         note: ir.get("note").and_then(|p| p.as_str()),
     })
@@ -60,9 +69,11 @@ pub fn section(case: &Case) -> String {
          command lit runs).{}\n",
         ir.tool,
         code(ir.output),
-        match ir.pass {
-            Some(p) => format!(" Crashing pass: {}.", code(p)),
-            None => String::new(),
+        match (ir.pass, &ir.bisect) {
+            (Some(p), Some(b)) =>
+                format!(" Crashing pass: {} (`-opt-bisect-limit`: {b}).", code(p)),
+            (Some(p), None) => format!(" Crashing pass: {}.", code(p)),
+            (None, _) => String::new(),
         }
     );
     let _ = writeln!(s, "{}", fence("llvm", ir.text.trim_end()));
@@ -215,5 +226,24 @@ mod tests {
             "{s}"
         );
         assert!(!s.contains("godbolt.org"), "{s}");
+    }
+
+    #[test]
+    fn an_opt_section_gives_the_bisected_pass_beside_the_pipeline() {
+        let mut case = with_ir("Debian clang version 19.1.7 (3~deb12u1)");
+        let ir = case.ir.as_mut().unwrap();
+        ir["tool"] = "opt".into();
+        ir["pass"] = "indvars".into();
+        ir["pass_pipeline"] = "loop-unroll-full".into();
+        ir["pass_bisect"] = "IndVarSimplifyPass".into();
+        ir["bisect_limit"] = 13.into();
+        ir["bisect_counted"] = 13.into();
+        let s = section(&case);
+        assert!(
+            s.contains(
+                "Crashing pass: `indvars` (`-opt-bisect-limit`: `IndVarSimplifyPass`, pass 13 of 13)."
+            ),
+            "{s}"
+        );
     }
 }
