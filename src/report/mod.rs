@@ -6,7 +6,7 @@
 //! directory, and [`write_files`] the one that writes: whoever runs a stage calls [`rerender`]
 //! after it (docs/architecture.md).
 
-mod chart;
+pub mod chart;
 mod classification;
 mod environment;
 mod facts;
