@@ -24,9 +24,18 @@ pub struct Evidence {
     /// Coarse signature id (top frame only) of that crash, for comparing across builds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coarse_signature: Option<String>,
+    /// The named frames of that crash, innermost first, function names as the signature
+    /// normalises them (`crash::named_frames`), at most [`FRAMES_KEPT`]: the report diffs
+    /// them against the case's when the two match only coarsely. Empty when the experiment
+    /// saw no crash, and in cases classified before icepick kept them (they still load).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub frames: Vec<String>,
     /// What happened, in a sentence or two.
     pub detail: String,
 }
+
+/// How many frames [`Evidence::frames`] keeps: enough to see where two builds' stacks part.
+pub const FRAMES_KEPT: usize = 12;
 
 /// The outcome words evidence uses.
 pub mod outcome {

@@ -532,6 +532,7 @@ fn decoded(experiment: &str, on: &str, insn: &crate::elf::Instruction, detail: S
         outcome: outcome_of(insn).into(),
         signature: None,
         coarse_signature: None,
+        frames: Vec::new(),
         detail,
     }
 }
@@ -610,6 +611,7 @@ pub fn static_scan(case: &Case, opts: &Options) -> Evidence {
         outcome: verdict.as_str().into(),
         signature: None,
         coarse_signature: None,
+        frames: Vec::new(),
         detail,
     }
 }

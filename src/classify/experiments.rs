@@ -137,6 +137,11 @@ impl Seen {
             outcome: self.outcome.into(),
             signature: self.crash.as_ref().map(|(_, s)| s.id.clone()),
             coarse_signature: self.crash.as_ref().map(|(_, s)| s.coarse_id.clone()),
+            frames: self
+                .crash
+                .as_ref()
+                .map(|(c, _)| crash::named_frames(c, crate::case::classification::FRAMES_KEPT))
+                .unwrap_or_default(),
             detail,
         }
     }
@@ -151,6 +156,7 @@ pub(super) fn not_run(id: &str, experiment: &str, on: &str, why: impl Into<Strin
         outcome: o::NOT_RUN.into(),
         signature: None,
         coarse_signature: None,
+        frames: Vec::new(),
         detail: why.into(),
     }
 }
@@ -287,6 +293,7 @@ fn determinism(
         outcome: outcome.into(),
         signature: (sigs.len() == 1).then(|| sigs[0].to_string()),
         coarse_signature: None,
+        frames: Vec::new(),
         detail: format!(
             "serial: {same_serial} of {n}, parallel: {same_parallel} of {n} runs crashed with signature {}; {} distinct signature(s); {timeouts} timeout(s)",
             case.signature.id,

@@ -25,6 +25,7 @@ pub fn evidence(host: Option<&Value>, emulator: &[String]) -> Evidence {
         outcome: String::new(),
         signature: None,
         coarse_signature: None,
+        frames: Vec::new(),
         detail: String::new(),
     };
     let Some(h) = host.filter(|h| h.is_object()) else {

@@ -12,6 +12,7 @@ fn ev(id: &str, outcome: &str) -> Evidence {
         outcome: outcome.into(),
         signature: None,
         coarse_signature: None,
+        frames: Vec::new(),
         detail: String::new(),
     }
 }

@@ -66,10 +66,12 @@ pub fn run(args: DashboardArgs) -> anyhow::Result<u8> {
     for bucket in store.buckets()? {
         let occurrences = store.occurrences(&bucket.id)?;
         let report = store.report_text(&bucket, &cwd);
+        let reduction_svg = store.case_text(&bucket, crate::report::chart::SVG, &cwd);
         entries.push(Entry {
             bucket,
             occurrences,
             report,
+            reduction_svg,
         });
     }
     let pages = if args.redact {

@@ -248,10 +248,21 @@ fn is_system_frame(frame: &Frame) -> bool {
 
 /// The hashed frames and the number of unnamed frames met before the last of them.
 fn meaningful_frames(frames: &[Frame]) -> (Vec<String>, u32) {
+    meaningful_frames_up_to(frames, HASHED_FRAMES)
+}
+
+/// The first `n` frames the signature would hash if it hashed `n`: named, not libc or the
+/// crash handler, function names normalised. What a report compares when two runs of a crash
+/// agree only on the coarse id (their frames differ below the top one).
+pub fn named_frames(crash: &Crash, n: usize) -> Vec<String> {
+    meaningful_frames_up_to(&crash.frames, n).0
+}
+
+fn meaningful_frames_up_to(frames: &[Frame], n: usize) -> (Vec<String>, u32) {
     let mut out = Vec::new();
     let mut unnamed = 0;
     for frame in frames {
-        if out.len() == HASHED_FRAMES {
+        if out.len() == n {
             break;
         }
         if is_system_frame(frame) {

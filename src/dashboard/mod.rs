@@ -6,10 +6,11 @@
 //! directory of plain files, self-contained apart from one optional link per bucket to its
 //! case directory on this machine:
 //!
-//! - `index.html`: one table of buckets (id, count, machines, first and last seen, status,
-//!   verdict, the crash title, the compilers) and, per bucket, its most recent occurrences;
-//! - `buckets/<id>.html`: one bucket: its facts, every occurrence, and its `report.md` inside
-//!   `<pre>`;
+//! - `index.html`: one table of buckets (id, count, occurrences over time as a sparkline,
+//!   machines, first and last seen, status, verdict, the crash title, the compilers) and, per
+//!   bucket, its most recent occurrences;
+//! - `buckets/<id>.html`: one bucket: its facts, every occurrence, the reduction over time
+//!   (the case's `reduction.svg`, as an image) and its `report.md` inside `<pre>`;
 //! - `buckets/<id>.md`: a copy of the report, byte for byte, to paste into an issue.
 //!
 //! Links between these files are relative, so the directory can be moved or archived; the
@@ -35,6 +36,8 @@ use crate::command::shell_join;
 use crate::report::{redact, Redactions};
 use crate::store::{Bucket, Occurrence, Status};
 
+pub mod charts;
+
 /// Occurrences listed per bucket on `index.html` (the most recent ones; the bucket page lists
 /// all of them): a build that crashed a thousand times must not bury the table.
 pub const INDEX_OCCURRENCES: usize = 20;
@@ -50,6 +53,8 @@ pub struct Entry {
     pub occurrences: Vec<Occurrence>,
     /// The text of the case's `report.md`, if the bucket has a case with a report.
     pub report: Option<String>,
+    /// The case's `reduction.svg` ([`crate::report::chart::SVG`]), if it has one.
+    pub reduction_svg: Option<String>,
 }
 
 /// One file of the dashboard.
@@ -105,19 +110,23 @@ pub fn redacted(entries: &[Entry], r: &Redactions) -> Vec<Entry> {
                     .occurrences
                     .iter()
                     .map(|o| Occurrence {
-                        host: red(&o.host),
-                        user: opt(&o.user),
-                        cwd: red(&o.cwd),
-                        command: o.command.iter().map(|a| red(a)).collect(),
-                        source: opt(&o.source),
-                        compiler: red(&o.compiler),
-                        compiler_version: opt(&o.compiler_version),
-                        origin: red(&o.origin),
+                        recorded: crate::store::NewOccurrence {
+                            host: red(&o.host),
+                            user: opt(&o.user),
+                            cwd: red(&o.cwd),
+                            command: o.command.iter().map(|a| red(a)).collect(),
+                            source: opt(&o.source),
+                            compiler: red(&o.compiler),
+                            compiler_version: opt(&o.compiler_version),
+                            origin: red(&o.origin),
+                            ..o.recorded.clone()
+                        },
                         case_dir: opt(&o.case_dir),
                         ..o.clone()
                     })
                     .collect(),
                 report: e.report.as_deref().map(red),
+                reduction_svg: e.reduction_svg.as_deref().map(red),
             }
         })
         .collect()
@@ -298,7 +307,7 @@ fn head(out: &mut String, title: &str) {
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n\
          <meta name=\"referrer\" content=\"no-referrer\">\n\
          <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
         escape(title)
@@ -322,15 +331,17 @@ fn index_page(store: &str, generated: &str, cwd: Option<&Path>, entries: &[Entry
         total
     );
     out.push_str(
-        "<table id=\"buckets\">\n<thead><tr><th>bucket</th><th>count</th><th>machines</th><th>first seen</th>\
+        "<table id=\"buckets\">\n<thead><tr><th>bucket</th><th>count</th><th>over time</th><th>machines</th><th>first seen</th>\
          <th>last seen</th><th>status</th><th>verdict</th><th>crash</th><th>compiler</th>\
          <th>case</th></tr></thead>\n<tbody>\n",
     );
     if entries.is_empty() {
-        out.push_str("<tr><td colspan=\"10\" class=\"none\">No crashes recorded.</td></tr>\n");
+        out.push_str("<tr><td colspan=\"11\" class=\"none\">No crashes recorded.</td></tr>\n");
     }
+    let all: Vec<&[Occurrence]> = entries.iter().map(|e| e.occurrences.as_slice()).collect();
+    let span = charts::span(&all, generated);
     for e in entries {
-        bucket_row(&mut out, e, cwd);
+        bucket_row(&mut out, e, cwd, span);
     }
     out.push_str("</tbody>\n</table>\n");
     if !entries.is_empty() {
@@ -361,7 +372,38 @@ fn index_page(store: &str, generated: &str, cwd: Option<&Path>, entries: &[Entry
     out
 }
 
-fn bucket_row(out: &mut String, e: &Entry, cwd: Option<&Path>) {
+/// The cell of a bucket's sparkline: its occurrences on the page's shared time axis.
+fn over_time(e: &Entry, span: Option<(f64, f64)>) -> String {
+    let Some(span) = span else {
+        return String::new();
+    };
+    let counts = charts::counts(&e.occurrences, span);
+    let label = format!(
+        "{} occurrences from {} to {} UTC, in {} spans of {}",
+        counts.iter().sum::<u32>(),
+        short_time(&crate::store::utc_string(at(span.0))),
+        short_time(&crate::store::utc_string(at(span.1))),
+        charts::BINS,
+        duration_words((span.1 - span.0) / charts::BINS as f64)
+    );
+    charts::sparkline(&counts, &label).unwrap_or_default()
+}
+
+fn at(secs: f64) -> std::time::SystemTime {
+    std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(secs.max(0.0))
+}
+
+/// `90.0` → `1.5 min`: the length of a sparkline's span, in words.
+fn duration_words(s: f64) -> String {
+    match s {
+        s if s < 120.0 => format!("{s:.1} s"),
+        s if s < 7200.0 => format!("{:.1} min", s / 60.0),
+        s if s < 172_800.0 => format!("{:.1} h", s / 3600.0),
+        s => format!("{:.1} days", s / 86_400.0),
+    }
+}
+
+fn bucket_row(out: &mut String, e: &Entry, cwd: Option<&Path>, span: Option<(f64, f64)>) {
     let b = &e.bucket;
     let name = file_name(&b.id);
     let status = status_word(b.status);
@@ -370,11 +412,13 @@ fn bucket_row(out: &mut String, e: &Entry, cwd: Option<&Path>) {
         "<tr class=\"bucket\" id=\"bucket-{name}\">\
          <td class=\"id\"><a href=\"buckets/{name}.html\"><code>{}</code></a></td>\
          <td class=\"count\"><a href=\"#occ-{name}\">{}</a></td>\
+         <td class=\"over-time\">{}</td>\
          <td class=\"machines\">{}</td>\
          <td class=\"first-seen\">{}</td><td class=\"last-seen\">{}</td>\
          <td class=\"status status-{status}\"",
         escape(&b.id),
         b.count,
+        over_time(e, span),
         machines(&e.occurrences),
         escape(&short_time(&b.first_seen)),
         escape(&short_time(&b.last_seen)),
@@ -519,6 +563,17 @@ fn bucket_page(e: &Entry, cwd: Option<&Path>) -> String {
         e.occurrences.len()
     );
     occurrence_table(&mut out, &e.occurrences, usize::MAX);
+    if let Some(svg) = &e.reduction_svg {
+        let _ = writeln!(
+            out,
+            "<h2 id=\"reduction\">Reduction</h2>\n<p>{}</p>",
+            charts::image(
+                svg,
+                "reduction",
+                "the reduction over time: candidate sizes by pass, the best so far, and tests"
+            )
+        );
+    }
     out.push_str("<h2 id=\"report\">Report</h2>\n");
     match &e.report {
         Some(r) => {

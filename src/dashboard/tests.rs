@@ -35,16 +35,18 @@ fn occurrence(bucket: &str, n: i64, command: &[&str]) -> Occurrence {
     Occurrence {
         id: n,
         bucket: bucket.into(),
-        time: format!("2026-05-01T12:{:02}:00.000Z", n % 60),
-        host: "builder-1".into(),
-        user: Some("ci".into()),
-        cwd: "/build".into(),
-        command: command.iter().map(|s| s.to_string()).collect(),
-        source: Some("src/a.cpp".into()),
-        compiler: "/usr/bin/clang++-16".into(),
-        compiler_version: Some("Debian clang version 16.0.6".into()),
-        exit_code: Some(1),
-        origin: "wrap".into(),
+        recorded: crate::store::NewOccurrence {
+            time: format!("2026-05-01T12:{:02}:00.000Z", n % 60),
+            host: "builder-1".into(),
+            user: Some("ci".into()),
+            cwd: "/build".into(),
+            command: command.iter().map(|s| s.to_string()).collect(),
+            source: Some("src/a.cpp".into()),
+            compiler: "/usr/bin/clang++-16".into(),
+            compiler_version: Some("Debian clang version 16.0.6".into()),
+            exit_code: Some(1),
+            origin: "wrap".into(),
+        },
         case_dir: None,
     }
 }
@@ -71,6 +73,10 @@ fn hostile_entry() -> Entry {
         bucket: b,
         occurrences: vec![o],
         report: Some(format!("# {HOSTILE}\n\n```\n{HOSTILE}\n```\n")),
+        // A case's picture is a file anyone who can write the case can replace.
+        reduction_svg: Some(format!(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\"><script>alert(1)</script><text>{HOSTILE}</text></svg>"
+        )),
     }
 }
 
@@ -121,6 +127,8 @@ fn hostile_store_content_cannot_add_markup_to_any_page() {
         "doctype", "html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "a",
         "code", "pre", "table", "thead", "tbody", "tr", "th", "td", "br", "small", "span",
         "section",
+        "img", // the pictures: a sparkline drawn by icepick, the case's as an image
+        "svg", "rect", "polyline",
     ]
     .into_iter()
     .collect();
@@ -136,6 +144,7 @@ fn hostile_store_content_cannot_add_markup_to_any_page() {
             assert_eq!(open_and_close, close * 2, "{}: <{t}> opened/closed", p.path);
         }
         assert!(!html.contains("onerror='"), "{}", p.path);
+        assert!(!html.contains("<script"), "{}", p.path);
         assert!(!html.contains("onmouseover=\""), "{}", p.path);
         assert!(
             html.contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;"),
@@ -145,6 +154,15 @@ fn hostile_store_content_cannot_add_markup_to_any_page() {
         assert!(html.contains("Holder&lt;int&gt;::~Holder()"), "{}", p.path);
         assert!(html.contains("&amp; &amp;amp;"), "{}", p.path);
     }
+    // The case's picture is there, as an image of a data: URL (which runs no script).
+    let bucket = page(&pages, "buckets/49724a2ef4a4.html");
+    assert_eq!(
+        bucket
+            .matches("<img class=\"reduction\" alt=\"the reduction over time")
+            .count(),
+        1
+    );
+    assert!(bucket.contains("src=\"data:image/svg+xml;base64,"));
     let index = page(&pages, "index.html");
     assert_eq!(index.matches("<tr class=\"bucket\"").count(), 1);
     assert!(index.contains("-DX=&lt;a&amp;b&gt;"), "{index}");
@@ -195,6 +213,7 @@ fn every_relative_link_leads_to_a_page_or_an_anchor_of_the_dashboard() {
         bucket: bucket("28b3c96ff43d", "clang crash: illegal instruction"),
         occurrences: vec![occurrence("28b3c96ff43d", 1, &["clang", "-c", "a.c"])],
         report: None,
+        reduction_svg: None,
     };
     other.bucket.capture_error = Some("preprocessing failed".into());
     let pages = site(&[hostile_entry(), other]);
@@ -261,6 +280,7 @@ fn index_lists_the_newest_occurrences_and_the_bucket_page_all() {
             .map(|n| occurrence("49724a2ef4a4", n, &["clang", &format!("n{n}.c")]))
             .collect(),
         report: None,
+        reduction_svg: None,
     };
     e.bucket.count = 25;
     let pages = site(&[e]);
@@ -306,6 +326,7 @@ fn redacted_pages_name_no_store_host_user_or_home() {
         bucket: b,
         occurrences: vec![o],
         report: Some("# crash\n\nOriginal command (in `/home/alice/src`) on pb\n".into()),
+        reduction_svg: None,
     }];
     let store = Path::new("/home/alice/.local/share/icepick");
     let r = redactions_of(store, &entries);

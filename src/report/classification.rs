@@ -5,8 +5,8 @@
 use std::fmt::Write as _;
 
 #[cfg(test)]
-use crate::case::classification::{outcome, Classification, Evidence};
-use crate::case::classification::{parse_section, rule_name};
+use crate::case::classification::Classification;
+use crate::case::classification::{outcome, parse_section, rule_name, Evidence, FRAMES_KEPT};
 
 use super::markdown as md;
 
@@ -23,7 +23,9 @@ fn is_riscv_experiment(id: &str) -> bool {
 /// value is not a classification). `riscv`: a RISC-V host, target or emulator is involved;
 /// when not, the RISC-V experiments, a next step about them and the "not run here" list of
 /// them are left out (an x86 frontend crash's report has none of it).
-pub fn markdown_section(v: &serde_json::Value, riscv: bool) -> String {
+/// `case_frames`: the case's own crash's named frames (`crash::named_frames`), which a run
+/// that matched only coarsely is diffed against.
+pub fn markdown_section(v: &serde_json::Value, riscv: bool, case_frames: &[String]) -> String {
     let Some(c) = parse_section(v) else {
         return String::new();
     };
@@ -76,6 +78,7 @@ pub fn markdown_section(v: &serde_json::Value, riscv: bool) -> String {
             );
         }
         let _ = writeln!(s);
+        s.push_str(&frame_diffs(&c.evidence, riscv, case_frames));
     }
     // Experiments that could not run on this host are one line each, not table rows: on an
     // x86 build machine most RISC-V experiments do not apply, and the table stays readable.
@@ -105,6 +108,63 @@ pub fn markdown_section(v: &serde_json::Value, riscv: bool) -> String {
     s
 }
 
+/// For the runs that crashed with the case's coarse signature but another id (the same crash
+/// on another build, host or emulator, whose frames below the top one differ): a unified
+/// diff of the case's frames against theirs, one per distinct list of frames (E5's three
+/// runs usually share theirs). Empty when there is none, or when a run kept no frames (a
+/// case classified before evidence kept them).
+fn frame_diffs(evidence: &[Evidence], riscv: bool, case_frames: &[String]) -> String {
+    let lines = |frames: &[String]| -> String {
+        frames
+            .iter()
+            .map(|f| {
+                let f: String = f
+                    .chars()
+                    .map(|c| if c.is_control() { ' ' } else { c })
+                    .collect();
+                f + "\n"
+            })
+            .collect()
+    };
+    let mut groups: Vec<(Vec<&Evidence>, &[String])> = Vec::new();
+    for e in evidence.iter().filter(|e| {
+        e.ran
+            && e.outcome == outcome::SAME_CRASH_COARSE
+            && !e.frames.is_empty()
+            && (riscv || !is_riscv_experiment(&e.id))
+    }) {
+        match groups.iter_mut().find(|(_, f)| *f == e.frames.as_slice()) {
+            Some((ids, _)) => ids.push(e),
+            None => groups.push((vec![e], &e.frames)),
+        }
+    }
+    let ours = lines(case_frames);
+    let mut s = String::new();
+    for (runs, frames) in groups {
+        let ids: Vec<&str> = runs.iter().map(|e| e.id.as_str()).collect();
+        let theirs = lines(frames);
+        if theirs == ours {
+            continue;
+        }
+        let diff = similar::TextDiff::from_lines(&ours, &theirs)
+            .unified_diff()
+            .context_radius(FRAMES_KEPT)
+            .header(
+                "the case's crash",
+                &format!("{} ({})", ids.join(", "), runs[0].host_or_emulator)
+                    .replace(|c: char| c.is_control(), " "),
+            )
+            .to_string();
+        let _ = writeln!(
+            s,
+            "{} crashed the same way only coarsely (same kind, message and top frame, another signature): their frames against the case's, innermost first:\n\n{}",
+            md::text(&ids.join(", ")),
+            md::fence("diff", &diff)
+        );
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,6 +183,7 @@ mod tests {
             .into(),
             signature: ran.then(|| "49724a2ef4a4".into()),
             coarse_signature: None,
+            frames: Vec::new(),
             detail: detail.into(),
         }
     }
@@ -146,7 +207,7 @@ mod tests {
                 evidence("E4", "V off | prctl", false, "not a RISC-V host"),
             ],
         };
-        let md = markdown_section(&serde_json::to_value(&c).unwrap(), true);
+        let md = markdown_section(&serde_json::to_value(&c).unwrap(), true, &[]);
         let table: Vec<&str> = md.lines().filter(|l| l.starts_with("| ")).collect();
         assert_eq!(table.len(), 2, "header and E1 only:\n{md}");
         assert!(table[1].starts_with("| E1 | determinism |"), "{md}");
@@ -167,20 +228,94 @@ mod tests {
             "E5: run a riscv64 clang of the same version under qemu-riscv64 with V off and on"
                 .into(),
         );
-        let md = markdown_section(&serde_json::to_value(&c).unwrap(), false);
+        let md = markdown_section(&serde_json::to_value(&c).unwrap(), false, &[]);
         assert!(md.contains("| E1 | determinism |"), "{md}");
         for gone in ["E5", "E4", "Not run here", "qemu", "Next step"] {
             assert!(!md.contains(gone), "{gone} in:\n{md}");
         }
         c.next_step = Some("rerun with more memory".into());
-        let md = markdown_section(&serde_json::to_value(&c).unwrap(), false);
+        let md = markdown_section(&serde_json::to_value(&c).unwrap(), false, &[]);
         assert!(md.contains("Next step: rerun with more memory"), "{md}");
+    }
+
+    /// The same parser crash from clang 14 and clang 16 (recorded samples): same kind,
+    /// phase and top frame, so the coarse ids match; below it clang 16 goes through
+    /// `Sema::runWithSufficientStackSpace` (the third frame: the ids differ), and 14's stack has
+    /// `CodeGenAction::ExecuteAction` where 16's has none. The report shows it as a diff.
+    #[test]
+    fn a_coarse_match_shows_a_diff_of_the_frames_of_a_real_pair() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let crash_of = |v: &str| {
+            let dir = root.join("tests/fixtures/samples").join(v);
+            let stderr = std::fs::read_to_string(dir.join("parser_crash.stderr")).unwrap();
+            let rc = std::fs::read_to_string(dir.join("parser_crash.rc")).unwrap();
+            let code = rc.trim().trim_start_matches("rc=").parse().ok();
+            let exit = crate::crash::ExitInfo { code, signal: None };
+            crate::crash::parse(&stderr, exit).unwrap()
+        };
+        let (c14, c16) = (crash_of("clang-14"), crash_of("clang-16"));
+        let (s14, s16) = (crate::crash::signature(&c14), crate::crash::signature(&c16));
+        assert_eq!(s14.coarse_id, s16.coarse_id);
+        assert_ne!(s14.id, s16.id);
+        let ours = crate::crash::named_frames(&c14, FRAMES_KEPT);
+        let theirs = crate::crash::named_frames(&c16, FRAMES_KEPT);
+        let mut e6 = evidence("E6", "cross-host replay", true, "same message and phase");
+        e6.outcome = outcome::SAME_CRASH_COARSE.into();
+        e6.frames = theirs.clone();
+        let mut e1 = evidence("E1", "determinism", true, "serial: 5 of 5");
+        // A run with exactly the case's signature shows no diff, whatever its frames.
+        e1.frames = theirs.clone();
+        let c = Classification {
+            verdict: "compiler-bug".into(),
+            subcase: None,
+            confidence: "medium".into(),
+            rule: 3,
+            reason: "crashes here and on another build".into(),
+            decided_by: vec!["E1".into(), "E6".into()],
+            next_step: None,
+            evidence: vec![e1, e6],
+        };
+        let md = markdown_section(&serde_json::to_value(&c).unwrap(), false, &ours);
+        let block = md
+            .split("```diff\n")
+            .nth(1)
+            .and_then(|b| b.split("\n```").next())
+            .unwrap_or_else(|| panic!("no diff block:\n{md}"));
+        assert_eq!(md.matches("```diff").count(), 1, "{md}");
+        let lines: Vec<&str> = block.lines().collect();
+        assert_eq!(lines[0], "--- the case's crash", "{block}");
+        assert_eq!(lines[1], "+++ E6 (host x86_64)", "{block}");
+        assert!(
+            lines.contains(&" clang::Parser::ParseDirectDeclarator"),
+            "{block}"
+        );
+        assert!(lines.contains(&" clang::Parser::ParseDeclGroup"), "{block}");
+        assert!(
+            lines.contains(&"+clang::Sema::runWithSufficientStackSpace"),
+            "{block}"
+        );
+        assert!(
+            lines.contains(&"-clang::CodeGenAction::ExecuteAction"),
+            "{block}"
+        );
+        // Every line of the diff is context, removal or addition of a frame of one side.
+        for l in &lines[3..] {
+            let (sign, name) = l.split_at(1);
+            let side: &[String] = if sign == "+" { &theirs } else { &ours };
+            assert!(side.iter().any(|f| f == name), "{l}");
+        }
+        assert!(md.contains("E6 crashed the same way only coarsely"), "{md}");
+        // Old cases kept no frames: no diff, no error.
+        let mut old = c.clone();
+        old.evidence[1].frames.clear();
+        let md = markdown_section(&serde_json::to_value(&old).unwrap(), false, &ours);
+        assert!(!md.contains("```diff"), "{md}");
     }
 
     #[test]
     fn a_value_that_is_not_a_classification_renders_nothing() {
         assert_eq!(
-            markdown_section(&serde_json::json!({"verdict": 3}), false),
+            markdown_section(&serde_json::json!({"verdict": 3}), false, &[]),
             ""
         );
     }

@@ -6,7 +6,7 @@
 //! directory, and [`write_files`] the one that writes: whoever runs a stage calls [`rerender`]
 //! after it (docs/architecture.md).
 
-mod chart;
+pub mod chart;
 mod classification;
 mod environment;
 mod facts;
@@ -260,7 +260,11 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
     }
     s.push_str(&versions::markdown_section(case));
     if let Some(c) = &case.classification {
-        s.push_str(&classification::markdown_section(c, involves_riscv(case)));
+        s.push_str(&classification::markdown_section(
+            c,
+            involves_riscv(case),
+            &crate::crash::named_frames(&case.crash, crate::case::classification::FRAMES_KEPT),
+        ));
     }
     let _ = writeln!(s, "## Environment\n");
     let _ = writeln!(

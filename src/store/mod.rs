@@ -56,7 +56,7 @@ pub use model::{Bucket, BucketKey, NewOccurrence, Occurrence, Recorded, Status};
 pub use record::{
     analyse, compiler_version_in, occurrence_of, title, Analysed, CaptureMode, Observed, Recording,
 };
-pub use time::{now_utc, utc_string};
+pub use time::{now_utc, parse_utc, utc_string};
 
 /// Name of the database file inside a store directory.
 pub const DB_FILE: &str = "store.sqlite";

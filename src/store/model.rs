@@ -73,11 +73,46 @@ pub struct Bucket {
     pub lease_until: Option<String>,
 }
 
-/// One crashed compile.
+/// One crashed compile, as the store holds it: what was recorded ([`NewOccurrence`], whose
+/// fields it reads through, `o.host`) and what the store added: its row id, its bucket and
+/// the case captured from it. One type for the facts, so a new fact is added once.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Occurrence {
     pub id: i64,
     pub bucket: String,
+    #[serde(flatten)]
+    pub recorded: NewOccurrence,
+    /// The case captured from this occurrence, if any.
+    pub case_dir: Option<String>,
+}
+
+impl std::ops::Deref for Occurrence {
+    type Target = NewOccurrence;
+    fn deref(&self) -> &NewOccurrence {
+        &self.recorded
+    }
+}
+
+impl std::ops::DerefMut for Occurrence {
+    fn deref_mut(&mut self) -> &mut NewOccurrence {
+        &mut self.recorded
+    }
+}
+
+/// What identifies a bucket (from the crash's signature).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct BucketKey {
+    pub id: String,
+    pub coarse_id: String,
+    pub title: String,
+    pub kind: String,
+}
+
+/// An occurrence to record: the facts of one crashed compile ([`Occurrence`] is this plus
+/// what the store adds).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct NewOccurrence {
+    /// When (UTC, RFC 3339).
     pub time: String,
     pub host: String,
     /// The user who ran the build, when known.
@@ -90,33 +125,6 @@ pub struct Occurrence {
     pub compiler_version: Option<String>,
     pub exit_code: Option<i32>,
     /// `wrap` or `scan-log`.
-    pub origin: String,
-    /// The case captured from this occurrence, if any.
-    pub case_dir: Option<String>,
-}
-
-/// What identifies a bucket (from the crash's signature).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct BucketKey {
-    pub id: String,
-    pub coarse_id: String,
-    pub title: String,
-    pub kind: String,
-}
-
-/// An occurrence to record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct NewOccurrence {
-    pub time: String,
-    pub host: String,
-    #[serde(default)]
-    pub user: Option<String>,
-    pub cwd: String,
-    pub command: Vec<String>,
-    pub source: Option<String>,
-    pub compiler: String,
-    pub compiler_version: Option<String>,
-    pub exit_code: Option<i32>,
     pub origin: String,
 }
 
@@ -176,16 +184,18 @@ impl Occurrence {
         Occurrence {
             id: r.int(0),
             bucket: r.text(1),
-            time: r.text(2),
-            host: r.text(3),
-            user: r.opt_text(4),
-            cwd: r.text(5),
-            command: serde_json::from_str(&r.text(6)).unwrap_or_default(),
-            source: r.opt_text(7),
-            compiler: r.text(8),
-            compiler_version: r.opt_text(9),
-            exit_code: r.opt_int(10).and_then(|n| i32::try_from(n).ok()),
-            origin: r.text(11),
+            recorded: NewOccurrence {
+                time: r.text(2),
+                host: r.text(3),
+                user: r.opt_text(4),
+                cwd: r.text(5),
+                command: serde_json::from_str(&r.text(6)).unwrap_or_default(),
+                source: r.opt_text(7),
+                compiler: r.text(8),
+                compiler_version: r.opt_text(9),
+                exit_code: r.opt_int(10).and_then(|n| i32::try_from(n).ok()),
+                origin: r.text(11),
+            },
             case_dir: r.opt_text(12),
         }
     }

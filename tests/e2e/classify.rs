@@ -257,7 +257,8 @@ fn a_crash_the_same_with_v_off_and_on_is_not_the_host() {
 /// rv64,v=true` (as on a RISC-V host), then classified with no options: E1 reruns under the
 /// same emulator, E5 uses the case's own compiler (same signature with V off and on, frames
 /// symbolized from the sysroot's libLLVM), E6 replays on this host's clang-19 with
-/// `--target=riscv64-linux-gnu` (same message and pass, other frames: another build).
+/// `--target=riscv64-linux-gnu` (same message and pass, other frames: another build); E6
+/// keeps its frames and the report diffs them against the case's (#17 item 8).
 #[test]
 fn a_riscv64_clang_captured_under_qemu_replays_on_x86_clang_of_its_version() {
     let sysroot = riscv64_sysroot();
@@ -317,6 +318,49 @@ fn a_riscv64_clang_captured_under_qemu_replays_on_x86_clang_of_its_version() {
         d6.contains("/usr/lib/llvm-19/bin/clang --target=riscv64-linux-gnu"),
         "{d6}"
     );
+    // The two builds' frames are kept and the report shows where they part, as a diff.
+    let f6: Vec<&str> = e6["frames"]
+        .as_array()
+        .unwrap_or_else(|| panic!("E6 keeps its frames: {e6:#}"))
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    let ours: Vec<&str> = saved["crash"]["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["symbol"].as_str())
+        .collect();
+    assert!(!f6.is_empty() && f6.len() <= 12, "{f6:?}");
+    assert_eq!(f6[0], saved["signature"]["frames"][0], "same top frame");
+    let report = std::fs::read_to_string(case.join("report.md")).unwrap();
+    let block = report
+        .split("```diff\n")
+        .nth(1)
+        .and_then(|b| b.split("\n```").next())
+        .unwrap_or_else(|| panic!("no frame diff in the report:\n{report}"));
+    let lines: Vec<&str> = block.lines().collect();
+    assert_eq!(lines[0], "--- the case's crash", "{block}");
+    assert_eq!(
+        lines[1],
+        format!("+++ E6 (host {})", std::env::consts::ARCH),
+        "{block}"
+    );
+    assert!(lines[2].starts_with("@@ "), "{block}");
+    let (minus, plus) = (
+        lines.iter().filter(|l| l.starts_with('-')).count() - 1,
+        lines.iter().filter(|l| l.starts_with('+')).count() - 1,
+    );
+    assert!(minus + plus > 0, "the frames differ: {block}");
+    for l in lines.iter().skip(3).filter(|l| l.starts_with('+')) {
+        assert!(f6.contains(&&l[1..]), "{l} is one of E6's frames: {f6:?}");
+    }
+    for l in lines.iter().skip(3).filter(|l| l.starts_with('-')) {
+        assert!(
+            ours.iter().any(|o| o.contains(&l[1..])),
+            "{l} is one of the case's frames: {ours:?}"
+        );
+    }
     // Debian's riscv64 clang-19 closure has no vector code but libgcc_s's vlenb reads.
     let e3 = evidence(&c, "E3");
     assert_eq!(e3["ran"], true, "{e3:#}");

@@ -1,6 +1,8 @@
 //! `icepick dashboard` on a real crash store (filled by `icepick wrap` around crashing
 //! clang++-16 compiles and `icepick triage --pending`), loaded in a real headless Chromium:
-//! what the browser parsed, not what we wrote, is checked.
+//! what the browser parsed, not what we wrote, is checked, pictures included (the index's
+//! sparklines and the bucket page's reduction image, each also run through Chromium's XML
+//! parser). The helpers are shared with `store_pg.rs`, which checks a PostgreSQL store's.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -58,7 +60,7 @@ fn run_chromium(mode: &[&str], url: &str) -> Output {
     o
 }
 
-fn dump_dom(file: &Path) -> String {
+pub fn dump_dom(file: &Path) -> String {
     let o = run_chromium(&["--dump-dom"], &url_of(file));
     String::from_utf8(o.stdout).unwrap()
 }
@@ -111,6 +113,93 @@ fn cell<'a>(row: &'a str, class: &str) -> &'a str {
         .get(1)
         .unwrap()
         .as_str()
+}
+
+/// Checks `svg` with Chromium's own XML parser: written to a `.svg` file and opened, it must
+/// come back as an `<svg>` document, not the `<parsererror>` page Chromium shows for XML
+/// that is not well-formed. Returns what Chromium parsed.
+pub fn svg_parses_in_chromium(svg: &str, dir: &Path, name: &str) -> String {
+    let file = dir.join(format!("{name}.svg"));
+    std::fs::write(&file, svg).unwrap();
+    let dom = dump_dom(&file);
+    assert!(
+        dom.trim_start().starts_with("<svg") && !dom.contains("parsererror"),
+        "{name}: not well-formed SVG:\n{dom}\n---- from\n{svg}"
+    );
+    dom
+}
+
+/// The sparkline of every bucket row of the index, as Chromium parsed it: `id → <svg>…</svg>`.
+pub fn sparklines(index_dom: &str) -> BTreeMap<String, String> {
+    let row_re = Regex::new(r#"(?s)<tr class="bucket" id="bucket-([^"]+)">(.*?)</tr>"#).unwrap();
+    let svg_re = Regex::new(r#"(?s)^(<svg class="spark".*</svg>)$"#).unwrap();
+    row_re
+        .captures_iter(index_dom)
+        .map(|c| {
+            let cell = cell(&c[2], "over-time").to_string();
+            let svg = svg_re
+                .captures(&cell)
+                .unwrap_or_else(|| panic!("no sparkline in {}", &c[2]))[1]
+                .to_string();
+            (c[1].to_string(), svg)
+        })
+        .collect()
+}
+
+/// Checks the sparklines of an index as Chromium parsed them: one per bucket, named for its
+/// count, each well-formed SVG with at least one bar.
+pub fn check_sparklines(index_dom: &str, counts: &BTreeMap<String, i64>, dir: &Path) {
+    let sparks = sparklines(index_dom);
+    assert_eq!(
+        sparks.keys().collect::<Vec<_>>(),
+        counts.keys().collect::<Vec<_>>()
+    );
+    for (id, svg) in &sparks {
+        assert!(
+            svg.contains(&format!("aria-label=\"{} occurrences from ", counts[id])),
+            "{svg}"
+        );
+        let parsed = svg_parses_in_chromium(svg, dir, &format!("spark-{id}"));
+        assert!(parsed.contains("<rect"), "a bar: {parsed}");
+    }
+}
+
+/// The reduction picture of a bucket page as Chromium parsed it: the SVG inside the
+/// `data:` URL of `<img class="reduction">`, decoded (coreutils' `base64 -d`).
+pub fn reduction_image(bucket_dom: &str) -> Option<Vec<u8>> {
+    let re = Regex::new(
+        r#"<img class="reduction" alt="[^"]*" src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)">"#,
+    )
+    .unwrap();
+    let b64 = re.captures(bucket_dom)?[1].to_string();
+    let mut child = Command::new("base64")
+        .arg("-d")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b64.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success());
+    Some(o.stdout)
+}
+
+/// A bucket page shows its case's `reduction.svg` (byte for byte) as an image, and the
+/// picture is well-formed SVG that Chromium parses, with the chart's words in it.
+pub fn check_reduction_image(bucket_dom: &str, case_svg: &[u8], dir: &Path, name: &str) {
+    let shown = reduction_image(bucket_dom)
+        .unwrap_or_else(|| panic!("no reduction picture on {name}:\n{bucket_dom}"));
+    assert_eq!(shown, case_svg, "{name}: the case's reduction.svg");
+    let parsed = svg_parses_in_chromium(std::str::from_utf8(&shown).unwrap(), dir, name);
+    for want in ["best so far", "bytes (log)", "seconds"] {
+        assert!(parsed.contains(want), "{name}: no {want:?} in the picture");
+    }
 }
 
 fn wrap(store: &Path, dir: &Path, source: &str, object: &str) {
@@ -189,6 +278,12 @@ fn dashboard_of_a_real_store_renders_in_chromium() {
         buckets.keys().collect::<Vec<_>>(),
         "one row per bucket\n{dom}"
     );
+    // Occurrences over time: a sparkline per bucket, drawn on one time axis.
+    let counts: BTreeMap<String, i64> = buckets
+        .iter()
+        .map(|(id, b)| (id.clone(), b["count"].as_i64().unwrap()))
+        .collect();
+    check_sparklines(&dom, &counts, tmp.path());
     let href_re = Regex::new(r#"href="([^"]*)""#).unwrap();
     for (id, row) in &rows {
         let b = buckets[id];
@@ -294,6 +389,16 @@ fn dashboard_of_a_real_store_renders_in_chromium() {
         std::fs::read_to_string(case_dir.join("report.md")).unwrap()
     );
     assert!(!bucket_dom.contains("<b>"));
+    // The bucket seen once was never triaged: no reduction, no picture. The triaged one
+    // shows its case's reduction.svg as an image, as Chromium loads it.
+    assert!(!bucket_dom.contains("<img"), "{bucket_dom}");
+    let triaged = twice["id"].as_str().unwrap();
+    let triaged_dom = dump_dom(&out.join(format!("buckets/{triaged}.html")));
+    let case_svg =
+        std::fs::read(Path::new(twice["case_dir"].as_str().unwrap()).join("reduction.svg"))
+            .expect("the triaged case drew its reduction");
+    check_reduction_image(&triaged_dom, &case_svg, tmp.path(), "reduction");
+    assert!(triaged_dom.contains("<h2 id=\"reduction\">Reduction</h2>"));
 
     // It renders: a real PNG of the page.
     let shot = tmp.path().join("dashboard.png");
@@ -394,6 +499,8 @@ fn dashboard_of_a_postgresql_store_renders_as_a_sqlite_one() {
     let times = Regex::new(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?Z?").unwrap();
     // The report says how long the capture took.
     let took = Regex::new(r"\b\d+(\.\d+)? m?s\b").unwrap();
+    // Where a sparkline's bars fall depends on when each compile ran.
+    let spark = Regex::new(r#"(?s)<svg class="spark".*?</svg>"#).unwrap();
     let mut doms = Vec::new();
     for (store, cache) in [(&sqlite, "cache-sqlite"), (&pg, "cache-pg")] {
         let cache = tmp.path().join(cache);
@@ -422,7 +529,18 @@ fn dashboard_of_a_postgresql_store_renders_as_a_sqlite_one() {
             &["dashboard", "--out", out.to_str().unwrap()],
         );
         expect_success(&o);
-        let mut pages = vec![dump_dom(&out.join("index.html"))];
+        let index = dump_dom(&out.join("index.html"));
+        let counts: BTreeMap<String, i64> = buckets
+            .iter()
+            .map(|b| {
+                (
+                    b["id"].as_str().unwrap().into(),
+                    b["count"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        check_sparklines(&index, &counts, tmp.path());
+        let mut pages = vec![spark.replace_all(&index, "SPARKLINE").into_owned()];
         for b in &buckets {
             let id = b["id"].as_str().unwrap();
             pages.push(dump_dom(&out.join(format!("buckets/{id}.html"))));

@@ -89,16 +89,10 @@ fn server() -> &'static PgServer {
             kill -9 "$pg"; wait "$pg"; rm -rf "$2"
         "#;
         let wrapper = dir.join("as-nobody");
-        std::fs::write(
+        write_executable(
             &wrapper,
             "#!/bin/sh\nexec setpriv --reuid=nobody --regid=nogroup --clear-groups -- \"$@\"\n",
-        )
-        .unwrap();
-        std::fs::set_permissions(
-            &wrapper,
-            std::os::unix::fs::PermissionsExt::from_mode(0o755),
-        )
-        .unwrap();
+        );
         let watchdog = {
             use std::os::unix::process::CommandExt;
             Command::new("sh")
@@ -140,13 +134,19 @@ fn connect(dir: &Path, db: &str) -> Result<postgres::Client, postgres::Error> {
         .connect(postgres::NoTls)
 }
 
-/// A fresh database for one test; its URL.
-pub(crate) fn database(name: &str) -> String {
-    let s = server();
-    let mut c = connect(&s.dir, "postgres").unwrap();
+/// An administrator's connection to the server, and `name`'s database dropped if it exists.
+fn no_database(name: &str) -> postgres::Client {
+    let mut c = connect(&server().dir, "postgres").unwrap();
     c.batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
         .unwrap();
-    c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+    c
+}
+
+/// A fresh database for one test; its URL.
+pub(crate) fn database(name: &str) -> String {
+    no_database(name)
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .unwrap();
     url(name)
 }
 
@@ -217,6 +217,20 @@ fn wrap_on(host: &str, store: &str, cache: &Path, cwd: &Path, object: &str) -> C
         .unwrap()
 }
 
+/// The end of a [`wrap_on`]: the compiler's exit code (clang-16's driver exits 1 on a
+/// crash) comes back unchanged, and icepick printed exactly one line, without the password.
+/// That line.
+#[track_caller]
+fn wrapped(c: Child) -> String {
+    let o = c.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "the compiler's exit code: {err}");
+    no_password(&err);
+    let ours: Vec<&str> = err.lines().filter(|l| l.starts_with("icepick:")).collect();
+    assert_eq!(ours.len(), 1, "{err}");
+    ours[0].to_string()
+}
+
 #[test]
 fn pg_thirty_two_crashes_from_four_machines_make_one_bucket() {
     let store = database("four_machines");
@@ -237,16 +251,11 @@ fn pg_thirty_two_crashes_from_four_machines_make_one_bucket() {
         .collect();
     let mut captured = 0;
     for c in children {
-        let o = c.wait_with_output().unwrap();
-        assert_eq!(o.status.code(), Some(1), "clang-16's driver exits 1");
-        let err = String::from_utf8_lossy(&o.stderr);
-        no_password(&err);
-        let ours: Vec<&str> = err.lines().filter(|l| l.starts_with("icepick:")).collect();
-        assert_eq!(ours.len(), 1, "{err}");
+        let ours = wrapped(c);
         for bad in ["could not", "serializ", "deadlock"] {
-            assert!(!ours[0].contains(bad), "{}", ours[0]);
+            assert!(!ours.contains(bad), "{ours}");
         }
-        captured += ours[0].contains("crash captured as bucket") as usize;
+        captured += ours.contains("crash captured as bucket") as usize;
     }
     assert_eq!(captured, 1, "one capture for the fleet");
 
@@ -321,29 +330,14 @@ fn pg_thirty_two_crashes_from_four_machines_make_one_bucket() {
 fn pg_unreachable_store_spools_without_changing_the_build_and_flush_sends() {
     // The database does not exist yet: the store cannot be reached.
     let name = "down_then_up";
-    let s = server();
-    let mut admin = connect(&s.dir, "postgres").unwrap();
-    admin
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
-        .unwrap();
+    let mut admin = no_database(name);
     let store = url(name);
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("crash.cpp"), CRASH_CPP).unwrap();
     let cache = tmp.path().join("cache");
-    let o = wrap_on("builder-z", &store, &cache, tmp.path(), "a.o")
-        .wait_with_output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "the compiler's exit code, unchanged"
-    );
-    let err = String::from_utf8_lossy(&o.stderr);
-    no_password(&err);
-    let ours: Vec<&str> = err.lines().filter(|l| l.starts_with("icepick:")).collect();
-    assert_eq!(ours.len(), 1, "{err}");
-    assert!(ours[0].contains("cannot be reached"), "{}", ours[0]);
-    assert!(ours[0].contains("store flush"), "{}", ours[0]);
+    let ours = wrapped(wrap_on("builder-z", &store, &cache, tmp.path(), "a.o"));
+    assert!(ours.contains("cannot be reached"), "{ours}");
+    assert!(ours.contains("store flush"), "{ours}");
     // The same for a compile that does not crash: untouched, nothing printed.
     std::fs::write(tmp.path().join("ok.cpp"), "int f() { return 1; }\n").unwrap();
     let o = icepick_at(
@@ -392,11 +386,8 @@ fn pg_unreachable_store_spools_without_changing_the_build_and_flush_sends() {
 /// Records one crash (captured) in `store` and returns the bucket id.
 fn one_crash(store: &str, cache: &Path, dir: &Path) -> String {
     std::fs::write(dir.join("crash.cpp"), CRASH_CPP).unwrap();
-    let o = wrap_on("builder-a", store, cache, dir, "a.o")
-        .wait_with_output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("icepick: crash captured as bucket"), "{err}");
+    let ours = wrapped(wrap_on("builder-a", store, cache, dir, "a.o"));
+    assert!(ours.contains("icepick: crash captured as bucket"), "{ours}");
     let o = icepick_at(store, cache, dir, &["list", "--json"]);
     json_of(&o)["buckets"][0]["id"]
         .as_str()
@@ -462,6 +453,23 @@ fn two_workers_triage_a_bucket_once(store: &str, tmp: &Path) {
     let case = read_case(&fetched);
     assert_eq!(case["reduction"]["verified"], true, "{case:#}");
     assert!(fetched.join("report.md").is_file());
+    // The dashboard of the store (the case on this machine, or in the database) shows the
+    // case's reduction picture on the bucket page, as Chromium loads it, and the bucket's
+    // sparkline on the index.
+    let out = tmp.join("dashboard");
+    let o = icepick_at(
+        store,
+        &tmp.join("cache-d"),
+        tmp,
+        &["dashboard", "--out", out.to_str().unwrap()],
+    );
+    expect_success(&o);
+    let svg = std::fs::read(fetched.join("reduction.svg")).expect("the case drew its reduction");
+    let page = crate::dashboard::dump_dom(&out.join(format!("buckets/{id}.html")));
+    crate::dashboard::check_reduction_image(&page, &svg, tmp, "reduction");
+    let index = crate::dashboard::dump_dom(&out.join("index.html"));
+    let counts = [(id.clone(), 1)].into_iter().collect();
+    crate::dashboard::check_sparklines(&index, &counts, tmp);
 }
 
 /// Three crashes of three different kinds, recorded (and captured) through `icepick wrap`

@@ -15,30 +15,40 @@ fn lines(path: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// `icepick reduce --json --jobs 2 --trace TRACE ARGS…` in `cwd`: its JSON and the trace's
+/// lines, after checking what every trace has: a line for each test the driver started
+/// (cancelled ones too), as many as the reduction counts, and at least one acceptance.
+fn reduce_with_trace(
+    cwd: &Path,
+    trace: &Path,
+    args: &[&str],
+) -> (serde_json::Value, Vec<serde_json::Value>) {
+    let mut argv = vec![
+        "reduce",
+        "--json",
+        "--jobs",
+        "2",
+        "--trace",
+        trace.to_str().unwrap(),
+    ];
+    argv.extend_from_slice(args);
+    let o = icepick(cwd, &argv);
+    expect_success(&o);
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let recs = lines(trace);
+    let tested = recs.iter().filter(|l| !l["worker"].is_null()).count() as u64;
+    assert_eq!(tested, r["tests"].as_u64().unwrap(), "{r:#}");
+    assert!(recs.iter().any(|l| l["outcome"] == "interesting"));
+    (r, recs)
+}
+
 #[test]
 fn reduce_trace_has_a_line_per_test_and_simulate_replays_it() {
     let (_tmp, dir) = scratch_copy(&corpus("fe-gh59446"));
     let case = capture_case(&dir, &cmd_txt(&dir));
     let trace = dir.join("trace.jsonl");
-    let o = icepick(
-        &dir,
-        &[
-            "reduce",
-            "--json",
-            "--jobs",
-            "2",
-            "--trace",
-            trace.to_str().unwrap(),
-            case.to_str().unwrap(),
-        ],
-    );
-    expect_success(&o);
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let recs = lines(&trace);
-    // Every test the driver started has its line (cancelled ones too), every cache hit one.
-    let tested = recs.iter().filter(|l| !l["worker"].is_null()).count() as u64;
+    let (r, recs) = reduce_with_trace(&dir, &trace, &[case.to_str().unwrap()]);
     let cached = recs.iter().filter(|l| l["outcome"] == "cached").count() as u64;
-    assert_eq!(tested, r["tests"].as_u64().unwrap(), "{r:#}");
     assert_eq!(cached, r["cache_hits"].as_u64().unwrap());
     let mut seqs = HashSet::new();
     for l in &recs {
@@ -62,8 +72,6 @@ fn reduce_trace_has_a_line_per_test_and_simulate_replays_it() {
         assert!(l["bytes"].as_u64().unwrap() > 0);
         assert!(!l["pass"].as_str().unwrap().is_empty());
     }
-    // Acceptances: as many interesting first-of-their-base lines as improvements show.
-    assert!(recs.iter().any(|l| l["outcome"] == "interesting"));
     // The case keeps the same trace and names it.
     let c = read_case(&case);
     assert_eq!(c["reduction"]["trace"], "logs/reduce-trace.jsonl");
@@ -145,28 +153,11 @@ fn reduce_test_script_writes_the_trace_too() {
     let text: String = (0..40).map(|i| format!("int v{i};\n")).collect::<String>() + "int keep;\n";
     std::fs::write(&file, &text).unwrap();
     let script = d.path().join("t.sh");
-    std::fs::write(&script, "#!/bin/sh\ngrep -q keep x.c\n").unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    write_executable(&script, "#!/bin/sh\ngrep -q keep x.c\n");
     let trace = d.path().join("t.jsonl");
-    let o = icepick(
+    reduce_with_trace(
         d.path(),
-        &[
-            "reduce",
-            "--json",
-            "--jobs",
-            "2",
-            "--trace",
-            trace.to_str().unwrap(),
-            "--test",
-            script.to_str().unwrap(),
-            file.to_str().unwrap(),
-        ],
+        &trace,
+        &["--test", script.to_str().unwrap(), file.to_str().unwrap()],
     );
-    expect_success(&o);
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let recs = lines(&trace);
-    let tested = recs.iter().filter(|l| !l["worker"].is_null()).count() as u64;
-    assert_eq!(tested, r["tests"].as_u64().unwrap());
-    assert!(recs.iter().any(|l| l["outcome"] == "interesting"));
 }

@@ -225,3 +225,10 @@ pub fn run_json_argv(dir: &Path, argv: &serde_json::Value) -> Output {
         .output()
         .unwrap()
 }
+
+/// Writes `text` to `path` as an executable (mode 755) file: test scripts and wrappers.
+pub fn write_executable(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
