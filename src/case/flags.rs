@@ -88,7 +88,7 @@ pub struct Flags {
     pub original_note: Option<String>,
     /// Where the probes ran when a farm was asked for (`--executor`, docs/farm.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub farm: Option<crate::executor::FarmSummary>,
+    pub farm: Option<crate::case::farm::FarmSummary>,
 }
 
 /// One dimension: what was tried and whether it matters.

@@ -443,6 +443,7 @@ impl NewCaseDir {
 
 pub mod classification;
 mod facts;
+pub mod farm;
 pub mod flags;
 mod validate;
 pub mod versions;
