@@ -43,17 +43,8 @@ fn distcc_reduction_is_byte_identical_to_local_and_the_daemons_ran_the_tests() {
         String::from_utf8_lossy(&out.stderr)
     );
     let farm = json_of(&out, &dir.join("farm.json"));
-    assert_eq!(
-        std::fs::read(case.join("reduced.ii")).unwrap(),
-        std::fs::read(farm_case.join("reduced.ii")).unwrap(),
-        "--executor distcc must give the bytes --executor local gives"
-    );
-    assert_eq!(farm["verified"], true, "{farm:#}");
-    let f = &farm["farm"];
-    assert_eq!(f["executor"], "distcc", "{f:#}");
-    assert!(f["refused"].is_null(), "{f:#}");
+    let f = same_result_as_local(&farm, &case, &farm_case, "distcc");
     let remote = f["tests_remote"].as_u64().unwrap();
-    assert!(remote > 20, "{f:#}");
     // Both daemons ran tests, and together at least what icepick counts as remote (plus
     // the identity probes).
     let (n1, n2) = (
@@ -201,17 +192,7 @@ fn icecream_reduction_is_byte_identical_to_local_and_the_nodes_ran_the_tests() {
     );
     expect_said(&out, &["rc=0"], logs);
     let farm = json_of(&out, &dir.join("farm.json"));
-    assert_eq!(
-        std::fs::read(case.join("reduced.ii")).unwrap(),
-        std::fs::read(farm_case.join("reduced.ii")).unwrap(),
-        "--executor icecream must give the bytes --executor local gives"
-    );
-    assert_eq!(farm["verified"], true, "{farm:#}");
-    let f = &farm["farm"];
-    assert_eq!(f["executor"], "icecream", "{f:#}");
-    assert!(f["refused"].is_null(), "{f:#}");
-    let remote = f["tests_remote"].as_u64().unwrap();
-    assert!(remote > 20, "{f:#}");
+    let f = same_result_as_local(&farm, &case, &farm_case, "icecream");
     // The scheduler gave every test to a node (this machine's daemon has no slots), and the
     // client's logs named them.
     assert_eq!(f["client_local"], 0, "{f:#}");
@@ -323,4 +304,25 @@ fn flags_on_a_distcc_farm_give_the_local_answer_with_the_tests_remote() {
     assert_eq!(read_case(&farm_case)["flags"]["farm"]["executor"], "distcc");
     // Locally: no farm section.
     assert!(local["farm"].is_null(), "{local:#}");
+}
+
+/// The farm's reduction (`farm`, its `--json`) is byte-identical to the local one, verified,
+/// run by `executor` (not refused) with more than 20 tests remote; returns its farm summary.
+fn same_result_as_local<'a>(
+    farm: &'a serde_json::Value,
+    case: &std::path::Path,
+    farm_case: &std::path::Path,
+    executor: &str,
+) -> &'a serde_json::Value {
+    assert_eq!(
+        std::fs::read(case.join("reduced.ii")).unwrap(),
+        std::fs::read(farm_case.join("reduced.ii")).unwrap(),
+        "--executor {executor} must give the bytes --executor local gives"
+    );
+    assert_eq!(farm["verified"], true, "{farm:#}");
+    let f = &farm["farm"];
+    assert_eq!(f["executor"], executor, "{f:#}");
+    assert!(f["refused"].is_null(), "{f:#}");
+    assert!(f["tests_remote"].as_u64().unwrap() > 20, "{f:#}");
+    f
 }
