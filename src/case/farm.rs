@@ -34,6 +34,11 @@ pub struct FarmSummary {
     /// Tests icepick ran here after the farm failed them on every retry.
     #[serde(default)]
     pub fallbacks: u64,
+    /// Tests cancelled in flight because the stage no longer needed them (a farm test only:
+    /// the node the client was given may never have received it, so these are in neither
+    /// `tests_remote` nor `per_node`).
+    #[serde(default)]
+    pub cancelled: u64,
     /// Tests per node.
     #[serde(default)]
     pub per_node: BTreeMap<String, u64>,

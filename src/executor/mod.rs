@@ -227,6 +227,7 @@ pub struct Executor {
     client_local: AtomicU64,
     retries: AtomicU64,
     fallbacks: AtomicU64,
+    cancelled: AtomicU64,
     per_node: Mutex<BTreeMap<String, u64>>,
     node_failures: Mutex<BTreeMap<String, u64>>,
     dropped: Vec<String>,
@@ -264,6 +265,7 @@ impl Executor {
             client_local: AtomicU64::new(0),
             retries: AtomicU64::new(0),
             fallbacks: AtomicU64::new(0),
+            cancelled: AtomicU64::new(0),
             per_node: Mutex::new(BTreeMap::new()),
             node_failures: Mutex::new(BTreeMap::new()),
             dropped,
@@ -319,11 +321,17 @@ impl Executor {
                 break;
             }
             match backend.attempt(job, attempt, cancel)? {
+                Attempt::Ran(out, _) if out.status == Status::Cancelled || cancel() => {
+                    // Not needed any more: where it got to is unknown (the scheduler may
+                    // have named a node that never received it), so it counts nowhere.
+                    self.cancelled.fetch_add(1, Ordering::Relaxed);
+                    return Ok(out);
+                }
                 Attempt::Ran(out, place) => {
                     // A node that timed out may be a slow, busy or dead node, or the
                     // candidate hangs the compiler: one more node, then this machine decides
                     // (a farm's queueing must not turn a test into "timed out").
-                    if out.status == Status::TimedOut && !cancel() {
+                    if out.status == Status::TimedOut {
                         self.failed(match &place {
                             Place::Remote(h) => Some(h.clone()),
                             Place::Local => None,
@@ -424,6 +432,7 @@ impl Executor {
             retries: self.retries.load(Ordering::Relaxed),
             client_local: self.client_local.load(Ordering::Relaxed),
             fallbacks: self.fallbacks.load(Ordering::Relaxed),
+            cancelled: self.cancelled.load(Ordering::Relaxed),
             per_node: self.per_node.lock().expect("not poisoned").clone(),
             node_failures: self.node_failures.lock().expect("not poisoned").clone(),
             nodes_dropped: self.dropped.clone(),

@@ -223,3 +223,60 @@ fn the_live_line_says_what_the_farm_is_doing() {
         "icecream: 4 in flight, 120 remote, 3 local, 1 node failure"
     );
 }
+
+/// A farm that answers every attempt with one fixed outcome, to check the counting.
+struct Answers(Status);
+
+impl Backend for Answers {
+    fn attempt(
+        &self,
+        _job: &Job<'_>,
+        _attempt: u32,
+        _cancel: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Attempt, ExecError> {
+        let out = Output {
+            status: self.0,
+            stdout: Vec::new(),
+            stderr: Vec::new(),
+            stdout_dropped: 0,
+            stderr_dropped: 0,
+            elapsed: Duration::ZERO,
+        };
+        Ok(Attempt::Ran(out, Place::Remote("10.0.0.7:10245".into())))
+    }
+
+    fn nodes(&self) -> usize {
+        1
+    }
+}
+
+#[test]
+fn cancelled_farm_tests_count_on_no_node() {
+    let argv = v(&["clang", "-c", "x.c"]);
+    let job = Job {
+        argv: &argv,
+        cwd: Path::new("/"),
+        timeout: Duration::from_secs(1),
+    };
+    // A test the stage cancelled: the client's log may name a node that never got it.
+    let exe = Executor::with_backend(
+        Kind::Icecream,
+        Some(Box::new(Answers(Status::Cancelled))),
+        Vec::new(),
+    );
+    let out = exe.run(&job, &|| false).unwrap();
+    assert_eq!(out.status, Status::Cancelled);
+    let s = exe.summary();
+    assert_eq!((s.cancelled, s.tests_remote), (1, 0), "{s:?}");
+    assert!(s.per_node.is_empty(), "{s:?}");
+    // One that finished on the node counts there.
+    let exe = Executor::with_backend(
+        Kind::Icecream,
+        Some(Box::new(Answers(Status::Signaled(11)))),
+        Vec::new(),
+    );
+    exe.run(&job, &|| false).unwrap();
+    let s = exe.summary();
+    assert_eq!((s.cancelled, s.tests_remote), (0, 1), "{s:?}");
+    assert_eq!(s.per_node["10.0.0.7:10245"], 1, "{s:?}");
+}

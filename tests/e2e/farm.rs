@@ -196,8 +196,9 @@ fn icecream_reduction_is_byte_identical_to_local_and_the_nodes_ran_the_tests() {
     // The scheduler gave every test to a node (this machine's daemon has no slots), and the
     // client's logs named them.
     assert_eq!(f["client_local"], 0, "{f:#}");
-    // Tests are counted on the node the client's log names; `icecream` counts the few whose
-    // log names none (the reducer cancels tests in flight, some before the scheduler answered).
+    // Tests are counted on the node the client's log names (`icecream` when it names none);
+    // tests the reducer cancelled in flight count on no node, since the node the scheduler
+    // named may never have received them.
     let per_node = f["per_node"].as_object().unwrap();
     assert!(
         per_node
