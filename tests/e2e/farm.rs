@@ -16,17 +16,8 @@ use crate::util::*;
 
 #[test]
 fn distcc_reduction_is_byte_identical_to_local_and_the_daemons_ran_the_tests() {
-    let (_tmp, case) = fe_case();
-    let farm_case = case.parent().unwrap().join("farmcase");
-    crate::reduce::copy_dir(&case, &farm_case);
-    let local = icepick(
-        &case,
-        &["reduce", "--jobs", "2", "--json", case.to_str().unwrap()],
-    );
-    expect_success(&local);
-    let local: serde_json::Value = serde_json::from_slice(&local.stdout).unwrap();
+    let (_tmp, case, farm_case, local) = ran_locally("reduce");
     assert_eq!(local["farm"]["tests_remote"], 0, "{local:#}");
-
     let dir = case.parent().unwrap();
     let logs = log_dir();
     let logs = logs.path();
@@ -36,12 +27,7 @@ fn distcc_reduction_is_byte_identical_to_local_and_the_daemons_ran_the_tests() {
         3811,
         "$ICEPICK reduce --executor distcc --jobs 4 --json farmcase > farm.json; echo rc=$?",
     );
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        said.contains("rc=0"),
-        "{said}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    expect_said(&out, &["rc=0"], logs);
     let farm = json_of(&out, &dir.join("farm.json"));
     let f = same_result_as_local(&farm, &case, &farm_case, "distcc");
     let remote = f["tests_remote"].as_u64().unwrap();
@@ -56,24 +42,11 @@ fn distcc_reduction_is_byte_identical_to_local_and_the_daemons_ran_the_tests() {
         (n1 + n2) as u64 >= remote,
         "daemons {n1}+{n2} < {remote} remote tests"
     );
-    // The case records where its tests ran.
-    assert_eq!(
-        read_case(&farm_case)["reduction"]["farm"]["executor"],
-        "distcc"
-    );
 }
 
 #[test]
 fn a_distcc_daemon_killed_mid_run_costs_retries_not_a_wrong_result() {
-    let (_tmp, case) = fe_case();
-    let farm_case = case.parent().unwrap().join("farmcase");
-    crate::reduce::copy_dir(&case, &farm_case);
-    let local = icepick(
-        &case,
-        &["reduce", "--jobs", "2", "--json", case.to_str().unwrap()],
-    );
-    expect_success(&local);
-
+    let (_tmp, case, farm_case, _) = ran_locally("reduce");
     let dir = case.parent().unwrap();
     // Kill daemon 1 and every process its log names (its preforked children, which accept
     // the connections; all started by this test, killed by pid) once it has run 20 jobs.
@@ -90,25 +63,14 @@ fn a_distcc_daemon_killed_mid_run_costs_retries_not_a_wrong_result() {
          for p in $D1 $(sed -n 's/^distccd\\[\\([0-9]*\\)\\].*/\\1/p' $LOGS/distccd1.log | sort -u); do kill -9 $p 2>/dev/null; done; echo killed\n\
          wait $R; echo rc=$?",
     );
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        said.contains("killed") && said.contains("rc=0"),
-        "{said}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    expect_said(&out, &["killed", "rc=0"], logs.path());
     let farm = json_of(&out, &dir.join("farm.json"));
-    assert_eq!(
-        std::fs::read(case.join("reduced.ii")).unwrap(),
-        std::fs::read(farm_case.join("reduced.ii")).unwrap(),
-        "a dead node must not change the result"
-    );
-    let f = &farm["farm"];
+    let f = dead_node_changed_nothing(&farm, &case, &farm_case);
     assert!(f["retries"].as_u64().unwrap() > 0, "{f:#}");
     assert!(
         f["node_failures"]["127.0.0.1:3821"].as_u64().unwrap_or(0) > 0,
         "{f:#}"
     );
-    assert!(f["tests_remote"].as_u64().unwrap() > 0, "{f:#}");
 }
 
 #[test]
@@ -165,23 +127,31 @@ fn a_crash_that_needs_the_host_is_refused_for_the_farm_and_stays_local() {
     );
 }
 
-/// A local reduction of a fresh fe-gh59446 capture and a copy of the case (`farmcase`,
-/// beside it) for the farm run.
-fn reduced_locally() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+/// A fresh fe-gh59446 capture, a copy of it (`farmcase`, beside it) for the farm run, and
+/// what `icepick STAGE --jobs 2 --json` said on the first, run locally.
+fn ran_locally(
+    stage: &str,
+) -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    std::path::PathBuf,
+    serde_json::Value,
+) {
     let (tmp, case) = fe_case();
     let farm_case = case.parent().unwrap().join("farmcase");
     crate::reduce::copy_dir(&case, &farm_case);
     let local = icepick(
         &case,
-        &["reduce", "--jobs", "2", "--json", case.to_str().unwrap()],
+        &[stage, "--jobs", "2", "--json", case.to_str().unwrap()],
     );
     expect_success(&local);
-    (tmp, case, farm_case)
+    let local = serde_json::from_slice(&local.stdout).unwrap();
+    (tmp, case, farm_case, local)
 }
 
 #[test]
 fn icecream_reduction_is_byte_identical_to_local_and_the_nodes_ran_the_tests() {
-    let (_tmp, case, farm_case) = reduced_locally();
+    let (_tmp, case, farm_case, _) = ran_locally("reduce");
     let dir = case.parent().unwrap();
     let logs = log_dir();
     let logs = logs.path();
@@ -221,15 +191,11 @@ fn icecream_reduction_is_byte_identical_to_local_and_the_nodes_ran_the_tests() {
         "node jobs {n1}+{n2} < {named} tests counted on them"
     );
     assert_eq!(icecc_jobs_in(&logs.join("local.log")), 0);
-    assert_eq!(
-        read_case(&farm_case)["reduction"]["farm"]["executor"],
-        "icecream"
-    );
 }
 
 #[test]
 fn an_icecream_node_killed_mid_run_costs_retries_not_a_wrong_result() {
-    let (_tmp, case, farm_case) = reduced_locally();
+    let (_tmp, case, farm_case, _) = ran_locally("reduce");
     let dir = case.parent().unwrap();
     let logs = log_dir();
     let logs = logs.path();
@@ -248,14 +214,7 @@ fn an_icecream_node_killed_mid_run_costs_retries_not_a_wrong_result() {
     );
     expect_said(&out, &["killed", "rc=0"], logs);
     let farm = json_of(&out, &dir.join("farm.json"));
-    assert_eq!(
-        std::fs::read(case.join("reduced.ii")).unwrap(),
-        std::fs::read(farm_case.join("reduced.ii")).unwrap(),
-        "a dead node must not change the result"
-    );
-    assert_eq!(farm["verified"], true, "{farm:#}");
-    let f = &farm["farm"];
-    assert!(f["tests_remote"].as_u64().unwrap() > 0, "{f:#}");
+    let f = dead_node_changed_nothing(&farm, &case, &farm_case);
     // The tests node1 had in flight failed there: icepick retried them, or icecc compiled
     // them here after the node failed; either way counted against the node.
     assert!(
@@ -269,15 +228,7 @@ fn an_icecream_node_killed_mid_run_costs_retries_not_a_wrong_result() {
 
 #[test]
 fn flags_on_a_distcc_farm_give_the_local_answer_with_the_tests_remote() {
-    let (_tmp, case) = fe_case();
-    let farm_case = case.parent().unwrap().join("farmcase");
-    crate::reduce::copy_dir(&case, &farm_case);
-    let local = icepick(
-        &case,
-        &["flags", "--jobs", "2", "--json", case.to_str().unwrap()],
-    );
-    expect_success(&local);
-    let local: serde_json::Value = serde_json::from_slice(&local.stdout).unwrap();
+    let (_tmp, case, farm_case, local) = ran_locally("flags");
     let dir = case.parent().unwrap();
     let logs = log_dir();
     let logs = logs.path();
@@ -308,7 +259,8 @@ fn flags_on_a_distcc_farm_give_the_local_answer_with_the_tests_remote() {
 }
 
 /// The farm's reduction (`farm`, its `--json`) is byte-identical to the local one, verified,
-/// run by `executor` (not refused) with more than 20 tests remote; returns its farm summary.
+/// run by `executor` (not refused, and so recorded in the case) with more than 20 tests
+/// remote; returns its farm summary.
 fn same_result_as_local<'a>(
     farm: &'a serde_json::Value,
     case: &std::path::Path,
@@ -325,5 +277,28 @@ fn same_result_as_local<'a>(
     assert_eq!(f["executor"], executor, "{f:#}");
     assert!(f["refused"].is_null(), "{f:#}");
     assert!(f["tests_remote"].as_u64().unwrap() > 20, "{f:#}");
+    // The case records where its tests ran.
+    assert_eq!(
+        read_case(farm_case)["reduction"]["farm"]["executor"],
+        executor
+    );
+    f
+}
+
+/// A reduction during which a node was killed (`farm`, its `--json`) still gives the local
+/// bytes, verified, with tests remote; returns its farm summary.
+fn dead_node_changed_nothing<'a>(
+    farm: &'a serde_json::Value,
+    case: &std::path::Path,
+    farm_case: &std::path::Path,
+) -> &'a serde_json::Value {
+    assert_eq!(
+        std::fs::read(case.join("reduced.ii")).unwrap(),
+        std::fs::read(farm_case.join("reduced.ii")).unwrap(),
+        "a dead node must not change the result"
+    );
+    assert_eq!(farm["verified"], true, "{farm:#}");
+    let f = &farm["farm"];
+    assert!(f["tests_remote"].as_u64().unwrap() > 0, "{f:#}");
     f
 }
