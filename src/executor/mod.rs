@@ -125,14 +125,15 @@ impl FarmSummary {
             return format!("{} refused ({why}); all tests ran locally", self.requested);
         }
         format!(
-            "{}: {} tests remote on {} node(s), {} local ({} by the farm client), {} retries, {} fallbacks",
+            "{}: {} tests remote on {} node(s), {} local ({} by the farm client), {} retries, {} fallbacks, {} cancelled",
             self.executor,
             self.tests_remote,
             self.per_node.len(),
             self.tests_local,
             self.client_local,
             self.retries,
-            self.fallbacks
+            self.fallbacks,
+            self.cancelled
         )
     }
 }
