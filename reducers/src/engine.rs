@@ -237,16 +237,15 @@ impl Driver<'_, '_> {
             self.tree.settle(pass_of, &mut cancel);
             match self.tree.pick(self.busy, open_pass, pass_of) {
                 None => break,
-                Some(Pick::Branch) => {
-                    let Some(front) = self.tree.top_front() else {
+                Some(Pick::Branch { level, on }) => {
+                    let Some(base) = self.tree.slot(level, on) else {
                         break;
                     };
-                    let Some(bytes) = front.payload.bytes.clone() else {
+                    let Some(bytes) = base.payload.bytes.clone() else {
                         break;
                     };
-                    let id = front.id;
-                    let gen = Gen::resume(&self.opts.hints, id, &front.payload, bytes);
-                    self.tree.branch(id, gen);
+                    let gen = Gen::resume(&self.opts.hints, on, &base.payload, bytes);
+                    self.tree.branch(level, on, gen);
                 }
                 Some(Pick::Level(k)) => self.step(k),
             }
@@ -305,7 +304,7 @@ impl Driver<'_, '_> {
         let flight = Flight {
             pass: pass.name(),
             pass_run: gen.ctx.pass_run,
-            base: self.stats.improvements + k as u64,
+            base: self.stats.improvements + level.depth,
             parent: gen.parent,
             bytes: cand.len(),
             hash,
@@ -397,7 +396,7 @@ impl Driver<'_, '_> {
 
     /// Cancels every test in every level and forgets the levels.
     pub fn cancel_all(&mut self) {
-        self.tree.cut(0, &mut cancel);
+        self.tree.cut_all(&mut cancel);
     }
 }
 

@@ -402,9 +402,11 @@ fn levels_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
                 });
                 match tree.pick(live.len(), open, pass_of) {
                     None => break,
-                    Some(Pick::Branch) => {
-                        let Some(front) = tree.top_front() else { break };
-                        let (id, c) = (front.id, front.payload);
+                    Some(Pick::Branch { level, on }) => {
+                        let Some(base) = tree.slot(level, on) else {
+                            break;
+                        };
+                        let c = base.payload;
                         // On the serial path only when it is the candidate the run accepts.
                         let on_path = c.real && path[c.i].outcome == Outcome::Interesting;
                         let gen = SimGen {
@@ -416,7 +418,7 @@ fn levels_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
                             },
                             on_path,
                         };
-                        tree.branch(id, gen);
+                        tree.branch(level, on, gen);
                     }
                     Some(Pick::Level(k)) => {
                         let level = &mut tree.levels[k];

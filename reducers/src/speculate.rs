@@ -16,10 +16,14 @@
 //! `Π p(front of each level below, when undecided) × (1 − p)^j`; the highest wins, ties go to
 //! the lower level, and a new level (a branch on the top level's front) competes with `j = 0`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::driver::Outcome;
 use crate::window::{Slot, State, Window};
+
+/// The lowest log-probability of being needed a test may have to be started: a cap on the
+/// wasted tests when workers are many.
+const MIN_NEED: f64 = -9.2;
 
 /// Accept rates by pass name.
 #[derive(Default)]
@@ -42,11 +46,17 @@ impl Rates {
     }
 }
 
-/// One level: its window, its generator `G`, and the id of the slot below it assumes accepted.
+/// One level: its window, its generator `G`, and the slot below it assumes accepted.
 pub(crate) struct Level<R, P, G> {
     pub window: Window<R, P>,
     pub gen: G,
+    /// The id of the slot this level assumes accepted (`None` for level 0).
     pub on: Option<u64>,
+    /// The index of the level holding that slot (0 for level 0 itself); always lower than
+    /// this level's own index.
+    below: usize,
+    /// Accepted candidates this level's text assumes beyond level 0's text.
+    pub depth: u64,
 }
 
 /// Where the next candidate goes.
@@ -54,11 +64,12 @@ pub(crate) struct Level<R, P, G> {
 pub(crate) enum Pick {
     /// Generate one in this level.
     Level(usize),
-    /// Open a level on the top level's front (then pick again).
-    Branch,
+    /// Open a level on slot `on` of level `level` (then pick again).
+    Branch { level: usize, on: u64 },
 }
 
-/// The levels of speculation.
+/// The levels of speculation, a tree rooted at level 0: `levels[0]` is the current text's,
+/// and every other level's base slot is in a level of lower index.
 pub(crate) struct Tree<R, P, G> {
     pub levels: Vec<Level<R, P, G>>,
     jobs: usize,
@@ -86,72 +97,156 @@ impl<R, P, G> Tree<R, P, G> {
         open: impl Fn(&G) -> Option<&'s str>,
         pass_of: impl Fn(&P) -> &'s str,
     ) -> Option<Pick> {
-        let mut best: Option<(f64, Pick)> = None;
-        let mut above = 0.0f64;
-        for (k, level) in self.levels.iter().enumerate() {
-            if let Some(pass) = open(&level.gen).filter(|_| level.window.has_room(busy)) {
-                let p = self.rates.p(pass);
-                let score = above + level.window.running() as f64 * (1.0 - p).ln();
-                if best.map_or(true, |(b, _)| score > b) {
-                    best = Some((score, Pick::Level(k)));
-                }
-            }
-            match level.window.front() {
-                Some(f) if matches!(f.state, State::Running(_)) => {
-                    above += self.rates.p(pass_of(&f.payload)).ln();
-                }
-                Some(f) if matches!(f.state, State::Finished(Outcome::Interesting)) => {}
-                _ => return best.map(|b| b.1),
-            }
+        if busy >= self.jobs {
+            return None;
         }
-        let branch = self.success
-            && self.levels.len() < self.jobs
-            && busy < self.jobs
-            && best.map_or(true, |(b, _)| above > b);
-        if branch {
-            return Some(Pick::Branch);
+        let branching = self.success && self.levels.len() < self.jobs;
+        let based: HashSet<u64> = self.levels.iter().filter_map(|l| l.on).collect();
+        // The log-probability that each level's text becomes the current one.
+        let mut need: Vec<f64> = Vec::with_capacity(self.levels.len());
+        let mut best: Option<(f64, Pick)> = None;
+        let mut consider = |score: f64, pick: Pick| {
+            if score >= MIN_NEED && best.map_or(true, |(b, _)| score > b) {
+                best = Some((score, pick));
+            }
+        };
+        for (k, level) in self.levels.iter().enumerate() {
+            let here = match level.on {
+                None => 0.0,
+                Some(on) => {
+                    let below = &self.levels[level.below].window;
+                    need[level.below] + self.odds_of(below, on, &pass_of)
+                }
+            };
+            need.push(here);
+            if open(&level.gen).is_some() && level.window.has_room(busy) {
+                consider(
+                    here + self.all_fail(level.window.slots(), &pass_of),
+                    Pick::Level(k),
+                );
+            }
+            if !branching {
+                continue;
+            }
+            let mut ahead = here;
+            for slot in level.window.slots() {
+                match slot.state {
+                    State::Running(_) => {
+                        let p = self.rates.p(pass_of(&slot.payload));
+                        if !based.contains(&slot.id) {
+                            consider(
+                                ahead + p.ln(),
+                                Pick::Branch {
+                                    level: k,
+                                    on: slot.id,
+                                },
+                            );
+                        }
+                        ahead += (1.0 - p).ln();
+                    }
+                    State::Finished(Outcome::Interesting) => {
+                        if !based.contains(&slot.id) {
+                            consider(
+                                ahead,
+                                Pick::Branch {
+                                    level: k,
+                                    on: slot.id,
+                                },
+                            );
+                        }
+                        break;
+                    }
+                    State::Finished(Outcome::Uninteresting) => {}
+                }
+            }
         }
         best.map(|b| b.1)
     }
 
-    /// The top level's front, the base of a [`Pick::Branch`].
-    pub fn top_front(&self) -> Option<&Slot<R, P>> {
-        self.levels.last()?.window.front()
+    /// The log-probability that every running slot of `slots` fails.
+    fn all_fail<'a, 's>(
+        &self,
+        slots: impl Iterator<Item = &'a Slot<R, P>>,
+        pass_of: impl Fn(&P) -> &'s str,
+    ) -> f64
+    where
+        R: 'a,
+        P: 'a,
+    {
+        slots
+            .filter(|s| matches!(s.state, State::Running(_)))
+            .map(|s| (1.0 - self.rates.p(pass_of(&s.payload))).ln())
+            .sum()
     }
 
-    /// Opens a level on the top level's front `on`, generating with `gen`.
-    pub fn branch(&mut self, on: u64, gen: G) {
+    /// The log-probability that slot `on` of `window` is the one accepted from it: every
+    /// running slot before it fails and it (if still running) succeeds.
+    fn odds_of<'s>(&self, window: &Window<R, P>, on: u64, pass_of: impl Fn(&P) -> &'s str) -> f64 {
+        let mut odds = 0.0;
+        for slot in window.slots() {
+            let running = matches!(slot.state, State::Running(_));
+            let p = self.rates.p(pass_of(&slot.payload));
+            if slot.id == on {
+                return odds + if running { p.ln() } else { 0.0 };
+            }
+            if running {
+                odds += (1.0 - p).ln();
+            }
+        }
+        f64::NEG_INFINITY
+    }
+
+    /// Slot `id` of level `k`.
+    pub fn slot(&self, k: usize, id: u64) -> Option<&Slot<R, P>> {
+        self.levels.get(k)?.window.slots().find(|s| s.id == id)
+    }
+
+    /// Opens a level on slot `on` of level `k`, generating with `gen`.
+    pub fn branch(&mut self, k: usize, on: u64, gen: G) {
+        let depth = self.levels[k].depth + 1;
         self.levels.push(Level {
             window: Window::new(self.jobs),
             gen,
             on: Some(on),
+            below: k,
+            depth,
         });
     }
 
-    /// Drops known failures off the fronts (level 0's count for the rates) and the levels
-    /// whose base is no longer the front below; each dropped slot goes to `drop`.
+    /// Drops known failures off the fronts (level 0's count for the rates), the slots behind
+    /// a known success, and the levels whose base can no longer be accepted (it failed, or a
+    /// slot before it succeeded, or its own base level went); each dropped slot goes to
+    /// `drop`.
     pub fn settle<'s>(
         &mut self,
         pass_of: impl Fn(&P) -> &'s str,
         drop: &mut impl FnMut(Slot<R, P>),
     ) {
-        for k in 0..self.levels.len() {
-            let rates = &mut self.rates;
-            self.levels[k].window.pop_failed(|s| {
+        let rates = &mut self.rates;
+        for (k, level) in self.levels.iter_mut().enumerate() {
+            level.window.pop_failed(|s| {
                 if k == 0 {
                     rates.note(pass_of(&s.payload), false);
                 }
             });
-            let front = self.levels[k].window.front().map(|s| s.id);
-            if k + 1 < self.levels.len() && (front.is_none() || self.levels[k + 1].on != front) {
-                self.cut(k + 1, drop);
-                return;
-            }
+            level.window.cut_behind_interesting(&mut *drop);
         }
+        let mut keep = vec![true; self.levels.len()];
+        for k in 1..self.levels.len() {
+            let level = &self.levels[k];
+            keep[k] = keep[level.below]
+                && level.on.is_some_and(|on| {
+                    self.levels[level.below].window.slots().any(|s| {
+                        s.id == on && !matches!(s.state, State::Finished(Outcome::Uninteresting))
+                    })
+                });
+        }
+        self.retain(&keep, drop);
     }
 
-    /// Level 0's accepted front, if any, and whether level 1 (its continuation) took level
-    /// 0's place; otherwise every level is gone and the caller starts level 0 afresh.
+    /// Level 0's accepted front, if any, and whether the level on it (its continuation) took
+    /// level 0's place, with the levels above it; otherwise every level is gone and the
+    /// caller starts level 0 afresh.
     pub fn accept<'s>(
         &mut self,
         pass_of: impl Fn(&P) -> &'s str,
@@ -160,25 +255,56 @@ impl<R, P, G> Tree<R, P, G> {
         self.settle(&pass_of, drop);
         let slot = self.levels.first_mut()?.window.take_accepted()?;
         self.rates.note(pass_of(&slot.payload), true);
-        let promoted = self.levels.get(1).is_some_and(|l| l.on == Some(slot.id));
-        let old = self.levels.remove(0);
-        let mut w = old.window;
-        w.drain().for_each(&mut *drop);
-        if promoted {
-            self.levels[0].on = None;
-        } else {
-            self.cut(0, drop);
+        let mut keep = vec![false; self.levels.len()];
+        for k in 1..self.levels.len() {
+            let level = &self.levels[k];
+            keep[k] = if level.below == 0 {
+                level.on == Some(slot.id)
+            } else {
+                keep[level.below]
+            };
+        }
+        let promoted = keep.iter().any(|&k| k);
+        self.retain(&keep, drop);
+        if let Some(root) = self.levels.first_mut() {
+            root.on = None;
+            root.below = 0;
+        }
+        for level in &mut self.levels {
+            level.depth -= 1;
         }
         Some((slot, promoted))
     }
 
+    /// Keeps the levels marked in `keep` (a level kept has its base level kept, or is the
+    /// new level 0), handing the other levels' slots to `drop`.
+    fn retain(&mut self, keep: &[bool], drop: &mut impl FnMut(Slot<R, P>)) {
+        if keep.iter().all(|&k| k) {
+            return;
+        }
+        let mut index = vec![0; keep.len()];
+        let mut kept = Vec::with_capacity(self.levels.len());
+        for (k, mut level) in self.levels.drain(..).enumerate() {
+            if keep[k] {
+                index[k] = kept.len();
+                level.below = index[level.below];
+                kept.push(level);
+            } else {
+                level.window.drain().for_each(&mut *drop);
+            }
+        }
+        self.levels = kept;
+    }
+
     /// Starts level 0 afresh on `gen` (after an accepted candidate that was not promoted).
     pub fn restart(&mut self, gen: G) {
-        self.cut(0, &mut |_| {});
+        self.cut_all(&mut |_| {});
         self.levels.push(Level {
             window: Window::new(self.jobs),
             gen,
             on: None,
+            below: 0,
+            depth: 0,
         });
     }
 
@@ -188,9 +314,9 @@ impl<R, P, G> Tree<R, P, G> {
         self.levels[k].window.finish(id, outcome)
     }
 
-    /// Drops the levels from `k` up, handing their slots to `drop`.
-    pub fn cut(&mut self, k: usize, drop: &mut impl FnMut(Slot<R, P>)) {
-        for mut level in self.levels.drain(k.min(self.levels.len())..) {
+    /// Drops every level, handing their slots to `drop`.
+    pub fn cut_all(&mut self, drop: &mut impl FnMut(Slot<R, P>)) {
+        for mut level in self.levels.drain(..) {
             level.window.drain().for_each(&mut *drop);
         }
     }

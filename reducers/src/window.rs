@@ -90,11 +90,6 @@ impl<R, P> Window<R, P> {
         None
     }
 
-    /// The first slot (the next to be decided).
-    pub fn front(&self) -> Option<&Slot<R, P>> {
-        self.slots.front()
-    }
-
     /// Pops known-uninteresting candidates off the front, showing each to `f`.
     pub fn pop_failed(&mut self, mut f: impl FnMut(&Slot<R, P>)) {
         while let Some(front) = self.slots.front() {
@@ -106,12 +101,25 @@ impl<R, P> Window<R, P> {
         }
     }
 
-    /// Slots whose test is still running.
-    pub fn running(&self) -> usize {
-        self.slots
+    /// Drops the slots behind the first one known to be interesting (none of them can be
+    /// accepted before it), handing each to `drop` (to cancel its test).
+    pub fn cut_behind_interesting(&mut self, mut drop: impl FnMut(Slot<R, P>)) {
+        if self.interesting == 0 {
+            return;
+        }
+        let first = self
+            .slots
             .iter()
-            .filter(|s| matches!(s.state, State::Running(_)))
-            .count()
+            .position(|s| matches!(s.state, State::Finished(Outcome::Interesting)));
+        if let Some(i) = first {
+            self.slots.drain(i + 1..).for_each(&mut drop);
+            self.interesting = 1;
+        }
+    }
+
+    /// The slots in generation order.
+    pub fn slots(&self) -> impl Iterator<Item = &Slot<R, P>> {
+        self.slots.iter()
     }
 
     /// True when slot `id` is in the window.
