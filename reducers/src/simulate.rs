@@ -277,7 +277,7 @@ fn window_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
             };
             match cost(g) {
                 None => {
-                    if window.push(id, State::Finished(outcome), g) == Filling::Stop {
+                    if window.push(id, State::Finished(outcome), g, now) == Filling::Stop {
                         g += 1;
                         break;
                     }
@@ -286,7 +286,7 @@ fn window_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
                     tests += 1;
                     live.insert(id);
                     running.push(Reverse((Ordered(now + c), id, g)));
-                    window.push(id, State::Running(()), g);
+                    window.push(id, State::Running(()), g, now);
                 }
             }
             g += 1;
@@ -323,7 +323,7 @@ fn window_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
         } else {
             Outcome::Uninteresting
         };
-        window.finish(id, outcome);
+        window.finish(id, outcome, now);
     }
     Prediction {
         workers,
@@ -400,7 +400,7 @@ fn levels_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
                 tree.settle(pass_of, &mut |s: Slot<(), SimCand>| {
                     live.remove(&s.id);
                 });
-                match tree.pick(live.len(), open, pass_of) {
+                match tree.pick(live.len(), now, open, pass_of) {
                     None => break,
                     Some(Pick::Branch { level, on }) => {
                         let Some(base) = tree.slot(level, on) else {
@@ -440,7 +440,7 @@ fn levels_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
                         let cand = SimCand { i, real };
                         match cost {
                             None => {
-                                level.window.push(id, State::Finished(outcome), cand);
+                                level.window.push(id, State::Finished(outcome), cand, now);
                             }
                             Some(c) => {
                                 tests += 1;
@@ -451,7 +451,7 @@ fn levels_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
                                     id,
                                     outcome == Outcome::Interesting,
                                 )));
-                                level.window.push(id, State::Running(()), cand);
+                                level.window.push(id, State::Running(()), cand, now);
                             }
                         }
                     }
@@ -476,7 +476,7 @@ fn levels_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
         if l0.window.is_empty() && open(&l0.gen).is_none() {
             break;
         }
-        if tree.pick(live.len(), open, pass_of).is_some() {
+        if tree.pick(live.len(), now, open, pass_of).is_some() {
             continue;
         }
         // Wait for the next test to end.
@@ -492,7 +492,7 @@ fn levels_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
         } else {
             Outcome::Uninteresting
         };
-        tree.finish(id, outcome);
+        tree.finish(id, outcome, now);
     }
     Prediction {
         workers,

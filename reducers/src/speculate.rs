@@ -16,33 +16,73 @@
 //! `Π p(front of each level below, when undecided) × (1 − p)^j`; the highest wins, ties go to
 //! the lower level, and a new level (a branch on the top level's front) competes with `j = 0`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use crate::driver::Outcome;
 use crate::window::{Slot, State, Window};
 
 /// The lowest log-probability of being needed a test may have to be started: a cap on the
 /// wasted tests when workers are many.
-const MIN_NEED: f64 = -9.2;
+const MIN_NEED: f64 = -11.5;
 
-/// Accept rates by pass name.
+/// How many recent test times of each kind a pass keeps (texts shrink, and their tests
+/// get faster: old times would mislead).
+const TIMES: usize = 32;
+
+/// What level 0's decisions taught about one pass.
 #[derive(Default)]
-pub(crate) struct Rates(HashMap<String, (u32, u32)>);
+struct PassRates {
+    accepted: u32,
+    decided: u32,
+    /// Recent times of its failed tests and of its interesting ones, in seconds.
+    fails: VecDeque<f64>,
+    wins: VecDeque<f64>,
+}
+
+/// The share of `times` longer than `t`, smoothed (1 with no times at all).
+fn longer(times: &VecDeque<f64>, t: f64) -> f64 {
+    let over = times.iter().filter(|&&x| x > t).count();
+    (over as f64 + 1.0) / (times.len() as f64 + 1.0)
+}
+
+/// Accept rates and test times by pass name.
+#[derive(Default)]
+pub(crate) struct Rates(HashMap<String, PassRates>);
 
 impl Rates {
     /// The running accept rate of `pass`, with a prior of 1 in 4 (weighing 4 decisions).
     pub fn p(&self, pass: &str) -> f64 {
-        let (acc, n) = self.0.get(pass).copied().unwrap_or((0, 0));
+        let (acc, n) = self.0.get(pass).map_or((0, 0), |r| (r.accepted, r.decided));
         ((f64::from(acc) + 1.0) / (f64::from(n) + 4.0)).clamp(0.02, 0.9)
     }
 
-    fn note(&mut self, pass: &str, accepted: bool) {
+    /// The chance that a test of `pass` still running after `t` seconds turns out
+    /// interesting: [`Rates::p`], updated by how often its failed and its interesting tests
+    /// ran that long (a crash takes clang further than a parse error: failures are mostly
+    /// quick, so a test that runs on is likely the one accepted).
+    pub fn p_after(&self, pass: &str, t: f64) -> f64 {
+        let p = self.p(pass);
+        let Some(r) = self.0.get(pass).filter(|_| t > 0.0) else {
+            return p;
+        };
+        let (win, fail) = (p * longer(&r.wins, t), (1.0 - p) * longer(&r.fails, t));
+        (win / (win + fail)).clamp(0.02, 0.9)
+    }
+
+    fn note(&mut self, pass: &str, accepted: bool, took: Option<f64>) {
         let e = match self.0.get_mut(pass) {
             Some(e) => e,
             None => self.0.entry(pass.to_string()).or_default(),
         };
-        e.0 += u32::from(accepted);
-        e.1 += 1;
+        e.accepted += u32::from(accepted);
+        e.decided += 1;
+        if let Some(t) = took {
+            let times = if accepted { &mut e.wins } else { &mut e.fails };
+            if times.len() == TIMES {
+                times.pop_front();
+            }
+            times.push_back(t);
+        }
     }
 }
 
@@ -89,11 +129,13 @@ impl<R, P, G> Tree<R, P, G> {
         }
     }
 
-    /// Where the next candidate goes while `busy` tests occupy workers (`None`: nowhere).
-    /// `open` gives a generator's pass when it can generate more; `pass_of`, a slot's pass.
+    /// Where the next candidate goes while `busy` tests occupy workers, at time `now` (`None`:
+    /// nowhere). `open` gives a generator's pass when it can generate more; `pass_of`, a
+    /// slot's pass.
     pub fn pick<'s>(
         &self,
         busy: usize,
+        now: f64,
         open: impl Fn(&G) -> Option<&'s str>,
         pass_of: impl Fn(&P) -> &'s str,
     ) -> Option<Pick> {
@@ -101,99 +143,48 @@ impl<R, P, G> Tree<R, P, G> {
             return None;
         }
         let branching = self.success && self.levels.len() < self.jobs;
+        // By slot id: the log-probability that the slot is accepted from its level and its
+        // level's text becomes the current one (what a level on it needs).
+        let mut odds: HashMap<u64, f64> = HashMap::new();
         let based: HashSet<u64> = self.levels.iter().filter_map(|l| l.on).collect();
-        // The log-probability that each level's text becomes the current one.
-        let mut need: Vec<f64> = Vec::with_capacity(self.levels.len());
         let mut best: Option<(f64, Pick)> = None;
         let mut consider = |score: f64, pick: Pick| {
-            if score >= MIN_NEED && best.map_or(true, |(b, _)| score > b) {
+            let floor = matches!(pick, Pick::Level(0)) || score >= MIN_NEED;
+            if floor && best.map_or(true, |(b, _)| score > b) {
                 best = Some((score, pick));
             }
         };
         for (k, level) in self.levels.iter().enumerate() {
+            // The log-probability that this level's text becomes the current one.
             let here = match level.on {
                 None => 0.0,
-                Some(on) => {
-                    let below = &self.levels[level.below].window;
-                    need[level.below] + self.odds_of(below, on, &pass_of)
-                }
+                Some(on) => odds.get(&on).copied().unwrap_or(f64::NEG_INFINITY),
             };
-            need.push(here);
-            if open(&level.gen).is_some() && level.window.has_room(busy) {
-                consider(
-                    here + self.all_fail(level.window.slots(), &pass_of),
-                    Pick::Level(k),
-                );
-            }
-            if !branching {
-                continue;
-            }
+            // Walking the window: the log-probability that every slot so far fails.
             let mut ahead = here;
+            let mut front = true;
             for slot in level.window.slots() {
-                match slot.state {
-                    State::Running(_) => {
-                        let p = self.rates.p(pass_of(&slot.payload));
-                        if !based.contains(&slot.id) {
-                            consider(
-                                ahead + p.ln(),
-                                Pick::Branch {
-                                    level: k,
-                                    on: slot.id,
-                                },
-                            );
-                        }
-                        ahead += (1.0 - p).ln();
-                    }
-                    State::Finished(Outcome::Interesting) => {
-                        if !based.contains(&slot.id) {
-                            consider(
-                                ahead,
-                                Pick::Branch {
-                                    level: k,
-                                    on: slot.id,
-                                },
-                            );
-                        }
-                        break;
-                    }
-                    State::Finished(Outcome::Uninteresting) => {}
+                let p = match slot.state {
+                    State::Running(_) => self
+                        .rates
+                        .p_after(pass_of(&slot.payload), now - slot.started),
+                    State::Finished(Outcome::Interesting) => 1.0,
+                    State::Finished(Outcome::Uninteresting) => continue,
+                };
+                odds.insert(slot.id, ahead + p.ln());
+                // A branch on the level's front, or on a known success behind it.
+                let base = std::mem::replace(&mut front, false) || p >= 1.0;
+                if branching && base && !based.contains(&slot.id) {
+                    let on = slot.id;
+                    consider(ahead + p.ln(), Pick::Branch { level: k, on });
                 }
+                ahead += (1.0 - p).ln();
+            }
+            if open(&level.gen).is_some() && level.window.has_room(busy) {
+                consider(ahead, Pick::Level(k));
             }
         }
         best.map(|b| b.1)
-    }
-
-    /// The log-probability that every running slot of `slots` fails.
-    fn all_fail<'a, 's>(
-        &self,
-        slots: impl Iterator<Item = &'a Slot<R, P>>,
-        pass_of: impl Fn(&P) -> &'s str,
-    ) -> f64
-    where
-        R: 'a,
-        P: 'a,
-    {
-        slots
-            .filter(|s| matches!(s.state, State::Running(_)))
-            .map(|s| (1.0 - self.rates.p(pass_of(&s.payload))).ln())
-            .sum()
-    }
-
-    /// The log-probability that slot `on` of `window` is the one accepted from it: every
-    /// running slot before it fails and it (if still running) succeeds.
-    fn odds_of<'s>(&self, window: &Window<R, P>, on: u64, pass_of: impl Fn(&P) -> &'s str) -> f64 {
-        let mut odds = 0.0;
-        for slot in window.slots() {
-            let running = matches!(slot.state, State::Running(_));
-            let p = self.rates.p(pass_of(&slot.payload));
-            if slot.id == on {
-                return odds + if running { p.ln() } else { 0.0 };
-            }
-            if running {
-                odds += (1.0 - p).ln();
-            }
-        }
-        f64::NEG_INFINITY
     }
 
     /// Slot `id` of level `k`.
@@ -226,7 +217,7 @@ impl<R, P, G> Tree<R, P, G> {
         for (k, level) in self.levels.iter_mut().enumerate() {
             level.window.pop_failed(|s| {
                 if k == 0 {
-                    rates.note(pass_of(&s.payload), false);
+                    rates.note(pass_of(&s.payload), false, s.took);
                 }
             });
             level.window.cut_behind_interesting(&mut *drop);
@@ -254,7 +245,7 @@ impl<R, P, G> Tree<R, P, G> {
     ) -> Option<(Slot<R, P>, bool)> {
         self.settle(&pass_of, drop);
         let slot = self.levels.first_mut()?.window.take_accepted()?;
-        self.rates.note(pass_of(&slot.payload), true);
+        self.rates.note(pass_of(&slot.payload), true, slot.took);
         let mut keep = vec![false; self.levels.len()];
         for k in 1..self.levels.len() {
             let level = &self.levels[k];
@@ -309,9 +300,9 @@ impl<R, P, G> Tree<R, P, G> {
     }
 
     /// Records the outcome of test `id`, wherever it is.
-    pub fn finish(&mut self, id: u64, outcome: Outcome) -> Option<&mut Slot<R, P>> {
+    pub fn finish(&mut self, id: u64, outcome: Outcome, at: f64) -> Option<&mut Slot<R, P>> {
         let k = self.levels.iter().position(|l| l.window.holds(id))?;
-        self.levels[k].window.finish(id, outcome)
+        self.levels[k].window.finish(id, outcome, at)
     }
 
     /// Drops every level, handing their slots to `drop`.

@@ -1,16 +1,21 @@
 //! The speculation window: the scheduling policy the driver (`driver.rs`) and the simulator
 //! (`simulate.rs`) share, so that a prediction made from a trace follows the same rules as a
 //! real run. Candidates enter in generation order; a new one may be generated while fewer
-//! than `jobs` tests are on workers and the window holds fewer than [`PER_JOB`] × `jobs`
+//! than `jobs` tests are on workers and the window holds fewer than `jobs` + [`SPARE`]
 //! slots; the front slot is accepted when it is interesting (every slot before it having
-//! failed); an accepted candidate cancels the rest.
+//! failed); a slot known to be interesting cancels the ones behind it, and an accepted
+//! candidate the rest.
 
 use std::collections::VecDeque;
 
 use crate::driver::Outcome;
 
-/// Slots per job the window may hold (finished ones waiting for an earlier test included).
-pub(crate) const PER_JOB: usize = 4;
+/// Slots the window may hold beyond one per job (finished ones waiting for an earlier test
+/// included). Few: with many workers, levels of success speculation put idle workers to
+/// better use than failure speculation far behind the front (measured with `icepick
+/// simulate`: 4 × `jobs` slots gave 8.7x at 64 workers on big-amdgpu-si-flat, `jobs` + 4
+/// gave 10.0x).
+pub(crate) const SPARE: usize = 4;
 
 /// Where a candidate's test stands. `R` is what a running test needs to be cancelled.
 pub(crate) enum State<R> {
@@ -23,6 +28,10 @@ pub(crate) struct Slot<R, P> {
     pub id: u64,
     pub state: State<R>,
     pub payload: P,
+    /// When its test started (seconds on the caller's clock).
+    pub started: f64,
+    /// How long its test took, once finished (`None`: running, or answered from a cache).
+    pub took: Option<f64>,
 }
 
 /// Candidates in generation order.
@@ -45,18 +54,25 @@ impl<R, P> Window<R, P> {
 
     /// True when another candidate may be generated while `busy` tests occupy workers
     /// (cancelled ones still running included): fewer than `jobs` busy, fewer than
-    /// [`PER_JOB`] × `jobs` slots, and none known to be interesting (a candidate after it
+    /// `jobs` + [`SPARE`] slots, and none known to be interesting (a candidate after it
     /// would be thrown away for sure).
     pub fn has_room(&self, busy: usize) -> bool {
-        busy < self.jobs && self.slots.len() < PER_JOB * self.jobs && self.interesting == 0
+        busy < self.jobs && self.slots.len() < self.jobs + SPARE && self.interesting == 0
     }
 
-    /// Adds a candidate behind the others. A finished interesting one (a cache hit) ends the
-    /// filling: nothing after it can be accepted before it.
-    pub fn push(&mut self, id: u64, state: State<R>, payload: P) -> Filling {
+    /// Adds a candidate behind the others, its test started `at` (or answered from a cache
+    /// then). A finished interesting one (a cache hit) ends the filling: nothing after it can
+    /// be accepted before it.
+    pub fn push(&mut self, id: u64, state: State<R>, payload: P, at: f64) -> Filling {
         let stop = matches!(state, State::Finished(Outcome::Interesting));
         self.interesting += usize::from(stop);
-        self.slots.push_back(Slot { id, state, payload });
+        self.slots.push_back(Slot {
+            id,
+            state,
+            payload,
+            started: at,
+            took: None,
+        });
         if stop {
             Filling::Stop
         } else {
@@ -64,10 +80,11 @@ impl<R, P> Window<R, P> {
         }
     }
 
-    /// Records the outcome of test `id`; the slot, when it is still in the window.
-    pub fn finish(&mut self, id: u64, outcome: Outcome) -> Option<&mut Slot<R, P>> {
+    /// Records the outcome of test `id`, ended `at`; the slot, when it is still in the window.
+    pub fn finish(&mut self, id: u64, outcome: Outcome, at: f64) -> Option<&mut Slot<R, P>> {
         let slot = self.slots.iter_mut().find(|s| s.id == id)?;
         slot.state = State::Finished(outcome);
+        slot.took = Some((at - slot.started).max(0.0));
         self.interesting += usize::from(outcome == Outcome::Interesting);
         Some(slot)
     }
