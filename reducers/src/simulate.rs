@@ -647,6 +647,22 @@ mod tests {
     }
 
     #[test]
+    fn a_known_success_behind_a_slow_front_gets_its_level_at_once() {
+        // The front fails after 4 s; the candidate behind it is accepted after 1 s, and three
+        // more accepted candidates follow from it. A chain of levels opens only on a front,
+        // so the three would wait for the slow failure (done at 5 s); the tree opens a level
+        // on the known success behind it at 1 s, and they are done before the front is.
+        let mut path = vec![
+            step(0, 0, 0, false, Some(4.0)),
+            step(1, 0, 0, true, Some(1.0)),
+        ];
+        path.extend((2..5).map(|i| step(i, 0, i - 1, true, Some(1.0))));
+        let p = simulate(&path, 16, 0.0);
+        assert_eq!(p.wall_s, 4.0, "{p:?}");
+        assert_eq!(simulate(&path, 1, 0.0).wall_s, 8.0);
+    }
+
+    #[test]
     fn off_path_speculation_is_charged_the_passs_mean_failed_test() {
         // The front fails after 4 s; while it runs, one idle worker speculates on its
         // success (wasted, 1 s: the mean failure) and the other tests the next candidate.

@@ -312,3 +312,45 @@ impl<R, P, G> Tree<R, P, G> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_test_that_outlives_its_passs_failures_is_likely_the_accepted_one() {
+        let mut r = Rates::default();
+        for _ in 0..20 {
+            r.note("tokens", false, Some(0.05));
+        }
+        r.note("tokens", true, Some(0.4));
+        r.note("tokens", true, Some(0.5));
+        let p = r.p("tokens");
+        assert!((p - 3.0 / 26.0).abs() < 1e-9, "{p}");
+        // Fresh, or no older than a failure: the accept rate.
+        assert_eq!(r.p_after("tokens", 0.0), p);
+        assert!((r.p_after("tokens", 0.01) - p).abs() < 1e-9);
+        // Past every failure, before the successes end: most likely a success.
+        assert!(
+            r.p_after("tokens", 0.1) > 0.6,
+            "{}",
+            r.p_after("tokens", 0.1)
+        );
+        // A pass with no times yet keeps its prior.
+        assert_eq!(r.p_after("lines", 5.0), r.p("lines"));
+    }
+
+    #[test]
+    fn recent_times_replace_old_ones() {
+        let mut r = Rates::default();
+        for _ in 0..TIMES {
+            r.note("lines", false, Some(2.0));
+        }
+        let before = r.p_after("lines", 1.0);
+        for _ in 0..TIMES {
+            r.note("lines", false, Some(0.1));
+        }
+        assert!(r.p_after("lines", 1.0) > before);
+        assert_eq!(r.0["lines"].fails.len(), TIMES);
+    }
+}
