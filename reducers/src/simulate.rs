@@ -5,8 +5,9 @@
 //! *serial path* — is the same for any `jobs`: the prediction needs only each candidate's
 //! outcome and the time its test took. A parallel run does more: it keeps `jobs` candidates
 //! in flight, derived from the current text on the assumption that the earlier ones fail
-//! (failure speculation), and — success speculation (`speculate.rs`) — derived from the front
-//! candidate on the assumption that it is accepted. Tests that turn out not to be needed are
+//! (failure speculation), and — success speculation (`speculate.rs`) — derived from a
+//! candidate (a level's front, or a known success behind it) on the assumption that it is
+//! accepted, recursively: a tree of levels. Tests that turn out not to be needed are
 //! thrown away (wasted work), and they are not in a serial trace, so the simulator stands in
 //! for them:
 //!
@@ -17,6 +18,9 @@
 //!   in the trace (the pass's typical test: most candidates fail), judged uninteresting. A real
 //!   run may find some of them interesting or cached; that changes only which wasted tests
 //!   run, never what is accepted.
+//!
+//! The time-aware accept odds (`speculate.rs`: a test that outlives its pass's failures is
+//! likely a success) see the virtual clock: a slot's test started when it was generated.
 //!
 //! Success speculation on the candidate that the serial run accepts is exact: its level is
 //! the serial continuation, with the trace's outcomes and times.

@@ -1,20 +1,36 @@
-//! Success speculation: the levels of speculation the driver (`driver.rs`) and the simulator
-//! (`simulate.rs`) share, so that a prediction follows the same rules as a real run.
+//! Success speculation: the tree of speculation levels the driver (`driver.rs`) and the
+//! simulator (`simulate.rs`) share, so that a prediction follows the same rules as a real run.
 //!
 //! Level 0 is the window of candidates derived from the current text (`window.rs`: generated
-//! assuming every earlier one fails, accepted in generation order). Level `k + 1` holds the
-//! candidates a serial run would generate *if the front candidate of level `k` is accepted*:
-//! the front's own pass, resumed from its `on_success` cursor on its text. A level exists only
-//! while its base is the front of the level below: when that base is known to fail, the level
-//! and everything above it is thrown away (its tests cancelled, wasted); when level 0 accepts
-//! its front, level 1 becomes level 0 and keeps its tests. Acceptance stays in generation
-//! order at level 0, so the output is the serial one for any number of workers.
+//! assuming every earlier one fails, accepted in generation order). Every other level holds
+//! the candidates a serial run would generate *if one slot of a level below is accepted*
+//! (its base): the base's own pass, resumed from its `on_success` cursor on its text. Levels
+//! form a tree: a level opens on the front (first undecided slot) of any level, or on a slot
+//! already known to be interesting behind a front that still runs (on the 1.9 MB input,
+//! crash-cut's slow failures run while provenance's candidate behind them is accepted: the
+//! subtree above it proceeds). When a base is known to fail, or a slot before it is known to
+//! succeed, its level and everything above it is thrown away (tests cancelled, wasted); a
+//! slot known to succeed also cancels the slots behind it. When level 0 accepts a slot, the
+//! level on it becomes level 0 with its subtree and keeps its tests; the other levels go.
+//! Acceptance stays in generation order at level 0, so the output is the serial one for any
+//! number of workers and any timing.
 //!
-//! Which level gets the next worker: the one whose next candidate is most likely to be needed.
-//! With `p` a pass's accept rate so far (`Rates`, learnt from level 0's decisions, with a
-//! prior), a new candidate behind `j` undecided ones in level `k` is needed with probability
-//! `Π p(front of each level below, when undecided) × (1 − p)^j`; the highest wins, ties go to
-//! the lower level, and a new level (a branch on the top level's front) competes with `j = 0`.
+//! Which test gets the next worker: the one most likely to be needed. With `p` a slot's
+//! chance of being accepted, a slot is its level's accepted one with probability
+//! `need(level) × Π(1 − p) over the undecided slots before it × p`, and a level's text is
+//! needed with the probability of its base; a new candidate behind the undecided slots of a
+//! level (or the first one of a new level on a slot) competes with that score; the highest
+//! wins. `p` comes from [`Rates`]: a pass's accept rate at level 0 (with a prior of 1 in 4),
+//! updated by how long the test has run against the pass's recent failed and interesting
+//! test times (a crash runs clang further than a parse error, so failures are mostly the
+//! quick tests and a test that outlives them is likely the accepted one: it gets its level
+//! first). Caps keep the waste sane with many workers: no test whose chance of being needed
+//! is under 1 in 10^5 ([`MIN_NEED`]), at most `jobs` levels, and `jobs` + 4 slots a window.
+//!
+//! Tried and measured (`icepick simulate` on the big corpus traces, docs/BENCHMARKS.md):
+//! opening levels on *any* running slot, ranked by the same score, spreads the workers over
+//! many unlikely branches and was slower at 64 workers than levels on fronts only (5.7x and
+//! 6.6x against 4.9x and 8.6x); levels on fronts and known successes, as here, are faster.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
