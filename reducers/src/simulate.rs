@@ -247,7 +247,7 @@ fn window_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
             .find(|&i| path[i].outcome == Outcome::Interesting)
             .unwrap_or(path.len())
     };
-    let mut window: Window<(), usize> = Window::new(workers);
+    let mut window: Window<(), usize> = Window::new(workers, false);
     // Running tests by end time: (end, id, index); cancelled ones are skipped when popped.
     let mut running: BinaryHeap<Reverse<(Ordered, u64, usize)>> = BinaryHeap::new();
     let mut live: std::collections::HashSet<u64> = std::collections::HashSet::new();

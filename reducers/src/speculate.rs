@@ -25,7 +25,8 @@
 //! test times (a crash runs clang further than a parse error, so failures are mostly the
 //! quick tests and a test that outlives them is likely the accepted one: it gets its level
 //! first). Caps keep the waste sane with many workers: no test whose chance of being needed
-//! is under 1 in 10^5 ([`MIN_NEED`]), at most `jobs` levels, and `jobs` + 4 slots a window.
+//! is under 1 in 10^5 ([`MIN_NEED`]), at most `jobs` levels, and `jobs` + 4 slots a window
+//! (4 × `jobs` without success speculation: `window.rs`).
 //!
 //! Tried and measured (`icepick simulate` on the big corpus traces, docs/BENCHMARKS.md):
 //! opening levels on *any* running slot, ranked by the same score, spreads the workers over
@@ -213,7 +214,7 @@ impl<R, P, G> Tree<R, P, G> {
     pub fn branch(&mut self, k: usize, on: u64, gen: G) {
         let depth = self.levels[k].depth + 1;
         self.levels.push(Level {
-            window: Window::new(self.jobs),
+            window: Window::new(self.jobs, self.success),
             gen,
             on: Some(on),
             below: k,
@@ -308,7 +309,7 @@ impl<R, P, G> Tree<R, P, G> {
     pub fn restart(&mut self, gen: G) {
         self.cut_all(&mut |_| {});
         self.levels.push(Level {
-            window: Window::new(self.jobs),
+            window: Window::new(self.jobs, self.success),
             gen,
             on: None,
             below: 0,

@@ -1,8 +1,8 @@
 //! The speculation window: the scheduling policy the driver (`driver.rs`) and the simulator
 //! (`simulate.rs`) share, so that a prediction made from a trace follows the same rules as a
 //! real run. Candidates enter in generation order; a new one may be generated while fewer
-//! than `jobs` tests are on workers and the window holds fewer than `jobs` + [`SPARE`]
-//! slots; the front slot is accepted when it is interesting (every slot before it having
+//! than `jobs` tests are on workers and the window holds fewer than its cap of slots
+//! ([`Window::new`]); the front slot is accepted when it is interesting (every slot before it having
 //! failed); a slot known to be interesting cancels the ones behind it, and an accepted
 //! candidate the rest.
 
@@ -10,12 +10,16 @@ use std::collections::VecDeque;
 
 use crate::driver::Outcome;
 
-/// Slots the window may hold beyond one per job (finished ones waiting for an earlier test
-/// included). Few: with many workers, levels of success speculation put idle workers to
-/// better use than failure speculation far behind the front (measured with `icepick
-/// simulate`: 4 × `jobs` slots gave 8.7x at 64 workers on big-amdgpu-si-flat, `jobs` + 4
-/// gave 10.0x).
+/// Slots a window may hold beyond one per job under success speculation (finished ones
+/// waiting for an earlier test included). Few: with many workers, levels of success
+/// speculation put idle workers to better use than failure speculation far behind the front
+/// (measured with `icepick simulate`: 4 × `jobs` slots gave 8.7x at 64 workers on
+/// big-amdgpu-si-flat, `jobs` + 4 gave 10.0x).
 pub(crate) const SPARE: usize = 4;
+
+/// Slots per job a window may hold with failure speculation only (nothing else can use an
+/// idle worker, so it looks further ahead).
+pub(crate) const PER_JOB: usize = 4;
 
 /// Where a candidate's test stands. `R` is what a running test needs to be cancelled.
 pub(crate) enum State<R> {
@@ -38,26 +42,36 @@ pub(crate) struct Slot<R, P> {
 pub(crate) struct Window<R, P> {
     slots: VecDeque<Slot<R, P>>,
     jobs: usize,
+    /// At most this many slots.
+    cap: usize,
     /// Slots known to be interesting (waiting for earlier tests): nothing generated after
     /// them can be accepted first.
     interesting: usize,
 }
 
 impl<R, P> Window<R, P> {
-    pub fn new(jobs: usize) -> Self {
+    /// A window for `jobs` workers; `success`: levels of success speculation share them (cap
+    /// `jobs` + [`SPARE`] slots; otherwise [`PER_JOB`] × `jobs`).
+    pub fn new(jobs: usize, success: bool) -> Self {
+        let jobs = jobs.max(1);
         Window {
             slots: VecDeque::new(),
-            jobs: jobs.max(1),
+            jobs,
+            cap: if success {
+                jobs + SPARE
+            } else {
+                PER_JOB * jobs
+            },
             interesting: 0,
         }
     }
 
     /// True when another candidate may be generated while `busy` tests occupy workers
-    /// (cancelled ones still running included): fewer than `jobs` busy, fewer than
-    /// `jobs` + [`SPARE`] slots, and none known to be interesting (a candidate after it
+    /// (cancelled ones still running included): fewer than `jobs` busy, fewer slots than
+    /// its cap, and none known to be interesting (a candidate after it
     /// would be thrown away for sure).
     pub fn has_room(&self, busy: usize) -> bool {
-        busy < self.jobs && self.slots.len() < self.jobs + SPARE && self.interesting == 0
+        busy < self.jobs && self.slots.len() < self.cap && self.interesting == 0
     }
 
     /// Adds a candidate behind the others, its test started `at` (or answered from a cache
