@@ -8,8 +8,8 @@
 //! only the *lowest-index* interesting candidate once every candidate before it is known to
 //! be uninteresting. Later tests are then cancelled, and generation resumes in the accepted
 //! candidate's pass. It also speculates on success (`speculate.rs`): idle workers test what
-//! a serial run would test next if the front candidate is accepted, recursively; when it is,
-//! those tests are already running. The window and level rules are shared with the simulator
+//! a serial run would test next if a candidate (a front, or a known success behind one) is
+//! accepted, recursively, in a tree of levels; when it is, those tests are already running. The window and level rules are shared with the simulator
 //! (`window.rs`, `speculate.rs`, `simulate.rs`), which predicts from a trace
 //! ([`Event::Tested`]) how a run scales. The accepted sequence is exactly the one a serial run
 //! would accept, so the output is byte-identical for any `jobs` and any timing. Outcomes are
@@ -72,7 +72,7 @@ pub struct Options {
     /// Which passes run, in which order.
     pub pipeline: Pipeline,
     /// Speculate on success too: idle workers test what a serial run would test next if
-    /// the front candidate is accepted (`speculate.rs`). The output is the same either way.
+    /// a candidate is accepted (`speculate.rs`). The output is the same either way.
     pub success_speculation: bool,
 }
 

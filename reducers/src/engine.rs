@@ -145,6 +145,11 @@ fn cancel(slot: Slot<CancelToken, Cand>) {
 }
 
 impl Driver<'_, '_> {
+    /// Seconds since [`crate::reduce`] was called: the clock of the slots' test times.
+    fn now(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+
     fn stopping(&self) -> bool {
         self.panic.is_some() || self.opts.stop.load(Ordering::Relaxed)
     }
@@ -213,7 +218,11 @@ impl Driver<'_, '_> {
             if l0.window.is_empty() && l0.gen.last {
                 return;
             }
-            if self.tree.pick(self.busy, open_pass, pass_of).is_some() {
+            if self
+                .tree
+                .pick(self.busy, self.now(), open_pass, pass_of)
+                .is_some()
+            {
                 // Known results (cache hits) left the window: generate more before waiting.
                 continue;
             }
@@ -235,18 +244,17 @@ impl Driver<'_, '_> {
         let t0 = Instant::now();
         loop {
             self.tree.settle(pass_of, &mut cancel);
-            match self.tree.pick(self.busy, open_pass, pass_of) {
+            match self.tree.pick(self.busy, self.now(), open_pass, pass_of) {
                 None => break,
-                Some(Pick::Branch) => {
-                    let Some(front) = self.tree.top_front() else {
+                Some(Pick::Branch { level, on }) => {
+                    let Some(base) = self.tree.slot(level, on) else {
                         break;
                     };
-                    let Some(bytes) = front.payload.bytes.clone() else {
+                    let Some(bytes) = base.payload.bytes.clone() else {
                         break;
                     };
-                    let id = front.id;
-                    let gen = Gen::resume(&self.opts.hints, id, &front.payload, bytes);
-                    self.tree.branch(id, gen);
+                    let gen = Gen::resume(&self.opts.hints, on, &base.payload, bytes);
+                    self.tree.branch(level, on, gen);
                 }
                 Some(Pick::Level(k)) => self.step(k),
             }
@@ -305,7 +313,7 @@ impl Driver<'_, '_> {
         let flight = Flight {
             pass: pass.name(),
             pass_run: gen.ctx.pass_run,
-            base: self.stats.improvements + k as u64,
+            base: self.stats.improvements + level.depth,
             parent: gen.parent,
             bytes: cand.len(),
             hash,
@@ -322,7 +330,9 @@ impl Driver<'_, '_> {
                 on_success: step.on_success,
                 ctx,
             };
-            level.window.push(id, State::Finished(outcome), cand);
+            level
+                .window
+                .push(id, State::Finished(outcome), cand, at.as_secs_f64());
             return;
         }
         let bytes: Arc<[u8]> = Arc::from(cand);
@@ -346,7 +356,10 @@ impl Driver<'_, '_> {
             on_success: step.on_success,
             ctx,
         };
-        level.window.push(id, State::Running(token), cand);
+        let at = self.now();
+        self.tree.levels[k]
+            .window
+            .push(id, State::Running(token), cand, at);
     }
 
     /// Waits for one test result (or a poll interval, to notice the stop flag).
@@ -377,7 +390,8 @@ impl Driver<'_, '_> {
             self.stats.cancelled += 1;
         } else {
             self.cache.insert(done.hash, outcome);
-            if let Some(slot) = self.tree.finish(done.id, outcome) {
+            let at = done.end.as_secs_f64();
+            if let Some(slot) = self.tree.finish(done.id, outcome, at) {
                 if outcome == Outcome::Uninteresting {
                     slot.payload.bytes = None;
                 }
@@ -397,7 +411,7 @@ impl Driver<'_, '_> {
 
     /// Cancels every test in every level and forgets the levels.
     pub fn cancel_all(&mut self) {
-        self.tree.cut(0, &mut cancel);
+        self.tree.cut_all(&mut cancel);
     }
 }
 

@@ -25,7 +25,7 @@
 //! - A test costs about a second (a clang run), so the driver may spend O(n) per candidate
 //!   (lex, apply, hash) but nothing quadratic; [`Stats::gen_time`] measures it.
 //! - The output must not depend on `jobs` or timing: candidates are generated speculatively
-//!   assuming failure (into the next passes too) and, in levels above, assuming the front
+//!   assuming failure (into the next passes too) and, in a tree of levels above, assuming a
 //!   candidate is accepted (success speculation: `speculate.rs`), and accepted strictly in
 //!   generation order at level 0 (see `driver.rs`, `engine.rs`). So the serial sequence of
 //!   tests is the same for any `jobs`, and [`simulate`] predicts from one run's trace how it

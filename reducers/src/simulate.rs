@@ -5,8 +5,9 @@
 //! *serial path* — is the same for any `jobs`: the prediction needs only each candidate's
 //! outcome and the time its test took. A parallel run does more: it keeps `jobs` candidates
 //! in flight, derived from the current text on the assumption that the earlier ones fail
-//! (failure speculation), and — success speculation (`speculate.rs`) — derived from the front
-//! candidate on the assumption that it is accepted. Tests that turn out not to be needed are
+//! (failure speculation), and — success speculation (`speculate.rs`) — derived from a
+//! candidate (a level's front, or a known success behind it) on the assumption that it is
+//! accepted, recursively: a tree of levels. Tests that turn out not to be needed are
 //! thrown away (wasted work), and they are not in a serial trace, so the simulator stands in
 //! for them:
 //!
@@ -17,6 +18,9 @@
 //!   in the trace (the pass's typical test: most candidates fail), judged uninteresting. A real
 //!   run may find some of them interesting or cached; that changes only which wasted tests
 //!   run, never what is accepted.
+//!
+//! The time-aware accept odds (`speculate.rs`: a test that outlives its pass's failures is
+//! likely a success) see the virtual clock: a slot's test started when it was generated.
 //!
 //! Success speculation on the candidate that the serial run accepts is exact: its level is
 //! the serial continuation, with the trace's outcomes and times.
@@ -243,7 +247,7 @@ fn window_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
             .find(|&i| path[i].outcome == Outcome::Interesting)
             .unwrap_or(path.len())
     };
-    let mut window: Window<(), usize> = Window::new(workers);
+    let mut window: Window<(), usize> = Window::new(workers, false);
     // Running tests by end time: (end, id, index); cancelled ones are skipped when popped.
     let mut running: BinaryHeap<Reverse<(Ordered, u64, usize)>> = BinaryHeap::new();
     let mut live: std::collections::HashSet<u64> = std::collections::HashSet::new();
@@ -277,7 +281,7 @@ fn window_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
             };
             match cost(g) {
                 None => {
-                    if window.push(id, State::Finished(outcome), g) == Filling::Stop {
+                    if window.push(id, State::Finished(outcome), g, now) == Filling::Stop {
                         g += 1;
                         break;
                     }
@@ -286,7 +290,7 @@ fn window_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
                     tests += 1;
                     live.insert(id);
                     running.push(Reverse((Ordered(now + c), id, g)));
-                    window.push(id, State::Running(()), g);
+                    window.push(id, State::Running(()), g, now);
                 }
             }
             g += 1;
@@ -323,7 +327,7 @@ fn window_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
         } else {
             Outcome::Uninteresting
         };
-        window.finish(id, outcome);
+        window.finish(id, outcome, now);
     }
     Prediction {
         workers,
@@ -400,11 +404,13 @@ fn levels_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
                 tree.settle(pass_of, &mut |s: Slot<(), SimCand>| {
                     live.remove(&s.id);
                 });
-                match tree.pick(live.len(), open, pass_of) {
+                match tree.pick(live.len(), now, open, pass_of) {
                     None => break,
-                    Some(Pick::Branch) => {
-                        let Some(front) = tree.top_front() else { break };
-                        let (id, c) = (front.id, front.payload);
+                    Some(Pick::Branch { level, on }) => {
+                        let Some(base) = tree.slot(level, on) else {
+                            break;
+                        };
+                        let c = base.payload;
                         // On the serial path only when it is the candidate the run accepts.
                         let on_path = c.real && path[c.i].outcome == Outcome::Interesting;
                         let gen = SimGen {
@@ -416,7 +422,7 @@ fn levels_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
                             },
                             on_path,
                         };
-                        tree.branch(id, gen);
+                        tree.branch(level, on, gen);
                     }
                     Some(Pick::Level(k)) => {
                         let level = &mut tree.levels[k];
@@ -438,7 +444,7 @@ fn levels_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
                         let cand = SimCand { i, real };
                         match cost {
                             None => {
-                                level.window.push(id, State::Finished(outcome), cand);
+                                level.window.push(id, State::Finished(outcome), cand, now);
                             }
                             Some(c) => {
                                 tests += 1;
@@ -449,7 +455,7 @@ fn levels_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
                                     id,
                                     outcome == Outcome::Interesting,
                                 )));
-                                level.window.push(id, State::Running(()), cand);
+                                level.window.push(id, State::Running(()), cand, now);
                             }
                         }
                     }
@@ -474,7 +480,7 @@ fn levels_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
         if l0.window.is_empty() && open(&l0.gen).is_none() {
             break;
         }
-        if tree.pick(live.len(), open, pass_of).is_some() {
+        if tree.pick(live.len(), now, open, pass_of).is_some() {
             continue;
         }
         // Wait for the next test to end.
@@ -490,7 +496,7 @@ fn levels_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
         } else {
             Outcome::Uninteresting
         };
-        tree.finish(id, outcome);
+        tree.finish(id, outcome, now);
     }
     Prediction {
         workers,
@@ -642,6 +648,22 @@ mod tests {
         assert_eq!(simulate(&path, 64, 0.0).wall_s, 2.0);
         // With 8, the levels share them: still faster than one at a time.
         assert!(simulate(&path, 8, 0.0).wall_s < 10.0);
+    }
+
+    #[test]
+    fn a_known_success_behind_a_slow_front_gets_its_level_at_once() {
+        // The front fails after 4 s; the candidate behind it is accepted after 1 s, and three
+        // more accepted candidates follow from it. A chain of levels opens only on a front,
+        // so the three would wait for the slow failure (done at 5 s); the tree opens a level
+        // on the known success behind it at 1 s, and they are done before the front is.
+        let mut path = vec![
+            step(0, 0, 0, false, Some(4.0)),
+            step(1, 0, 0, true, Some(1.0)),
+        ];
+        path.extend((2..5).map(|i| step(i, 0, i - 1, true, Some(1.0))));
+        let p = simulate(&path, 16, 0.0);
+        assert_eq!(p.wall_s, 4.0, "{p:?}");
+        assert_eq!(simulate(&path, 1, 0.0).wall_s, 8.0);
     }
 
     #[test]

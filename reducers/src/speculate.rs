@@ -1,52 +1,120 @@
-//! Success speculation: the levels of speculation the driver (`driver.rs`) and the simulator
-//! (`simulate.rs`) share, so that a prediction follows the same rules as a real run.
+//! Success speculation: the tree of speculation levels the driver (`driver.rs`) and the
+//! simulator (`simulate.rs`) share, so that a prediction follows the same rules as a real run.
 //!
 //! Level 0 is the window of candidates derived from the current text (`window.rs`: generated
-//! assuming every earlier one fails, accepted in generation order). Level `k + 1` holds the
-//! candidates a serial run would generate *if the front candidate of level `k` is accepted*:
-//! the front's own pass, resumed from its `on_success` cursor on its text. A level exists only
-//! while its base is the front of the level below: when that base is known to fail, the level
-//! and everything above it is thrown away (its tests cancelled, wasted); when level 0 accepts
-//! its front, level 1 becomes level 0 and keeps its tests. Acceptance stays in generation
-//! order at level 0, so the output is the serial one for any number of workers.
+//! assuming every earlier one fails, accepted in generation order). Every other level holds
+//! the candidates a serial run would generate *if one slot of a level below is accepted*
+//! (its base): the base's own pass, resumed from its `on_success` cursor on its text. Levels
+//! form a tree: a level opens on the front (first undecided slot) of any level, or on a slot
+//! already known to be interesting behind a front that still runs (on the 1.9 MB input,
+//! crash-cut's slow failures run while provenance's candidate behind them is accepted: the
+//! subtree above it proceeds). When a base is known to fail, or a slot before it is known to
+//! succeed, its level and everything above it is thrown away (tests cancelled, wasted); a
+//! slot known to succeed also cancels the slots behind it. When level 0 accepts a slot, the
+//! level on it becomes level 0 with its subtree and keeps its tests; the other levels go.
+//! Acceptance stays in generation order at level 0, so the output is the serial one for any
+//! number of workers and any timing.
 //!
-//! Which level gets the next worker: the one whose next candidate is most likely to be needed.
-//! With `p` a pass's accept rate so far (`Rates`, learnt from level 0's decisions, with a
-//! prior), a new candidate behind `j` undecided ones in level `k` is needed with probability
-//! `Π p(front of each level below, when undecided) × (1 − p)^j`; the highest wins, ties go to
-//! the lower level, and a new level (a branch on the top level's front) competes with `j = 0`.
+//! Which test gets the next worker: the one most likely to be needed. With `p` a slot's
+//! chance of being accepted, a slot is its level's accepted one with probability
+//! `need(level) × Π(1 − p) over the undecided slots before it × p`, and a level's text is
+//! needed with the probability of its base; a new candidate behind the undecided slots of a
+//! level (or the first one of a new level on a slot) competes with that score; the highest
+//! wins. `p` comes from [`Rates`]: a pass's accept rate at level 0 (with a prior of 1 in 4),
+//! updated by how long the test has run against the pass's recent failed and interesting
+//! test times (a crash runs clang further than a parse error, so failures are mostly the
+//! quick tests and a test that outlives them is likely the accepted one: it gets its level
+//! first). Caps keep the waste sane with many workers: no test whose chance of being needed
+//! is under 1 in 10^5 ([`MIN_NEED`]), at most `jobs` levels, and `jobs` + 4 slots a window
+//! (4 × `jobs` without success speculation: `window.rs`).
+//!
+//! Tried and measured (`icepick simulate` on the big corpus traces, docs/BENCHMARKS.md):
+//! opening levels on *any* running slot, ranked by the same score, spreads the workers over
+//! many unlikely branches: at 64 workers 5.4x and 6.6x, against 5.9x and 10.0x for levels
+//! on fronts and known successes as here (and 4.9x and 8.6x for the earlier chain of levels
+//! on the top level's front only).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use crate::driver::Outcome;
 use crate::window::{Slot, State, Window};
 
-/// Accept rates by pass name.
+/// The lowest log-probability of being needed a test may have to be started: a cap on the
+/// wasted tests when workers are many.
+const MIN_NEED: f64 = -11.5;
+
+/// How many recent test times of each kind a pass keeps (texts shrink, and their tests
+/// get faster: old times would mislead).
+const TIMES: usize = 32;
+
+/// What level 0's decisions taught about one pass.
 #[derive(Default)]
-pub(crate) struct Rates(HashMap<String, (u32, u32)>);
+struct PassRates {
+    accepted: u32,
+    decided: u32,
+    /// Recent times of its failed tests and of its interesting ones, in seconds.
+    fails: VecDeque<f64>,
+    wins: VecDeque<f64>,
+}
+
+/// The share of `times` longer than `t`, smoothed (1 with no times at all).
+fn longer(times: &VecDeque<f64>, t: f64) -> f64 {
+    let over = times.iter().filter(|&&x| x > t).count();
+    (over as f64 + 1.0) / (times.len() as f64 + 1.0)
+}
+
+/// Accept rates and test times by pass name.
+#[derive(Default)]
+pub(crate) struct Rates(HashMap<String, PassRates>);
 
 impl Rates {
     /// The running accept rate of `pass`, with a prior of 1 in 4 (weighing 4 decisions).
     pub fn p(&self, pass: &str) -> f64 {
-        let (acc, n) = self.0.get(pass).copied().unwrap_or((0, 0));
+        let (acc, n) = self.0.get(pass).map_or((0, 0), |r| (r.accepted, r.decided));
         ((f64::from(acc) + 1.0) / (f64::from(n) + 4.0)).clamp(0.02, 0.9)
     }
 
-    fn note(&mut self, pass: &str, accepted: bool) {
+    /// The chance that a test of `pass` still running after `t` seconds turns out
+    /// interesting: [`Rates::p`], updated by how often its failed and its interesting tests
+    /// ran that long (a crash takes clang further than a parse error: failures are mostly
+    /// quick, so a test that runs on is likely the one accepted).
+    pub fn p_after(&self, pass: &str, t: f64) -> f64 {
+        let p = self.p(pass);
+        let Some(r) = self.0.get(pass).filter(|_| t > 0.0) else {
+            return p;
+        };
+        let (win, fail) = (p * longer(&r.wins, t), (1.0 - p) * longer(&r.fails, t));
+        (win / (win + fail)).clamp(0.02, 0.9)
+    }
+
+    fn note(&mut self, pass: &str, accepted: bool, took: Option<f64>) {
         let e = match self.0.get_mut(pass) {
             Some(e) => e,
             None => self.0.entry(pass.to_string()).or_default(),
         };
-        e.0 += u32::from(accepted);
-        e.1 += 1;
+        e.accepted += u32::from(accepted);
+        e.decided += 1;
+        if let Some(t) = took {
+            let times = if accepted { &mut e.wins } else { &mut e.fails };
+            if times.len() == TIMES {
+                times.pop_front();
+            }
+            times.push_back(t);
+        }
     }
 }
 
-/// One level: its window, its generator `G`, and the id of the slot below it assumes accepted.
+/// One level: its window, its generator `G`, and the slot below it assumes accepted.
 pub(crate) struct Level<R, P, G> {
     pub window: Window<R, P>,
     pub gen: G,
+    /// The id of the slot this level assumes accepted (`None` for level 0).
     pub on: Option<u64>,
+    /// The index of the level holding that slot (0 for level 0 itself); always lower than
+    /// this level's own index.
+    below: usize,
+    /// Accepted candidates this level's text assumes beyond level 0's text.
+    pub depth: u64,
 }
 
 /// Where the next candidate goes.
@@ -54,11 +122,12 @@ pub(crate) struct Level<R, P, G> {
 pub(crate) enum Pick {
     /// Generate one in this level.
     Level(usize),
-    /// Open a level on the top level's front (then pick again).
-    Branch,
+    /// Open a level on slot `on` of level `level` (then pick again).
+    Branch { level: usize, on: u64 },
 }
 
-/// The levels of speculation.
+/// The levels of speculation, a tree rooted at level 0: `levels[0]` is the current text's,
+/// and every other level's base slot is in a level of lower index.
 pub(crate) struct Tree<R, P, G> {
     pub levels: Vec<Level<R, P, G>>,
     jobs: usize,
@@ -78,80 +147,115 @@ impl<R, P, G> Tree<R, P, G> {
         }
     }
 
-    /// Where the next candidate goes while `busy` tests occupy workers (`None`: nowhere).
-    /// `open` gives a generator's pass when it can generate more; `pass_of`, a slot's pass.
+    /// Where the next candidate goes while `busy` tests occupy workers, at time `now` (`None`:
+    /// nowhere). `open` gives a generator's pass when it can generate more; `pass_of`, a
+    /// slot's pass.
     pub fn pick<'s>(
         &self,
         busy: usize,
+        now: f64,
         open: impl Fn(&G) -> Option<&'s str>,
         pass_of: impl Fn(&P) -> &'s str,
     ) -> Option<Pick> {
-        let mut best: Option<(f64, Pick)> = None;
-        let mut above = 0.0f64;
-        for (k, level) in self.levels.iter().enumerate() {
-            if let Some(pass) = open(&level.gen).filter(|_| level.window.has_room(busy)) {
-                let p = self.rates.p(pass);
-                let score = above + level.window.running() as f64 * (1.0 - p).ln();
-                if best.map_or(true, |(b, _)| score > b) {
-                    best = Some((score, Pick::Level(k)));
-                }
-            }
-            match level.window.front() {
-                Some(f) if matches!(f.state, State::Running(_)) => {
-                    above += self.rates.p(pass_of(&f.payload)).ln();
-                }
-                Some(f) if matches!(f.state, State::Finished(Outcome::Interesting)) => {}
-                _ => return best.map(|b| b.1),
-            }
+        if busy >= self.jobs {
+            return None;
         }
-        let branch = self.success
-            && self.levels.len() < self.jobs
-            && busy < self.jobs
-            && best.map_or(true, |(b, _)| above > b);
-        if branch {
-            return Some(Pick::Branch);
+        let branching = self.success && self.levels.len() < self.jobs;
+        // By slot id: the log-probability that the slot is accepted from its level and its
+        // level's text becomes the current one (what a level on it needs).
+        let mut odds: HashMap<u64, f64> = HashMap::new();
+        let based: HashSet<u64> = self.levels.iter().filter_map(|l| l.on).collect();
+        let mut best: Option<(f64, Pick)> = None;
+        let mut consider = |score: f64, pick: Pick| {
+            let floor = matches!(pick, Pick::Level(0)) || score >= MIN_NEED;
+            if floor && best.map_or(true, |(b, _)| score > b) {
+                best = Some((score, pick));
+            }
+        };
+        for (k, level) in self.levels.iter().enumerate() {
+            // The log-probability that this level's text becomes the current one.
+            let here = match level.on {
+                None => 0.0,
+                Some(on) => odds.get(&on).copied().unwrap_or(f64::NEG_INFINITY),
+            };
+            // Walking the window: the log-probability that every slot so far fails.
+            let mut ahead = here;
+            let mut front = true;
+            for slot in level.window.slots() {
+                let p = match slot.state {
+                    State::Running(_) => self
+                        .rates
+                        .p_after(pass_of(&slot.payload), now - slot.started),
+                    State::Finished(Outcome::Interesting) => 1.0,
+                    State::Finished(Outcome::Uninteresting) => continue,
+                };
+                odds.insert(slot.id, ahead + p.ln());
+                // A branch on the level's front, or on a known success behind it.
+                let base = std::mem::replace(&mut front, false) || p >= 1.0;
+                if branching && base && !based.contains(&slot.id) {
+                    let on = slot.id;
+                    consider(ahead + p.ln(), Pick::Branch { level: k, on });
+                }
+                ahead += (1.0 - p).ln();
+            }
+            if open(&level.gen).is_some() && level.window.has_room(busy) {
+                consider(ahead, Pick::Level(k));
+            }
         }
         best.map(|b| b.1)
     }
 
-    /// The top level's front, the base of a [`Pick::Branch`].
-    pub fn top_front(&self) -> Option<&Slot<R, P>> {
-        self.levels.last()?.window.front()
+    /// Slot `id` of level `k`.
+    pub fn slot(&self, k: usize, id: u64) -> Option<&Slot<R, P>> {
+        self.levels.get(k)?.window.slots().find(|s| s.id == id)
     }
 
-    /// Opens a level on the top level's front `on`, generating with `gen`.
-    pub fn branch(&mut self, on: u64, gen: G) {
+    /// Opens a level on slot `on` of level `k`, generating with `gen`.
+    pub fn branch(&mut self, k: usize, on: u64, gen: G) {
+        let depth = self.levels[k].depth + 1;
         self.levels.push(Level {
-            window: Window::new(self.jobs),
+            window: Window::new(self.jobs, self.success),
             gen,
             on: Some(on),
+            below: k,
+            depth,
         });
     }
 
-    /// Drops known failures off the fronts (level 0's count for the rates) and the levels
-    /// whose base is no longer the front below; each dropped slot goes to `drop`.
+    /// Drops known failures off the fronts (level 0's count for the rates), the slots behind
+    /// a known success, and the levels whose base can no longer be accepted (it failed, or a
+    /// slot before it succeeded, or its own base level went); each dropped slot goes to
+    /// `drop`.
     pub fn settle<'s>(
         &mut self,
         pass_of: impl Fn(&P) -> &'s str,
         drop: &mut impl FnMut(Slot<R, P>),
     ) {
-        for k in 0..self.levels.len() {
-            let rates = &mut self.rates;
-            self.levels[k].window.pop_failed(|s| {
+        let rates = &mut self.rates;
+        for (k, level) in self.levels.iter_mut().enumerate() {
+            level.window.pop_failed(|s| {
                 if k == 0 {
-                    rates.note(pass_of(&s.payload), false);
+                    rates.note(pass_of(&s.payload), false, s.took);
                 }
             });
-            let front = self.levels[k].window.front().map(|s| s.id);
-            if k + 1 < self.levels.len() && (front.is_none() || self.levels[k + 1].on != front) {
-                self.cut(k + 1, drop);
-                return;
-            }
+            level.window.cut_behind_interesting(&mut *drop);
         }
+        let mut keep = vec![true; self.levels.len()];
+        for k in 1..self.levels.len() {
+            let level = &self.levels[k];
+            keep[k] = keep[level.below]
+                && level.on.is_some_and(|on| {
+                    self.levels[level.below].window.slots().any(|s| {
+                        s.id == on && !matches!(s.state, State::Finished(Outcome::Uninteresting))
+                    })
+                });
+        }
+        self.retain(&keep, drop);
     }
 
-    /// Level 0's accepted front, if any, and whether level 1 (its continuation) took level
-    /// 0's place; otherwise every level is gone and the caller starts level 0 afresh.
+    /// Level 0's accepted front, if any, and whether the level on it (its continuation) took
+    /// level 0's place, with the levels above it; otherwise every level is gone and the
+    /// caller starts level 0 afresh.
     pub fn accept<'s>(
         &mut self,
         pass_of: impl Fn(&P) -> &'s str,
@@ -159,39 +263,112 @@ impl<R, P, G> Tree<R, P, G> {
     ) -> Option<(Slot<R, P>, bool)> {
         self.settle(&pass_of, drop);
         let slot = self.levels.first_mut()?.window.take_accepted()?;
-        self.rates.note(pass_of(&slot.payload), true);
-        let promoted = self.levels.get(1).is_some_and(|l| l.on == Some(slot.id));
-        let old = self.levels.remove(0);
-        let mut w = old.window;
-        w.drain().for_each(&mut *drop);
-        if promoted {
-            self.levels[0].on = None;
-        } else {
-            self.cut(0, drop);
+        self.rates.note(pass_of(&slot.payload), true, slot.took);
+        let mut keep = vec![false; self.levels.len()];
+        for k in 1..self.levels.len() {
+            let level = &self.levels[k];
+            keep[k] = if level.below == 0 {
+                level.on == Some(slot.id)
+            } else {
+                keep[level.below]
+            };
+        }
+        let promoted = keep.iter().any(|&k| k);
+        self.retain(&keep, drop);
+        if let Some(root) = self.levels.first_mut() {
+            root.on = None;
+            root.below = 0;
+        }
+        for level in &mut self.levels {
+            level.depth -= 1;
         }
         Some((slot, promoted))
     }
 
+    /// Keeps the levels marked in `keep` (a level kept has its base level kept, or is the
+    /// new level 0), handing the other levels' slots to `drop`.
+    fn retain(&mut self, keep: &[bool], drop: &mut impl FnMut(Slot<R, P>)) {
+        if keep.iter().all(|&k| k) {
+            return;
+        }
+        let mut index = vec![0; keep.len()];
+        let mut kept = Vec::with_capacity(self.levels.len());
+        for (k, mut level) in self.levels.drain(..).enumerate() {
+            if keep[k] {
+                index[k] = kept.len();
+                level.below = index[level.below];
+                kept.push(level);
+            } else {
+                level.window.drain().for_each(&mut *drop);
+            }
+        }
+        self.levels = kept;
+    }
+
     /// Starts level 0 afresh on `gen` (after an accepted candidate that was not promoted).
     pub fn restart(&mut self, gen: G) {
-        self.cut(0, &mut |_| {});
+        self.cut_all(&mut |_| {});
         self.levels.push(Level {
-            window: Window::new(self.jobs),
+            window: Window::new(self.jobs, self.success),
             gen,
             on: None,
+            below: 0,
+            depth: 0,
         });
     }
 
     /// Records the outcome of test `id`, wherever it is.
-    pub fn finish(&mut self, id: u64, outcome: Outcome) -> Option<&mut Slot<R, P>> {
+    pub fn finish(&mut self, id: u64, outcome: Outcome, at: f64) -> Option<&mut Slot<R, P>> {
         let k = self.levels.iter().position(|l| l.window.holds(id))?;
-        self.levels[k].window.finish(id, outcome)
+        self.levels[k].window.finish(id, outcome, at)
     }
 
-    /// Drops the levels from `k` up, handing their slots to `drop`.
-    pub fn cut(&mut self, k: usize, drop: &mut impl FnMut(Slot<R, P>)) {
-        for mut level in self.levels.drain(k.min(self.levels.len())..) {
+    /// Drops every level, handing their slots to `drop`.
+    pub fn cut_all(&mut self, drop: &mut impl FnMut(Slot<R, P>)) {
+        for mut level in self.levels.drain(..) {
             level.window.drain().for_each(&mut *drop);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_test_that_outlives_its_passs_failures_is_likely_the_accepted_one() {
+        let mut r = Rates::default();
+        for _ in 0..20 {
+            r.note("tokens", false, Some(0.05));
+        }
+        r.note("tokens", true, Some(0.4));
+        r.note("tokens", true, Some(0.5));
+        let p = r.p("tokens");
+        assert!((p - 3.0 / 26.0).abs() < 1e-9, "{p}");
+        // Fresh, or no older than a failure: the accept rate.
+        assert_eq!(r.p_after("tokens", 0.0), p);
+        assert!((r.p_after("tokens", 0.01) - p).abs() < 1e-9);
+        // Past every failure, before the successes end: most likely a success.
+        assert!(
+            r.p_after("tokens", 0.1) > 0.6,
+            "{}",
+            r.p_after("tokens", 0.1)
+        );
+        // A pass with no times yet keeps its prior.
+        assert_eq!(r.p_after("lines", 5.0), r.p("lines"));
+    }
+
+    #[test]
+    fn recent_times_replace_old_ones() {
+        let mut r = Rates::default();
+        for _ in 0..TIMES {
+            r.note("lines", false, Some(2.0));
+        }
+        let before = r.p_after("lines", 1.0);
+        for _ in 0..TIMES {
+            r.note("lines", false, Some(0.1));
+        }
+        assert!(r.p_after("lines", 1.0) > before);
+        assert_eq!(r.0["lines"].fails.len(), TIMES);
     }
 }

@@ -376,3 +376,40 @@ proptest::proptest! {
         }
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 16, ..Default::default() })]
+
+    /// The speculation tree opens levels on known successes *behind* a running front: here
+    /// failures are the slow tests and successes the quick ones, so that happens all the
+    /// time. The accepted sequence and the output stay the serial ones for jobs 2, 3 and 8.
+    #[test]
+    fn a_tree_of_levels_on_successes_behind_the_front_gives_the_serial_output(
+        words in proptest::collection::vec("[a-e]{1,3}|[{}();,]", 4..80),
+        want in proptest::collection::vec("[a-e]", 1..3),
+        slow in 0u8..3,
+    ) {
+        let text = words.join(" ");
+        let oracle = |t: &[u8], _: &CancelToken| {
+            let s = String::from_utf8_lossy(t);
+            let yes = want.iter().all(|w| s.contains(w.as_str())) && balanced(t);
+            if !yes && t.len() % 3 != slow as usize {
+                std::thread::sleep(Duration::from_micros(600));
+            }
+            if yes { Outcome::Interesting } else { Outcome::Uninteresting }
+        };
+        let run = |jobs: usize| {
+            let mut accepted = Vec::new();
+            let r = reduce(text.as_bytes(), &opts(jobs), &oracle, &mut |e| {
+                if let Event::Improved { best, .. } = e {
+                    accepted.push(best.to_vec());
+                }
+            });
+            (r.output, accepted, r.stats.rounds)
+        };
+        let serial = run(1);
+        for jobs in [2, 3, 8] {
+            proptest::prop_assert_eq!(&serial, &run(jobs), "jobs {}", jobs);
+        }
+    }
+}
