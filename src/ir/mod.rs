@@ -24,6 +24,7 @@
 
 mod bisect;
 mod cuts;
+mod depth;
 mod emit;
 mod judge;
 mod pipeline;

@@ -45,6 +45,8 @@ pub(super) struct ToolCmd {
     pub olevel: Option<String>,
     /// The `-passes=` pipeline for opt.
     pub passes: Option<String>,
+    /// Flags that only raise a pass's budget ([`super::depth`]), after the pipeline.
+    pub limits: Vec<String>,
 }
 
 impl ToolCmd {
@@ -76,6 +78,7 @@ impl ToolCmd {
         if let Some(p) = &self.passes {
             v.push(format!("-passes={p}"));
         }
+        v.extend(self.limits.iter().cloned());
         v
     }
 
@@ -193,6 +196,7 @@ pub(super) fn run(
         mattr: Vec::new(),
         olevel: (!middle).then(|| olevel.clone()),
         passes,
+        limits: Vec::new(),
     };
     let case_key = crash_key(&case.signature, tool);
     let mut judge = Judge {
@@ -368,6 +372,30 @@ pub(super) fn run(
             .map(|_| case.signature.phase.clone());
     }
 
+    let mut deep_why = None;
+    // 3b. A stack overflow in a pipeline that unrolls: the depth from a raised budget and a
+    // larger trip count, so that llvm-reduce can delete the loops the depth no longer needs.
+    if middle && case.signature.kind == "stack_overflow" {
+        let d = super::depth::deepen(&judge, &ir, &cmd)?;
+        if d.cmd.limits != cmd.limits || d.scaled.is_some() {
+            progress(&format!(
+                "raised the budget ({}){}",
+                d.cmd.limits.join(" "),
+                d.scaled
+                    .as_ref()
+                    .map(|s| format!(", loop bound {s}"))
+                    .unwrap_or_default()
+            ));
+        }
+        deep_why = d.scaled.map(|s| {
+            format!(
+                "stack overflow: a loop bound multiplied ({s}) with the unroller's budget raised, so that llvm-reduce could delete the loops that only gave depth"
+            )
+        });
+        ir = d.ir;
+        cmd = d.cmd;
+    }
+
     // 4. llvm-reduce with icepick's oracle.
     let start_bytes = start.len();
     progress(&format!(
@@ -503,6 +531,14 @@ pub(super) fn run(
         });
     }
     judge.deadline.set(None);
+    // The budget flags stay only when the reduced IR needs them.
+    if !cmd.limits.is_empty() {
+        let mut c = cmd.clone();
+        c.limits.clear();
+        if judge.ir_crashes("cut.ll", &ir, &c)? {
+            cmd = c;
+        }
+    }
     // ddmin over the features, -mcpu and -O.
     std::fs::write(work.join("cut.ll"), &ir).map_err(io(work))?;
     let nfeat = cmd.mattr.len();
@@ -597,6 +633,12 @@ pub(super) fn run(
             }
         }
     }
+    if let Some(why) = deep_why {
+        note = Some(match note {
+            Some(x) => format!("{why}; {x}"),
+            None => why,
+        });
+    }
     Ok(IrSection {
         tool: tool.name().into(),
         command: final_argv,
@@ -662,6 +704,7 @@ mod tests {
             mattr: vec!["+v".into()],
             olevel: None,
             passes: None,
+            limits: Vec::new(),
         };
         assert_eq!(c.run_line(), "; RUN: llc -mtriple=riscv64 -mattr=+v < %s");
         assert_eq!(
@@ -685,6 +728,15 @@ mod tests {
         assert_eq!(
             o.run_line(),
             "; RUN: opt -passes='loop(indvars)' -disable-output < %s"
+        );
+        let u = ToolCmd {
+            passes: Some("loop(indvars,loop-unroll-full)".into()),
+            limits: vec!["-unroll-threshold=1000000".into()],
+            ..o
+        };
+        assert_eq!(
+            u.run_line(),
+            "; RUN: opt -passes='loop(indvars,loop-unroll-full)' -unroll-threshold=1000000 -disable-output < %s"
         );
     }
 
