@@ -30,8 +30,12 @@ pub(super) const LIMIT_FLAGS: &[(&str, &str)] = &[
     ("loop-unroll", "-unroll-threshold=1000000"),
 ];
 
-/// The factors a loop bound is multiplied by, largest first.
+/// The factors a loop bound is multiplied by when the other loops stay, largest first.
 const FACTORS: &[u64] = &[100, 10];
+
+/// The factors tried for a bound that is to carry the depth alone, smallest first: the
+/// smallest that overflows unrolls the least, so every later test is the cheapest.
+const ALONE_FACTORS: &[u64] = &[2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000];
 
 /// An integer compare with a constant right operand (how clang and the loop passes write a
 /// loop's exit test: `icmp ult i32 %i, 8`).
@@ -103,9 +107,30 @@ pub(super) struct Deepened {
     pub scaled: Option<String>,
 }
 
-/// The limit flags of the pipeline's passes, then one loop bound multiplied (the first, last
-/// first, that still crashes; [`FACTORS`] tried largest first). Unchanged when no flag applies
-/// or the crash needs the budget as it is.
+/// `ir` with bound `i` of `all` multiplied by `factor` and every other bound set to 0 (their
+/// loops then run once or not at all), or `None` when the product does not fit. `all` is in
+/// [`bounds`]' order (last first), so each replacement leaves the earlier offsets valid.
+pub(super) fn alone(ir: &str, all: &[Bound], i: usize, factor: u64) -> Option<String> {
+    let mut out = ir.to_owned();
+    for (k, b) in all.iter().enumerate() {
+        let with = if k == i {
+            let v = b.value.checked_mul(factor)?;
+            scaled(&out, b, factor)?;
+            v.to_string()
+        } else {
+            "0".to_owned()
+        };
+        out.replace_range(b.at.clone(), &with);
+    }
+    Some(out)
+}
+
+/// The limit flags of the pipeline's passes, then the depth moved into one loop: the first
+/// bound (last first) that, multiplied by the smallest factor of [`ALONE_FACTORS`], crashes
+/// with every other bound at 0; the other loops then only run once and llvm-reduce deletes
+/// them. When no bound carries the depth alone, one bound multiplied with the others kept
+/// ([`FACTORS`], largest first, over every bound). Unchanged when no flag applies or the
+/// crash needs the budget as it is.
 pub(super) fn deepen(judge: &Judge, ir: &str, cmd: &ToolCmd) -> Result<Deepened, IrError> {
     let unchanged = || Deepened {
         ir: ir.to_owned(),
@@ -125,9 +150,29 @@ pub(super) fn deepen(judge: &Judge, ir: &str, cmd: &ToolCmd) -> Result<Deepened,
     if !judge.ir_crashes("deep.ll", ir, &raised)? {
         return Ok(unchanged());
     }
-    for b in bounds(ir) {
-        for &factor in FACTORS {
-            let Some(cand) = scaled(ir, &b, factor) else {
+    let all = bounds(ir);
+    for (i, b) in all.iter().enumerate() {
+        for &factor in ALONE_FACTORS {
+            let Some(cand) = alone(ir, &all, i, factor) else {
+                continue;
+            };
+            if judge.ir_crashes("deep.ll", &cand, &raised)? {
+                return Ok(Deepened {
+                    ir: cand,
+                    cmd: raised,
+                    scaled: Some(format!(
+                        "{} → {}, the {} other bounds → 0",
+                        b.value,
+                        b.value * factor,
+                        all.len() - 1
+                    )),
+                });
+            }
+        }
+    }
+    for &factor in FACTORS {
+        for b in &all {
+            let Some(cand) = scaled(ir, b, factor) else {
                 continue;
             };
             if judge.ir_crashes("deep.ll", &cand, &raised)? {
@@ -180,5 +225,14 @@ mod tests {
         assert!(scaled(ir, &b[1], 10)
             .unwrap()
             .contains("icmp slt i8 %7, 60\n"));
+        // One bound carries the depth, the others are 0.
+        let a = alone(ir, &b, 0, 500).unwrap();
+        assert!(a.contains("icmp ult i32 %.016, 4000\n"), "{a}");
+        assert!(a.contains("icmp slt i8 %7, 0\n"), "{a}");
+        assert!(a.contains("icmp eq i16 %1, 0\n"), "{a}");
+        let a = alone(ir, &b, 1, 10).unwrap();
+        assert!(a.contains("icmp ult i32 %.016, 0\n"), "{a}");
+        assert!(a.contains("icmp slt i8 %7, 60\n"), "{a}");
+        assert_eq!(alone(ir, &b, 1, 100), None);
     }
 }
