@@ -30,6 +30,9 @@ pub(super) const LIMIT_FLAGS: &[(&str, &str)] = &[
     ("loop-unroll", "-unroll-threshold=1000000"),
 ];
 
+/// The stage's line target (issue 13): a second llvm-reduce run is tried only above it.
+pub(super) const TARGET_LINES: usize = 15;
+
 /// The factors a loop bound is multiplied by when the other loops stay, largest first.
 const FACTORS: &[u64] = &[100, 10];
 
@@ -150,26 +153,14 @@ pub(super) fn deepen(judge: &Judge, ir: &str, cmd: &ToolCmd) -> Result<Deepened,
     if !judge.ir_crashes("deep.ll", ir, &raised)? {
         return Ok(unchanged());
     }
-    let all = bounds(ir);
-    for (i, b) in all.iter().enumerate() {
-        for &factor in ALONE_FACTORS {
-            let Some(cand) = alone(ir, &all, i, factor) else {
-                continue;
-            };
-            if judge.ir_crashes("deep.ll", &cand, &raised)? {
-                return Ok(Deepened {
-                    ir: cand,
-                    cmd: raised,
-                    scaled: Some(format!(
-                        "{} → {}, the {} other bounds → 0",
-                        b.value,
-                        b.value * factor,
-                        all.len() - 1
-                    )),
-                });
-            }
-        }
+    if let Some((cand, s)) = one_loop(judge, ir, &raised)? {
+        return Ok(Deepened {
+            ir: cand,
+            cmd: raised,
+            scaled: Some(s),
+        });
     }
+    let all = bounds(ir);
     for &factor in FACTORS {
         for b in &all {
             let Some(cand) = scaled(ir, b, factor) else {
@@ -189,6 +180,34 @@ pub(super) fn deepen(judge: &Judge, ir: &str, cmd: &ToolCmd) -> Result<Deepened,
         cmd: raised,
         scaled: None,
     })
+}
+
+/// The first bound (last first) that, multiplied by the smallest factor of
+/// [`ALONE_FACTORS`], crashes under `cmd` with every other bound at 0: that IR and
+/// `"8 → 4000, the 3 other bounds → 0"`.
+pub(super) fn one_loop(
+    judge: &Judge,
+    ir: &str,
+    cmd: &ToolCmd,
+) -> Result<Option<(String, String)>, IrError> {
+    let all = bounds(ir);
+    for (i, b) in all.iter().enumerate() {
+        for &factor in ALONE_FACTORS {
+            let Some(cand) = alone(ir, &all, i, factor) else {
+                continue;
+            };
+            if judge.ir_crashes("deep.ll", &cand, cmd)? {
+                let what = format!(
+                    "{} → {}, the {} other bounds → 0",
+                    b.value,
+                    b.value * factor,
+                    all.len() - 1
+                );
+                return Ok(Some((cand, what)));
+            }
+        }
+    }
+    Ok(None)
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ mod cuts;
 mod depth;
 mod emit;
 mod judge;
+mod llvm_reduce;
 mod pipeline;
 mod reduce;
 

@@ -16,10 +16,10 @@ use regex::Regex;
 
 use super::emit::{self, Tool};
 use super::judge::{Judge, SMALL_STACK};
-use super::{crash_key, pipeline, IrError, IrSection, Options, OracleSpec, OUTPUT};
+use super::{crash_key, pipeline, IrError, IrSection, Options, OUTPUT};
 use crate::case::Case;
 use crate::crash::Symbolizer;
-use crate::exec::{self, Cmd, Status};
+use crate::exec::{self, Cmd};
 use crate::flags::ddmin::{minimize, Tester};
 
 static TARGET_ATTR: LazyLock<Regex> = LazyLock::new(|| {
@@ -398,98 +398,42 @@ pub(super) fn run(
 
     // 4. llvm-reduce with icepick's oracle.
     let start_bytes = start.len();
-    progress(&format!(
-        "reducing {} bytes of IR with llvm-reduce -j {}",
-        ir.len(),
-        opts.jobs
-    ));
-    let spec = OracleSpec {
-        argv: cmd.argv("{}"),
-        key: case_key.clone(),
+    let llreduce = super::llvm_reduce::LlvmReduce {
+        work,
+        reducer: &reducer,
+        key: &case_key,
         tool,
         library_dirs: case.library_dirs(),
-        timeout_secs: judge.timeout.as_secs().max(1),
-        stack_prefilter: judge.prefilter,
+        jobs: opts.jobs.max(1),
+        timeout: opts.reduce_timeout,
     };
-    let spec_path = work.join("oracle.json");
-    std::fs::write(
-        &spec_path,
-        serde_json::to_vec(&spec).expect("the spec serialises"),
-    )
-    .map_err(io(&spec_path))?;
-    std::fs::write(work.join("input.ll"), &ir).map_err(io(work))?;
-    let me = std::env::current_exe().map_err(|e| IrError::Io(e.to_string()))?;
-    let stop = crate::interrupt::stop_flag();
-    let cancelled = || stop.load(std::sync::atomic::Ordering::Relaxed);
-    // llvm-reduce 19 with -j > 1 can write a result that is no longer interesting (seen on
-    // rv-gh75010: every final run lost the crash); such a result is rerun with -j 1.
-    let mut jobs = opts.jobs.max(1);
-    let has_debug_info = ir.contains("!llvm.dbg.cu");
-    loop {
-        let mut args = vec![
-            format!("-j={jobs}"),
-            format!("--test={}", me.display()),
-            "--test-arg=ir-oracle".into(),
-            format!("--test-arg={}", spec_path.display()),
-        ];
-        // llvm-reduce 19's di-metadata pass leaves debug info the verifier rejects, and
-        // writes such a module as its result (rv-gh75010: 61 lines that no longer crash):
-        // with debug info in the IR it is skipped, and the debug info is cut here instead.
-        if has_debug_info {
-            args.push("--skip-delta-passes=di-metadata".into());
-        }
-        args.extend(["-o".into(), "reduced.ll".into(), "input.ll".into()]);
-        let red = Cmd::new(&reducer)
-            .args(args)
-            .cwd(work)
-            .timeout(opts.reduce_timeout)
-            .output_cap(1 << 20);
-        let _ = std::fs::remove_file(work.join("reduced.ll"));
-        let out =
-            exec::run_cancellable(&red, &cancelled).map_err(|e| IrError::Io(e.to_string()))?;
-        if out.status == Status::Cancelled {
-            return Err(IrError::Io("interrupted".into()));
-        }
-        let reduced_path = work.join("reduced.ll");
-        let timed_out = out.status == Status::TimedOut;
-        if timed_out {
-            // llvm-reduce writes each new best to its output: keep the last one.
-            note = Some(format!(
-                "llvm-reduce stopped after {} s (--reduce-timeout); its best so far is kept",
-                opts.reduce_timeout.as_secs()
+    let (got, why) = llreduce.run(&judge, &cmd, &ir, progress)?;
+    ir = got;
+    if why.is_some() {
+        note = why;
+    }
+    // A stack overflow still over the target: with the body llvm-reduce simplified, unrolling
+    // is cheap enough for one loop to carry the depth alone (opt-gh68553: 8 × 800 → one loop
+    // of 4,000); the loops that then run once go in a second llvm-reduce.
+    if middle
+        && case.signature.kind == "stack_overflow"
+        && !cmd.limits.is_empty()
+        && count_lines(&ir) > super::depth::TARGET_LINES
+    {
+        if let Some((alone, s)) = super::depth::one_loop(&judge, &ir, &cmd)? {
+            progress(&format!(
+                "one loop carries the depth: bound {s}; llvm-reduce again"
             ));
-        }
-        if (out.success() || timed_out) && reduced_path.is_file() {
-            let got = std::fs::read_to_string(&reduced_path).map_err(io(&reduced_path))?;
-            if judge.ir_crashes("check.ll", &got, &cmd)? {
-                ir = got;
-                break;
+            let (got, why) = llreduce.run(&judge, &cmd, &alone, progress)?;
+            ir = got;
+            if why.is_some() {
+                note = why;
             }
-            if jobs > 1 && !timed_out {
-                progress("llvm-reduce's parallel result lost the crash; again with -j 1");
-                jobs = 1;
-                continue;
-            }
-            note = Some("llvm-reduce's result lost the crash; the IR is unreduced".into());
-        } else if timed_out {
-            note = Some(format!(
-                "llvm-reduce stopped after {} s (--reduce-timeout) before its first reduction; the IR is unreduced",
-                opts.reduce_timeout.as_secs()
-            ));
-        } else {
-            let text = out.stderr_text();
-            let last = text
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("");
-            note = Some(format!(
-                "llvm-reduce failed ({:?}: {}); the IR is unreduced",
-                out.status,
-                exec::one_line(last, 200)
+            deep_why = Some(format!(
+                "{}; then, on llvm-reduce's result, one loop given the depth alone (bound {s}) and llvm-reduce run again",
+                deep_why.unwrap_or_else(|| "stack overflow".into())
             ));
         }
-        break;
     }
     let tests_reduce = std::fs::metadata(work.join("oracle.json.count"))
         .map(|m| m.len() as usize)
