@@ -30,15 +30,8 @@ pub(super) const LIMIT_FLAGS: &[(&str, &str)] = &[
     ("loop-unroll", "-unroll-threshold=1000000"),
 ];
 
-/// The stage's line target (issue 13): a second llvm-reduce run is tried only above it.
-pub(super) const TARGET_LINES: usize = 15;
-
 /// The factors a loop bound is multiplied by when the other loops stay, largest first.
 const FACTORS: &[u64] = &[100, 10];
-
-/// The factors tried for a bound that is to carry the depth alone, smallest first: the
-/// smallest that overflows unrolls the least, so every later test is the cheapest.
-const ALONE_FACTORS: &[u64] = &[2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000];
 
 /// An integer compare with a constant right operand (how clang and the loop passes write a
 /// loop's exit test: `icmp ult i32 %i, 8`).
@@ -110,30 +103,11 @@ pub(super) struct Deepened {
     pub scaled: Option<String>,
 }
 
-/// `ir` with bound `i` of `all` multiplied by `factor` and every other bound set to 0 (their
-/// loops then run once or not at all), or `None` when the product does not fit. `all` is in
-/// [`bounds`]' order (last first), so each replacement leaves the earlier offsets valid.
-pub(super) fn alone(ir: &str, all: &[Bound], i: usize, factor: u64) -> Option<String> {
-    let mut out = ir.to_owned();
-    for (k, b) in all.iter().enumerate() {
-        let with = if k == i {
-            let v = b.value.checked_mul(factor)?;
-            scaled(&out, b, factor)?;
-            v.to_string()
-        } else {
-            "0".to_owned()
-        };
-        out.replace_range(b.at.clone(), &with);
-    }
-    Some(out)
-}
-
-/// The limit flags of the pipeline's passes, then the depth moved into one loop: the first
-/// bound (last first) that, multiplied by the smallest factor of [`ALONE_FACTORS`], crashes
-/// with every other bound at 0; the other loops then only run once and llvm-reduce deletes
-/// them. When no bound carries the depth alone, one bound multiplied with the others kept
-/// ([`FACTORS`], largest first, over every bound). Unchanged when no flag applies or the
-/// crash needs the budget as it is.
+/// The limit flags of the pipeline's passes, then one loop bound multiplied: the largest of
+/// [`FACTORS`] first, over every bound (last first), then the next (opt-gh68553: the outer
+/// bound 5 × 100 unrolls past the test's timeout, the inner 8 × 100 crashes in 0.5 s and
+/// leaves its outer loops to llvm-reduce). Unchanged when no flag applies or the crash needs
+/// the budget as it is.
 pub(super) fn deepen(judge: &Judge, ir: &str, cmd: &ToolCmd) -> Result<Deepened, IrError> {
     let unchanged = || Deepened {
         ir: ir.to_owned(),
@@ -152,13 +126,6 @@ pub(super) fn deepen(judge: &Judge, ir: &str, cmd: &ToolCmd) -> Result<Deepened,
     }
     if !judge.ir_crashes("deep.ll", ir, &raised)? {
         return Ok(unchanged());
-    }
-    if let Some((cand, s)) = one_loop(judge, ir, &raised)? {
-        return Ok(Deepened {
-            ir: cand,
-            cmd: raised,
-            scaled: Some(s),
-        });
     }
     let all = bounds(ir);
     for &factor in FACTORS {
@@ -180,34 +147,6 @@ pub(super) fn deepen(judge: &Judge, ir: &str, cmd: &ToolCmd) -> Result<Deepened,
         cmd: raised,
         scaled: None,
     })
-}
-
-/// The first bound (last first) that, multiplied by the smallest factor of
-/// [`ALONE_FACTORS`], crashes under `cmd` with every other bound at 0: that IR and
-/// `"8 → 4000, the 3 other bounds → 0"`.
-pub(super) fn one_loop(
-    judge: &Judge,
-    ir: &str,
-    cmd: &ToolCmd,
-) -> Result<Option<(String, String)>, IrError> {
-    let all = bounds(ir);
-    for (i, b) in all.iter().enumerate() {
-        for &factor in ALONE_FACTORS {
-            let Some(cand) = alone(ir, &all, i, factor) else {
-                continue;
-            };
-            if judge.ir_crashes("deep.ll", &cand, cmd)? {
-                let what = format!(
-                    "{} → {}, the {} other bounds → 0",
-                    b.value,
-                    b.value * factor,
-                    all.len() - 1
-                );
-                return Ok(Some((cand, what)));
-            }
-        }
-    }
-    Ok(None)
 }
 
 #[cfg(test)]
@@ -244,14 +183,5 @@ mod tests {
         assert!(scaled(ir, &b[1], 10)
             .unwrap()
             .contains("icmp slt i8 %7, 60\n"));
-        // One bound carries the depth, the others are 0.
-        let a = alone(ir, &b, 0, 500).unwrap();
-        assert!(a.contains("icmp ult i32 %.016, 4000\n"), "{a}");
-        assert!(a.contains("icmp slt i8 %7, 0\n"), "{a}");
-        assert!(a.contains("icmp eq i16 %1, 0\n"), "{a}");
-        let a = alone(ir, &b, 1, 10).unwrap();
-        assert!(a.contains("icmp ult i32 %.016, 0\n"), "{a}");
-        assert!(a.contains("icmp slt i8 %7, 60\n"), "{a}");
-        assert_eq!(alone(ir, &b, 1, 100), None);
     }
 }

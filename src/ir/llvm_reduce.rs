@@ -1,9 +1,8 @@
 //! One llvm-reduce run whose interestingness test is icepick's own oracle.
 //!
-//! Why this exists: the stage runs llvm-reduce more than once (a stack overflow whose depth
-//! moves into one loop after the first run is reduced again, [`super::depth`]); this is that
-//! run, with its recovery rules (a parallel result that lost the crash is redone with `-j 1`,
-//! a timeout keeps llvm-reduce's best so far, debug info skips the `di-metadata` pass).
+//! Why this exists: llvm-reduce's run and its recovery rules (a parallel result that lost
+//! the crash is redone with `-j 1`, a timeout keeps llvm-reduce's best so far, debug info
+//! skips the `di-metadata` pass), kept apart from the stage's steps ([`super::reduce`]).
 
 use std::path::Path;
 use std::time::Duration;

@@ -412,29 +412,6 @@ pub(super) fn run(
     if why.is_some() {
         note = why;
     }
-    // A stack overflow still over the target: with the body llvm-reduce simplified, unrolling
-    // is cheap enough for one loop to carry the depth alone (opt-gh68553: 8 × 800 → one loop
-    // of 4,000); the loops that then run once go in a second llvm-reduce.
-    if middle
-        && case.signature.kind == "stack_overflow"
-        && !cmd.limits.is_empty()
-        && count_lines(&ir) > super::depth::TARGET_LINES
-    {
-        if let Some((alone, s)) = super::depth::one_loop(&judge, &ir, &cmd)? {
-            progress(&format!(
-                "one loop carries the depth: bound {s}; llvm-reduce again"
-            ));
-            let (got, why) = llreduce.run(&judge, &cmd, &alone, progress)?;
-            ir = got;
-            if why.is_some() {
-                note = why;
-            }
-            deep_why = Some(format!(
-                "{}; then, on llvm-reduce's result, one loop given the depth alone (bound {s}) and llvm-reduce run again",
-                deep_why.unwrap_or_else(|| "stack overflow".into())
-            ));
-        }
-    }
     let tests_reduce = std::fs::metadata(work.join("oracle.json.count"))
         .map(|m| m.len() as usize)
         .unwrap_or(0);
