@@ -24,8 +24,10 @@
 
 mod bisect;
 mod cuts;
+mod depth;
 mod emit;
 mod judge;
+mod llvm_reduce;
 mod pipeline;
 mod reduce;
 

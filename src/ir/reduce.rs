@@ -16,10 +16,10 @@ use regex::Regex;
 
 use super::emit::{self, Tool};
 use super::judge::{Judge, SMALL_STACK};
-use super::{crash_key, pipeline, IrError, IrSection, Options, OracleSpec, OUTPUT};
+use super::{crash_key, pipeline, IrError, IrSection, Options, OUTPUT};
 use crate::case::Case;
 use crate::crash::Symbolizer;
-use crate::exec::{self, Cmd, Status};
+use crate::exec::{self, Cmd};
 use crate::flags::ddmin::{minimize, Tester};
 
 static TARGET_ATTR: LazyLock<Regex> = LazyLock::new(|| {
@@ -45,6 +45,8 @@ pub(super) struct ToolCmd {
     pub olevel: Option<String>,
     /// The `-passes=` pipeline for opt.
     pub passes: Option<String>,
+    /// Flags that only raise a pass's budget ([`super::depth`]), after the pipeline.
+    pub limits: Vec<String>,
 }
 
 impl ToolCmd {
@@ -76,6 +78,7 @@ impl ToolCmd {
         if let Some(p) = &self.passes {
             v.push(format!("-passes={p}"));
         }
+        v.extend(self.limits.iter().cloned());
         v
     }
 
@@ -193,6 +196,7 @@ pub(super) fn run(
         mattr: Vec::new(),
         olevel: (!middle).then(|| olevel.clone()),
         passes,
+        limits: Vec::new(),
     };
     let case_key = crash_key(&case.signature, tool);
     let mut judge = Judge {
@@ -368,100 +372,45 @@ pub(super) fn run(
             .map(|_| case.signature.phase.clone());
     }
 
+    let mut deep_why = None;
+    // 3b. A stack overflow in a pipeline that unrolls: the depth from a raised budget and a
+    // larger trip count, so that llvm-reduce can delete the loops the depth no longer needs.
+    if middle && case.signature.kind == "stack_overflow" {
+        let d = super::depth::deepen(&judge, &ir, &cmd)?;
+        if d.cmd.limits != cmd.limits || d.scaled.is_some() {
+            progress(&format!(
+                "raised the budget ({}){}",
+                d.cmd.limits.join(" "),
+                d.scaled
+                    .as_ref()
+                    .map(|s| format!(", loop bound {s}"))
+                    .unwrap_or_default()
+            ));
+        }
+        deep_why = d.scaled.map(|s| {
+            format!(
+                "stack overflow: a loop bound multiplied ({s}) with the unroller's budget raised, so that llvm-reduce could delete the loops that only gave depth"
+            )
+        });
+        ir = d.ir;
+        cmd = d.cmd;
+    }
+
     // 4. llvm-reduce with icepick's oracle.
     let start_bytes = start.len();
-    progress(&format!(
-        "reducing {} bytes of IR with llvm-reduce -j {}",
-        ir.len(),
-        opts.jobs
-    ));
-    let spec = OracleSpec {
-        argv: cmd.argv("{}"),
-        key: case_key.clone(),
+    let llreduce = super::llvm_reduce::LlvmReduce {
+        work,
+        reducer: &reducer,
+        key: &case_key,
         tool,
         library_dirs: case.library_dirs(),
-        timeout_secs: judge.timeout.as_secs().max(1),
-        stack_prefilter: judge.prefilter,
+        jobs: opts.jobs.max(1),
+        timeout: opts.reduce_timeout,
     };
-    let spec_path = work.join("oracle.json");
-    std::fs::write(
-        &spec_path,
-        serde_json::to_vec(&spec).expect("the spec serialises"),
-    )
-    .map_err(io(&spec_path))?;
-    std::fs::write(work.join("input.ll"), &ir).map_err(io(work))?;
-    let me = std::env::current_exe().map_err(|e| IrError::Io(e.to_string()))?;
-    let stop = crate::interrupt::stop_flag();
-    let cancelled = || stop.load(std::sync::atomic::Ordering::Relaxed);
-    // llvm-reduce 19 with -j > 1 can write a result that is no longer interesting (seen on
-    // rv-gh75010: every final run lost the crash); such a result is rerun with -j 1.
-    let mut jobs = opts.jobs.max(1);
-    let has_debug_info = ir.contains("!llvm.dbg.cu");
-    loop {
-        let mut args = vec![
-            format!("-j={jobs}"),
-            format!("--test={}", me.display()),
-            "--test-arg=ir-oracle".into(),
-            format!("--test-arg={}", spec_path.display()),
-        ];
-        // llvm-reduce 19's di-metadata pass leaves debug info the verifier rejects, and
-        // writes such a module as its result (rv-gh75010: 61 lines that no longer crash):
-        // with debug info in the IR it is skipped, and the debug info is cut here instead.
-        if has_debug_info {
-            args.push("--skip-delta-passes=di-metadata".into());
-        }
-        args.extend(["-o".into(), "reduced.ll".into(), "input.ll".into()]);
-        let red = Cmd::new(&reducer)
-            .args(args)
-            .cwd(work)
-            .timeout(opts.reduce_timeout)
-            .output_cap(1 << 20);
-        let _ = std::fs::remove_file(work.join("reduced.ll"));
-        let out =
-            exec::run_cancellable(&red, &cancelled).map_err(|e| IrError::Io(e.to_string()))?;
-        if out.status == Status::Cancelled {
-            return Err(IrError::Io("interrupted".into()));
-        }
-        let reduced_path = work.join("reduced.ll");
-        let timed_out = out.status == Status::TimedOut;
-        if timed_out {
-            // llvm-reduce writes each new best to its output: keep the last one.
-            note = Some(format!(
-                "llvm-reduce stopped after {} s (--reduce-timeout); its best so far is kept",
-                opts.reduce_timeout.as_secs()
-            ));
-        }
-        if (out.success() || timed_out) && reduced_path.is_file() {
-            let got = std::fs::read_to_string(&reduced_path).map_err(io(&reduced_path))?;
-            if judge.ir_crashes("check.ll", &got, &cmd)? {
-                ir = got;
-                break;
-            }
-            if jobs > 1 && !timed_out {
-                progress("llvm-reduce's parallel result lost the crash; again with -j 1");
-                jobs = 1;
-                continue;
-            }
-            note = Some("llvm-reduce's result lost the crash; the IR is unreduced".into());
-        } else if timed_out {
-            note = Some(format!(
-                "llvm-reduce stopped after {} s (--reduce-timeout) before its first reduction; the IR is unreduced",
-                opts.reduce_timeout.as_secs()
-            ));
-        } else {
-            let text = out.stderr_text();
-            let last = text
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("");
-            note = Some(format!(
-                "llvm-reduce failed ({:?}: {}); the IR is unreduced",
-                out.status,
-                exec::one_line(last, 200)
-            ));
-        }
-        break;
+    let (got, why) = llreduce.run(&judge, &cmd, &ir, progress)?;
+    ir = got;
+    if why.is_some() {
+        note = why;
     }
     let tests_reduce = std::fs::metadata(work.join("oracle.json.count"))
         .map(|m| m.len() as usize)
@@ -503,6 +452,14 @@ pub(super) fn run(
         });
     }
     judge.deadline.set(None);
+    // The budget flags stay only when the reduced IR needs them.
+    if !cmd.limits.is_empty() {
+        let mut c = cmd.clone();
+        c.limits.clear();
+        if judge.ir_crashes("cut.ll", &ir, &c)? {
+            cmd = c;
+        }
+    }
     // ddmin over the features, -mcpu and -O.
     std::fs::write(work.join("cut.ll"), &ir).map_err(io(work))?;
     let nfeat = cmd.mattr.len();
@@ -597,6 +554,12 @@ pub(super) fn run(
             }
         }
     }
+    if let Some(why) = deep_why {
+        note = Some(match note {
+            Some(x) => format!("{why}; {x}"),
+            None => why,
+        });
+    }
     Ok(IrSection {
         tool: tool.name().into(),
         command: final_argv,
@@ -662,6 +625,7 @@ mod tests {
             mattr: vec!["+v".into()],
             olevel: None,
             passes: None,
+            limits: Vec::new(),
         };
         assert_eq!(c.run_line(), "; RUN: llc -mtriple=riscv64 -mattr=+v < %s");
         assert_eq!(
@@ -685,6 +649,15 @@ mod tests {
         assert_eq!(
             o.run_line(),
             "; RUN: opt -passes='loop(indvars)' -disable-output < %s"
+        );
+        let u = ToolCmd {
+            passes: Some("loop(indvars,loop-unroll-full)".into()),
+            limits: vec!["-unroll-threshold=1000000".into()],
+            ..o
+        };
+        assert_eq!(
+            u.run_line(),
+            "; RUN: opt -passes='loop(indvars,loop-unroll-full)' -unroll-threshold=1000000 -disable-output < %s"
         );
     }
 

@@ -1,0 +1,187 @@
+//! Depth for a stack overflow from budgets and trip counts, not from IR size.
+//!
+//! Why this exists: a middle-end stack overflow is a deep recursion over a long chain of
+//! values (opt-gh68553: `getSCEVAtScope` through 25,920 `xor`s). When the chain is written by
+//! an unrolling pass of the minimal pipeline, its length is the product of the loops' trip
+//! counts, capped by the unroller's size budget; llvm-reduce can delete loops and make
+//! constants smaller, never larger, so it keeps the whole loop nest (84 lines). Two changes
+//! llvm-reduce cannot make give it room:
+//! - the budget of a pass that grows the IR is raised on the command line (a flag that only
+//!   raises a limit, as upstream tests carry; [`LIMIT_FLAGS`]), kept only when the crash stays;
+//! - a loop bound (the constant of an integer `icmp`) is multiplied, one bound at a time, kept
+//!   only when the crash stays, so one loop gives the depth the whole nest gave and llvm-reduce
+//!   can then delete the others.
+//!
+//! The flags stay on the RUN line only when the reduced IR needs them (the stage tries
+//! without them at the end).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::judge::Judge;
+use super::reduce::ToolCmd;
+use super::IrError;
+
+/// Per pass that grows the IR: the flag that lifts its budget (a value no real unroll decision
+/// is near: the trip counts, not the budget, then decide how far the pass unrolls).
+pub(super) const LIMIT_FLAGS: &[(&str, &str)] = &[
+    ("loop-unroll-full", "-unroll-threshold=1000000"),
+    ("loop-unroll", "-unroll-threshold=1000000"),
+];
+
+/// The factors a loop bound is multiplied by when the other loops stay, largest first.
+const FACTORS: &[u64] = &[100, 10];
+
+/// An integer compare with a constant right operand (how clang and the loop passes write a
+/// loop's exit test: `icmp ult i32 %i, 8`).
+static BOUND: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"icmp (?:eq|ne|[us](?:lt|le|gt|ge)) i(\d+) %[-\w.$]+, (\d+)\b")
+        .expect("valid regex")
+});
+
+/// The limit flags for the passes of `pipeline` (each flag once).
+pub(super) fn limit_flags(pipeline: &str) -> Vec<String> {
+    let names: Vec<&str> = pipeline
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut flags: Vec<String> = Vec::new();
+    for (pass, flag) in LIMIT_FLAGS {
+        if names.contains(pass) && !flags.iter().any(|f| f == flag) {
+            flags.push((*flag).to_owned());
+        }
+    }
+    flags
+}
+
+/// A loop bound of the IR: where its constant is and what may replace it.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Bound {
+    /// Byte range of the constant in the text.
+    pub at: std::ops::Range<usize>,
+    pub value: u64,
+    /// Bits of the compared type: a scaled bound must stay positive in it.
+    pub bits: u32,
+}
+
+/// The loop bounds of `ir` worth scaling (2 and more: 0 and 1 are not trip counts), last first
+/// (clang writes inner loops after outer ones; an inner bound multiplies the least code).
+pub(super) fn bounds(ir: &str) -> Vec<Bound> {
+    let mut v: Vec<Bound> = BOUND
+        .captures_iter(ir)
+        .filter_map(|c| {
+            let bits: u32 = c[1].parse().ok()?;
+            let m = c.get(2)?;
+            let value: u64 = m.as_str().parse().ok()?;
+            (value >= 2).then(|| Bound {
+                at: m.range(),
+                value,
+                bits,
+            })
+        })
+        .collect();
+    v.reverse();
+    v
+}
+
+/// `ir` with `b` multiplied by `factor`, or `None` when the product does not fit its type
+/// (signed, so that a signed compare keeps its sense).
+pub(super) fn scaled(ir: &str, b: &Bound, factor: u64) -> Option<String> {
+    let v = b.value.checked_mul(factor)?;
+    if b.bits < 2 || (b.bits < 64 && v >= 1u64 << (b.bits - 1)) || v > i64::MAX as u64 {
+        return None;
+    }
+    Some(format!("{}{v}{}", &ir[..b.at.start], &ir[b.at.end..]))
+}
+
+/// What [`deepen`] did, for the progress line and the note.
+pub(super) struct Deepened {
+    pub ir: String,
+    pub cmd: ToolCmd,
+    /// `"8 → 800"` for the bound kept, if one was.
+    pub scaled: Option<String>,
+}
+
+/// The limit flags of the pipeline's passes, then one loop bound multiplied: the largest of
+/// [`FACTORS`] first, over every bound (last first), then the next (opt-gh68553: the outer
+/// bound 5 × 100 unrolls past the test's timeout, the inner 8 × 100 crashes in 0.5 s and
+/// leaves its outer loops to llvm-reduce). Unchanged when no flag applies or the crash needs
+/// the budget as it is.
+pub(super) fn deepen(judge: &Judge, ir: &str, cmd: &ToolCmd) -> Result<Deepened, IrError> {
+    let unchanged = || Deepened {
+        ir: ir.to_owned(),
+        cmd: cmd.clone(),
+        scaled: None,
+    };
+    let flags = limit_flags(cmd.passes.as_deref().unwrap_or(""));
+    if flags.is_empty() {
+        return Ok(unchanged());
+    }
+    let mut raised = cmd.clone();
+    for f in flags {
+        if !raised.limits.contains(&f) {
+            raised.limits.push(f);
+        }
+    }
+    if !judge.ir_crashes("deep.ll", ir, &raised)? {
+        return Ok(unchanged());
+    }
+    let all = bounds(ir);
+    for &factor in FACTORS {
+        for b in &all {
+            let Some(cand) = scaled(ir, b, factor) else {
+                continue;
+            };
+            if judge.ir_crashes("deep.ll", &cand, &raised)? {
+                return Ok(Deepened {
+                    ir: cand,
+                    cmd: raised,
+                    scaled: Some(format!("{} → {}", b.value, b.value * factor)),
+                });
+            }
+        }
+    }
+    Ok(Deepened {
+        ir: ir.to_owned(),
+        cmd: raised,
+        scaled: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_follow_the_pipeline_passes() {
+        assert_eq!(
+            limit_flags("devirt<4>(function<eager-inv>(loop(indvars,loop-unroll-full)))"),
+            ["-unroll-threshold=1000000"]
+        );
+        assert_eq!(
+            limit_flags("function(loop-unroll<O2>,loop-unroll-full)"),
+            ["-unroll-threshold=1000000"]
+        );
+        assert!(limit_flags("loop(indvars),loop-unroll-and-jam").is_empty());
+        assert!(limit_flags("declare-to-assign").is_empty());
+    }
+
+    #[test]
+    fn bounds_are_integer_compare_constants_last_first() {
+        let ir = "  %c = icmp slt i8 %7, 6\n  %d = icmp ult i32 %.016, 8\n  %e = icmp eq i16 %1, 0\n  %f = icmp eq ptr %p, null\n  %g = icmp ult i32 %a, %b\n";
+        let b = bounds(ir);
+        assert_eq!(b.len(), 2, "{b:?}");
+        assert_eq!((b[0].value, b[0].bits), (8, 32));
+        assert_eq!((b[1].value, b[1].bits), (6, 8));
+        assert_eq!(&ir[b[0].at.clone()], "8");
+        let s = scaled(ir, &b[0], 100).unwrap();
+        assert!(s.contains("icmp ult i32 %.016, 800\n"), "{s}");
+        assert!(s.contains("icmp slt i8 %7, 6\n"), "{s}");
+        // 600 does not fit a signed i8, 60 does.
+        assert_eq!(scaled(ir, &b[1], 100), None);
+        assert!(scaled(ir, &b[1], 10)
+            .unwrap()
+            .contains("icmp slt i8 %7, 60\n"));
+    }
+}
