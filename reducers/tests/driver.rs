@@ -337,79 +337,93 @@ proptest::proptest! {
     }
 }
 
+/// Which tests of [`speculation_keeps_the_serial_output`] are slow.
+#[derive(Clone, Copy, Debug)]
+enum Slow {
+    /// The interesting ones (as with clang: a crash runs it further), and some others.
+    Successes,
+    /// The failures: a known success then sits behind a running front, and the speculation
+    /// tree opens levels on it all the time.
+    Failures,
+}
+
+/// Reduces `text` (a test wanting every word of `want`, balanced) with jobs 1 and then with
+/// each of `runs` (jobs, success speculation): the accepted sequence, the output and the
+/// rounds must be the serial ones.
+fn speculation_keeps_the_serial_output(
+    text: &str,
+    want: &[String],
+    slow: Slow,
+    one_in_three: u8,
+    runs: &[(usize, bool)],
+) -> Result<(), proptest::test_runner::TestCaseError> {
+    let oracle = |t: &[u8], _: &CancelToken| {
+        let s = String::from_utf8_lossy(t);
+        let yes = want.iter().all(|w| s.contains(w.as_str())) && balanced(t);
+        let other = t.len() % 3 == one_in_three as usize;
+        let sleep = match slow {
+            Slow::Successes => yes || other,
+            Slow::Failures => !yes && !other,
+        };
+        if sleep {
+            std::thread::sleep(Duration::from_micros(500));
+        }
+        if yes {
+            Outcome::Interesting
+        } else {
+            Outcome::Uninteresting
+        }
+    };
+    let run = |jobs: usize, success: bool| {
+        let o = Options {
+            jobs,
+            success_speculation: success,
+            ..Options::default()
+        };
+        let mut accepted = Vec::new();
+        let r = reduce(text.as_bytes(), &o, &oracle, &mut |e| {
+            if let Event::Improved { best, .. } = e {
+                accepted.push(best.to_vec());
+            }
+        });
+        (r.output, accepted, r.stats.rounds)
+    };
+    let serial = run(1, true);
+    for &(jobs, success) in runs {
+        let other = run(jobs, success);
+        proptest::prop_assert_eq!(&serial, &other, "jobs {} success {}", jobs, success);
+    }
+    Ok(())
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig { cases: 16, ..Default::default() })]
 
-    /// Success speculation (idle workers test what follows the front candidate if it is
-    /// accepted) keeps the serial result: jobs 1, 2 and 8 give the same accepted sequence and
-    /// output, with it and without it, on random texts and tests whose costs vary by text.
+    /// Success speculation (idle workers test what follows a candidate if it is accepted)
+    /// keeps the serial result, with it and without it, on random texts and tests whose costs
+    /// vary by text.
     #[test]
     fn success_speculation_gives_the_serial_output_for_jobs_1_2_8(
         words in proptest::collection::vec("[a-e]{1,3}|[{}();,]", 4..80),
         want in proptest::collection::vec("[a-e]", 1..3),
         slow in 0u8..3,
     ) {
-        let text = words.join(" ");
-        let oracle = |t: &[u8], _: &CancelToken| {
-            let s = String::from_utf8_lossy(t);
-            let yes = want.iter().all(|w| s.contains(w.as_str())) && balanced(t);
-            // Interesting tests are the slow ones (as with clang), and some others.
-            if yes || t.len() % 3 == slow as usize {
-                std::thread::sleep(Duration::from_micros(400));
-            }
-            if yes { Outcome::Interesting } else { Outcome::Uninteresting }
-        };
-        let run = |jobs: usize, success: bool| {
-            let o = Options { jobs, success_speculation: success, ..Options::default() };
-            let mut accepted = Vec::new();
-            let r = reduce(text.as_bytes(), &o, &oracle, &mut |e| {
-                if let Event::Improved { best, .. } = e {
-                    accepted.push(best.to_vec());
-                }
-            });
-            (r.output, accepted, r.stats.rounds)
-        };
-        let serial = run(1, true);
-        for (jobs, success) in [(2, true), (8, true), (8, false)] {
-            let other = run(jobs, success);
-            proptest::prop_assert_eq!(&serial, &other, "jobs {} success {}", jobs, success);
-        }
+        speculation_keeps_the_serial_output(
+            &words.join(" "), &want, Slow::Successes, slow, &[(2, true), (8, true), (8, false)],
+        )?;
     }
-}
-
-proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig { cases: 16, ..Default::default() })]
 
     /// The speculation tree opens levels on known successes *behind* a running front: here
-    /// failures are the slow tests and successes the quick ones, so that happens all the
-    /// time. The accepted sequence and the output stay the serial ones for jobs 2, 3 and 8.
+    /// failures are the slow tests and successes the quick ones. The accepted sequence and
+    /// the output stay the serial ones for jobs 2, 3 and 8.
     #[test]
     fn a_tree_of_levels_on_successes_behind_the_front_gives_the_serial_output(
         words in proptest::collection::vec("[a-e]{1,3}|[{}();,]", 4..80),
         want in proptest::collection::vec("[a-e]", 1..3),
         slow in 0u8..3,
     ) {
-        let text = words.join(" ");
-        let oracle = |t: &[u8], _: &CancelToken| {
-            let s = String::from_utf8_lossy(t);
-            let yes = want.iter().all(|w| s.contains(w.as_str())) && balanced(t);
-            if !yes && t.len() % 3 != slow as usize {
-                std::thread::sleep(Duration::from_micros(600));
-            }
-            if yes { Outcome::Interesting } else { Outcome::Uninteresting }
-        };
-        let run = |jobs: usize| {
-            let mut accepted = Vec::new();
-            let r = reduce(text.as_bytes(), &opts(jobs), &oracle, &mut |e| {
-                if let Event::Improved { best, .. } = e {
-                    accepted.push(best.to_vec());
-                }
-            });
-            (r.output, accepted, r.stats.rounds)
-        };
-        let serial = run(1);
-        for jobs in [2, 3, 8] {
-            proptest::prop_assert_eq!(&serial, &run(jobs), "jobs {}", jobs);
-        }
+        speculation_keeps_the_serial_output(
+            &words.join(" "), &want, Slow::Failures, slow, &[(2, true), (3, true), (8, true)],
+        )?;
     }
 }
