@@ -12,7 +12,7 @@ use super::crash_key;
 use super::cuts;
 use super::emit::{self, Tool};
 use super::reduce::ToolCmd;
-use super::IrError;
+use super::{io, IrError};
 use crate::crash::Symbolizer;
 use crate::exec::{self, Cmd, Status};
 use crate::flags::ddmin::{minimize, Outcome, Tester};
@@ -110,7 +110,7 @@ impl Judge<'_> {
     /// Does `ir` (written to `name` in the directory) crash under `cmd`?
     pub(super) fn ir_crashes(&self, name: &str, ir: &str, cmd: &ToolCmd) -> Result<bool, IrError> {
         let path = self.cwd.join(name);
-        std::fs::write(&path, ir).map_err(|e| IrError::Io(format!("{}: {e}", path.display())))?;
+        std::fs::write(&path, ir).map_err(io(&path))?;
         Ok(self.outcomes(&[cmd.argv(name)])[0].is_same())
     }
 

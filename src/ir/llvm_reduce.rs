@@ -10,12 +10,8 @@ use std::time::Duration;
 use super::emit::Tool;
 use super::judge::Judge;
 use super::reduce::ToolCmd;
-use super::{IrError, OracleSpec};
+use super::{io, IrError, OracleSpec};
 use crate::exec::{self, Cmd, Status};
-
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> IrError + '_ {
-    move |e| IrError::Io(format!("{}: {e}", path.display()))
-}
 
 /// What every run shares: the scratch directory, the reducer, the oracle's key and budget.
 pub(super) struct LlvmReduce<'a> {

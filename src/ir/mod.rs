@@ -152,6 +152,11 @@ impl IrError {
     }
 }
 
+/// `map_err` for file I/O on `path`: the error names the path.
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> IrError + '_ {
+    move |e| IrError::Io(format!("{}: {e}", path.display()))
+}
+
 /// How to run the stage.
 #[derive(Debug, Clone)]
 pub struct Options {

@@ -16,7 +16,7 @@ use regex::Regex;
 
 use super::emit::{self, Tool};
 use super::judge::{Judge, SMALL_STACK};
-use super::{crash_key, pipeline, IrError, IrSection, Options, OUTPUT};
+use super::{crash_key, io, pipeline, IrError, IrSection, Options, OUTPUT};
 use crate::case::Case;
 use crate::crash::Symbolizer;
 use crate::exec::{self, Cmd};
@@ -144,10 +144,6 @@ pub(super) fn count_lines(ir: &str) -> usize {
     ir.lines()
         .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("; RUN:"))
         .count()
-}
-
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> IrError + '_ {
-    move |e| IrError::Io(format!("{}: {e}", path.display()))
 }
 
 /// The whole stage on a loaded case (see the module doc).
