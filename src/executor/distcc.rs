@@ -106,17 +106,19 @@ fn distcc_cmd(host: &str, log: &Path, args: &[String], job: &Job<'_>) -> Cmd {
     // distcc's lock and state files; it does not create the directory itself (exit 107).
     let state = crate::exec::scratch_dir().join("distcc");
     let _ = std::fs::create_dir_all(&state);
-    Cmd::new("distcc")
-        .args(args)
-        .cwd(job.cwd)
-        .timeout(job.timeout)
-        .output_cap(1 << 20)
-        .env("DISTCC_HOSTS", host)
-        .env("DISTCC_SKIP_LOCAL_RETRY", "1")
-        .env("DISTCC_FALLBACK", "0")
-        .env("DISTCC_BACKOFF_PERIOD", "0")
-        .env("DISTCC_LOG", log)
-        .env("DISTCC_DIR", state)
+    job.environment(
+        Cmd::new("distcc")
+            .args(args)
+            .cwd(job.cwd)
+            .timeout(job.timeout)
+            .output_cap(1 << 20)
+            .env("DISTCC_HOSTS", host)
+            .env("DISTCC_SKIP_LOCAL_RETRY", "1")
+            .env("DISTCC_FALLBACK", "0")
+            .env("DISTCC_BACKOFF_PERIOD", "0")
+            .env("DISTCC_LOG", log)
+            .env("DISTCC_DIR", state),
+    )
 }
 
 impl Distcc {
@@ -173,6 +175,7 @@ impl Distcc {
                 argv: &args,
                 cwd: &cwd,
                 timeout: Duration::from_secs(60),
+                symbolize: false,
             };
             let out = exec::run(&distcc_cmd(&spec, &log, &args, &job))?;
             let log_text = std::fs::read_to_string(&log).unwrap_or_default();

@@ -158,14 +158,16 @@ impl Backend for Icecream {
         let args: Vec<String> = std::iter::once(self.compiler.clone())
             .chain(icecc_args(&job.argv[1..], &obj))
             .collect();
-        let cmd = Cmd::new("icecc")
-            .args(&args)
-            .cwd(job.cwd)
-            .timeout(job.timeout)
-            .output_cap(1 << 20)
-            .env("ICECC_VERSION", &self.env_tarball)
-            .env("ICECC_DEBUG", "debug")
-            .env("ICECC_LOGFILE", &log);
+        let cmd = job.environment(
+            Cmd::new("icecc")
+                .args(&args)
+                .cwd(job.cwd)
+                .timeout(job.timeout)
+                .output_cap(1 << 20)
+                .env("ICECC_VERSION", &self.env_tarball)
+                .env("ICECC_DEBUG", "debug")
+                .env("ICECC_LOGFILE", &log),
+        );
         let out = exec::run_cancellable(&cmd, cancel);
         let log_text = std::fs::read_to_string(&log).unwrap_or_default();
         let _ = std::fs::remove_file(&log);

@@ -103,16 +103,38 @@ pub struct Job<'a> {
     pub argv: &'a [String],
     pub cwd: &'a Path,
     pub timeout: Duration,
+    /// Let the compiler run `llvm-symbolizer` on its own stack dump. Off for tests: icepick
+    /// names the frames from the ELF files itself (`crash::symbolize`, the same names on a
+    /// Debian build), and the symbolizer is most of a crashing test's time (clang-16 on
+    /// fe-gh59446: 0.19–0.39 s with it, 0.06–0.12 s without). On only where a compiler
+    /// built with debug info names inlined frames the ELF tables cannot: the stages turn it
+    /// on when the start does not reproduce without it.
+    pub symbolize: bool,
 }
+
+/// What [`Job::symbolize`] off sets in the compiler's environment.
+pub const NO_SYMBOLIZER: (&str, &str) = ("LLVM_DISABLE_SYMBOLIZATION", "1");
 
 impl Job<'_> {
     /// The local run of this job.
     pub fn local_cmd(&self) -> Cmd {
-        Cmd::new(&self.argv[0])
-            .args(&self.argv[1..])
-            .cwd(self.cwd)
-            .timeout(self.timeout)
-            .output_cap(1 << 20)
+        self.environment(
+            Cmd::new(&self.argv[0])
+                .args(&self.argv[1..])
+                .cwd(self.cwd)
+                .timeout(self.timeout)
+                .output_cap(1 << 20),
+        )
+    }
+
+    /// `cmd` with this job's compiler environment (also for a farm client's command, whose
+    /// local fallbacks run the compiler here).
+    pub fn environment(&self, cmd: Cmd) -> Cmd {
+        if self.symbolize {
+            cmd
+        } else {
+            cmd.env(NO_SYMBOLIZER.0, NO_SYMBOLIZER.1)
+        }
     }
 }
 

@@ -209,6 +209,30 @@ fn a_remote_unsymbolized_dump_has_the_local_signature() {
     assert!(!r.text.contains("GH59446.cpp") && !r.text.contains(" - "));
 }
 
+/// Tests run without the compiler's own llvm-symbolizer (icepick names frames from the ELF
+/// files; the test above shows the signature is the same), unless the stage asks for it.
+#[test]
+fn test_runs_turn_the_compilers_symbolizer_off_unless_asked() {
+    let argv = v(&[
+        "sh",
+        "-c",
+        "printf %s \"${LLVM_DISABLE_SYMBOLIZATION-unset}\"",
+    ]);
+    let seen = |symbolize| {
+        let job = Job {
+            argv: &argv,
+            cwd: Path::new("/"),
+            timeout: Duration::from_secs(30),
+            symbolize,
+        };
+        let out = Executor::local().run(&job, &|| false).unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(seen(false), "1");
+    let inherited = std::env::var("LLVM_DISABLE_SYMBOLIZATION").unwrap_or("unset".into());
+    assert_eq!(seen(true), inherited);
+}
+
 #[test]
 fn the_live_line_says_what_the_farm_is_doing() {
     let l = Live {
@@ -257,6 +281,7 @@ fn cancelled_farm_tests_count_on_no_node() {
         argv: &argv,
         cwd: Path::new("/"),
         timeout: Duration::from_secs(1),
+        symbolize: false,
     };
     // A test the stage cancelled: the client's log may name a node that never got it.
     let exe = Executor::with_backend(

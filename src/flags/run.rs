@@ -89,6 +89,8 @@ struct Runner<'a, 'b> {
     keep_valid: bool,
     opts: &'a Options,
     executor: &'a Executor,
+    /// The compiler symbolizes its own stack dumps (`Job::symbolize`).
+    symbolize: bool,
     limit: Cell<Option<Duration>>,
     /// Said before every batch: `batch N` or `original command, batch N`.
     label: &'static str,
@@ -109,6 +111,7 @@ impl Runner<'_, '_> {
                 argv,
                 cwd: self.cwd,
                 timeout,
+                symbolize: self.symbolize,
             })
             .collect();
         self.batches.set(self.batches.get() + 1);
@@ -222,6 +225,7 @@ fn farm_for(
                     argv: &argv,
                     cwd: dir,
                     timeout: Duration::from_secs(600),
+                    symbolize: false,
                 };
                 let out = exe.run(&job, &|| false);
                 let same = out.as_ref().is_ok_and(|o| {
@@ -262,7 +266,7 @@ pub fn flags_for_case(
         (progress.borrow_mut())(m)
     });
     let local = Executor::local();
-    let on_case = Runner {
+    let mut on_case = Runner {
         cwd: dir,
         emulator: &emulator,
         signature_id: &signature_id,
@@ -270,14 +274,20 @@ pub fn flags_for_case(
         keep_valid,
         opts,
         executor: &executor,
+        symbolize: false,
         limit: Cell::new(None),
         label: "",
         batches: Cell::new(0),
         progress: &progress,
     };
-    let oracle = |cands: &[Vec<String>]| on_case.run(cands);
-    let mut tester = Tester::new(&oracle);
-    let mut flags = analyse(&case.replay_command, &mut tester);
+    let mut flags = analyse(&case.replay_command, &mut Tester::new(&|c| on_case.run(c)));
+    if !flags.reproduced && case.replay_command.len() > 1 {
+        // A compiler with debug info names inlined frames only through its own symbolizer.
+        on_case.symbolize = true;
+        let runs = flags.compiler_runs;
+        flags = analyse(&case.replay_command, &mut Tester::new(&|c| on_case.run(c)));
+        flags.compiler_runs += runs;
+    }
     flags.keep_valid = keep_valid;
     if preprocessed_by_icepick(&case) {
         let cwd = PathBuf::from(&case.cwd);

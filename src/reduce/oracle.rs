@@ -66,6 +66,9 @@ pub(super) struct Oracle {
     pub keep_valid: bool,
     /// Where candidate tests run (`--executor`); the final checks run here ([`Oracle::judge_local`]).
     pub executor: Arc<Executor>,
+    /// The compiler symbolizes its own stack dumps ([`Job::symbolize`]): only when the start
+    /// reproduces with it and not without.
+    pub symbolize: bool,
 }
 
 impl Oracle {
@@ -104,6 +107,7 @@ impl Oracle {
             argv: &argv,
             cwd: &self.case_dir,
             timeout,
+            symbolize: self.symbolize,
         };
         let out = executor.run(&job, cancel).ok()?;
         if matches!(out.status, Status::TimedOut | Status::Cancelled) {
@@ -228,6 +232,7 @@ mod tests {
             emulator: Vec::new(),
             keep_valid,
             executor: Arc::new(Executor::local()),
+            symbolize: false,
         };
         let with_errors = Some(Judged {
             same: true,
