@@ -36,6 +36,8 @@ pub(crate) struct Slot<R, P> {
     pub started: f64,
     /// How long its test took, once finished (`None`: running, or answered from a cache).
     pub took: Option<f64>,
+    /// Its running test said it will likely be interesting ([`crate::CancelToken::hint`]).
+    pub hinted: bool,
 }
 
 /// Candidates in generation order.
@@ -86,6 +88,7 @@ impl<R, P> Window<R, P> {
             payload,
             started: at,
             took: None,
+            hinted: false,
         });
         if stop {
             Filling::Stop
@@ -151,6 +154,18 @@ impl<R, P> Window<R, P> {
     /// The slots in generation order.
     pub fn slots(&self) -> impl Iterator<Item = &Slot<R, P>> {
         self.slots.iter()
+    }
+
+    /// Marks running slot `id` as likely interesting; false when it is not in the window
+    /// or no longer running.
+    pub fn hint(&mut self, id: u64) -> bool {
+        match self.slots.iter_mut().find(|s| s.id == id) {
+            Some(s) if matches!(s.state, State::Running(_)) => {
+                s.hinted = true;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// True when slot `id` is in the window.

@@ -345,6 +345,10 @@ enum Slow {
     /// The failures: a known success then sits behind a running front, and the speculation
     /// tree opens levels on it all the time.
     Failures,
+    /// The interesting ones and some others, and each of them hints that it is likely
+    /// interesting before it sleeps ([`CancelToken::hint`]): levels open on running slots
+    /// behind the front, some on wrong hints.
+    Hinted,
 }
 
 /// Reduces `text` (a test wanting every word of `want`, balanced) with jobs 1 and then with
@@ -357,13 +361,19 @@ fn speculation_keeps_the_serial_output(
     one_in_three: u8,
     runs: &[(usize, bool)],
 ) -> Result<(), proptest::test_runner::TestCaseError> {
-    let oracle = |t: &[u8], _: &CancelToken| {
+    let oracle = |t: &[u8], token: &CancelToken| {
         let s = String::from_utf8_lossy(t);
         let yes = want.iter().all(|w| s.contains(w.as_str())) && balanced(t);
         let other = t.len() % 3 == one_in_three as usize;
         let sleep = match slow {
             Slow::Successes => yes || other,
             Slow::Failures => !yes && !other,
+            Slow::Hinted => {
+                if yes || other {
+                    token.hint();
+                }
+                yes || other
+            }
         };
         if sleep {
             std::thread::sleep(Duration::from_micros(500));
@@ -424,6 +434,20 @@ proptest::proptest! {
     ) {
         speculation_keeps_the_serial_output(
             &words.join(" "), &want, Slow::Failures, slow, &[(2, true), (3, true), (8, true)],
+        )?;
+    }
+
+    /// Tests that hint they are likely interesting (rightly, and wrongly for some failures)
+    /// get levels opened on them while they run: the accepted sequence and the output stay
+    /// the serial ones for jobs 2, 3 and 8.
+    #[test]
+    fn hints_from_running_tests_keep_the_serial_output(
+        words in proptest::collection::vec("[a-e]{1,3}|[{}();,]", 4..80),
+        want in proptest::collection::vec("[a-e]", 1..3),
+        slow in 0u8..3,
+    ) {
+        speculation_keeps_the_serial_output(
+            &words.join(" "), &want, Slow::Hinted, slow, &[(2, true), (3, true), (8, true)],
         )?;
     }
 }
