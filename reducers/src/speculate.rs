@@ -23,12 +23,15 @@
 //! `need(level) × Π(1 − p) over the undecided slots before it × p`, and a level's text is
 //! needed with the probability of its base; a new candidate behind the undecided slots of a
 //! level (or the first one of a new level on a slot) competes with that score; the highest
-//! wins. `p` comes from [`Rates`]: a pass's accept rate at level 0 (with a prior of 1 in 4),
+//! wins. `p` comes from [`Rates`]: a pass's accept rate on the serial path (with a prior of
+//! 1 in 4; the failures a level decided while above level 0 count when it becomes level 0 —
+//! counting only level 0's own decisions had missed most failures and overrated every pass),
 //! updated by how long the test has run against the pass's recent failed and interesting
 //! test times (a crash runs clang further than a parse error, so failures are mostly the
 //! quick tests and a test that outlives them is likely the accepted one: it gets its level
 //! first). Caps keep the waste sane with many workers: no test whose chance of being needed
 //! is under 1 in 10^5 ([`MIN_NEED`]), at most `jobs` levels, and `jobs` + 4 slots a window
+//! (cache hits not counted)
 //! (4 × `jobs` without success speculation: `window.rs`).
 //!
 //! Tried and measured (`icepick simulate` on the big corpus traces, docs/BENCHMARKS.md):
@@ -137,6 +140,9 @@ pub(crate) struct Level<R, P, G> {
     below: usize,
     /// Accepted candidates this level's text assumes beyond level 0's text.
     pub depth: u64,
+    /// The failures decided in this level while it was above level 0 (pass, seconds,
+    /// hinted): they count for the rates once it is level 0 (on the serial path).
+    failed: Vec<(String, Option<f64>, bool)>,
 }
 
 /// Where the next candidate goes.
@@ -242,6 +248,7 @@ impl<R, P, G> Tree<R, P, G> {
             on: Some(on),
             below: k,
             depth,
+            failed: Vec::new(),
         });
     }
 
@@ -256,9 +263,12 @@ impl<R, P, G> Tree<R, P, G> {
     ) {
         let rates = &mut self.rates;
         for (k, level) in self.levels.iter_mut().enumerate() {
+            let failed = &mut level.failed;
             level.window.pop_failed(|s| {
                 if k == 0 {
                     rates.note(pass_of(&s.payload), false, s.took, s.hinted);
+                } else {
+                    failed.push((pass_of(&s.payload).to_string(), s.took, s.hinted));
                 }
             });
             level.window.cut_behind_interesting(&mut *drop);
@@ -303,6 +313,9 @@ impl<R, P, G> Tree<R, P, G> {
         if let Some(root) = self.levels.first_mut() {
             root.on = None;
             root.below = 0;
+            for (pass, took, hinted) in root.failed.drain(..) {
+                self.rates.note(&pass, false, took, hinted);
+            }
         }
         for level in &mut self.levels {
             level.depth -= 1;
@@ -339,6 +352,7 @@ impl<R, P, G> Tree<R, P, G> {
             on: None,
             below: 0,
             depth: 0,
+            failed: Vec::new(),
         });
     }
 
@@ -435,5 +449,28 @@ mod tests {
         r.note("tokens", true, Some(0.2), true);
         r.note("tokens", true, Some(0.2), true);
         assert!(r.p_hinted() > 0.9);
+    }
+
+    #[test]
+    fn failures_decided_above_level_0_count_once_their_level_is_level_0() {
+        let mut tree: Tree<(), &'static str, ()> = Tree::empty(4, true);
+        tree.restart(());
+        tree.levels[0]
+            .window
+            .push(0, State::Running(()), "lines", 0.0);
+        tree.branch(0, 0, ());
+        tree.levels[1]
+            .window
+            .push(1, State::Running(()), "tokens", 0.0);
+        tree.finish(1, Outcome::Uninteresting, 0.1);
+        let pass_of = |p: &&'static str| *p;
+        tree.settle(pass_of, &mut |_| {});
+        // Level 1 may yet be thrown away: its failure does not count yet.
+        assert_eq!(tree.rates.p("tokens"), 0.25);
+        tree.finish(0, Outcome::Interesting, 0.3);
+        let (slot, promoted) = tree.accept(pass_of, &mut |_| {}).unwrap();
+        assert_eq!((slot.id, promoted), (0, true));
+        assert!((tree.rates.p("tokens") - 0.2).abs() < 1e-9);
+        assert!((tree.rates.p("lines") - 0.4).abs() < 1e-9);
     }
 }
