@@ -131,6 +131,8 @@ pub struct Stats {
     pub cache_hits: u64,
     /// Tests whose result was discarded because they were cancelled.
     pub cancelled: u64,
+    /// Hints from running tests that they are likely interesting ([`CancelToken::hint`]).
+    pub hints: u64,
     /// Candidates generated (tested, cached, or skipped as empty).
     pub candidates: u64,
     /// Accepted candidates.

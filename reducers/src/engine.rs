@@ -380,7 +380,10 @@ impl Driver<'_, '_> {
     /// it), a result is recorded.
     pub fn take(&mut self, msg: Msg) {
         match msg {
-            Msg::Hint { id, .. } => self.tree.hint(id),
+            Msg::Hint { id } => {
+                self.stats.hints += 1;
+                self.tree.hint(id);
+            }
             Msg::Done(done) => self.take_done(done),
         }
     }

@@ -304,6 +304,30 @@ fn layout_may_grow_the_text_but_never_beyond_the_input() {
     assert_eq!(r.output, tight.as_bytes());
 }
 
+#[test]
+fn every_hint_reaches_the_driver_and_a_plain_token_ignores_it() {
+    CancelToken::new().hint();
+    for jobs in [1, 2, 4] {
+        let sent = AtomicU64::new(0);
+        let test = |t: &[u8], c: &CancelToken| {
+            let o = oracle(t, c);
+            if o == Outcome::Interesting {
+                sent.fetch_add(1, Ordering::SeqCst);
+                c.hint();
+                c.hint();
+            }
+            o
+        };
+        let r = reduce(SAMPLE.as_bytes(), &opts(jobs), &test, &mut |_| {});
+        let serial = reduce(SAMPLE.as_bytes(), &opts(1), &oracle, &mut |_| {});
+        assert_eq!(r.output, serial.output, "jobs {jobs}");
+        assert!(r.stats.improvements > 0);
+        // Once per test, however often it calls.
+        assert_eq!(r.stats.hints, sent.load(Ordering::SeqCst), "jobs {jobs}");
+        assert!(r.stats.hints > 0, "jobs {jobs}");
+    }
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig { cases: 24, ..Default::default() })]
     /// The driver speculates across passes (a pass's successors are generated while its tests
