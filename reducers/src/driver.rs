@@ -28,7 +28,7 @@ use crate::passes::{Hints, Pipeline};
 use crate::speculate::Tree;
 
 /// The verdict of one interestingness test.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Outcome {
     /// The candidate still shows the bug.
     Interesting,
@@ -39,8 +39,23 @@ pub enum Outcome {
 /// Set by the driver when the result of a running test is no longer needed (a candidate before
 /// it was accepted, or the run is stopping). The test should poll it and, when set, kill its
 /// process group and return; whatever it returns is then ignored.
-#[derive(Clone, Debug, Default)]
-pub struct CancelToken(Arc<AtomicBool>);
+///
+/// The token the test gets also carries the test's way to talk back: [`CancelToken::hint`].
+#[derive(Clone, Default)]
+pub struct CancelToken {
+    flag: Arc<AtomicBool>,
+    /// Tells the driver that the running test is likely interesting (set by the worker).
+    hint: Option<Arc<dyn Fn() + Send + Sync>>,
+}
+
+impl std::fmt::Debug for CancelToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CancelToken")
+            .field("cancelled", &self.is_cancelled())
+            .field("hint", &self.hint.is_some())
+            .finish()
+    }
+}
 
 impl CancelToken {
     /// A fresh, unset token.
@@ -49,11 +64,29 @@ impl CancelToken {
     }
     /// True once the test's result is no longer wanted.
     pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.flag.load(Ordering::Relaxed)
     }
     /// Sets the token (the driver does this; public for callers' own tests).
     pub fn cancel(&self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.flag.store(true, Ordering::Relaxed);
+    }
+    /// Tells the driver, while the test still runs, that it will likely say
+    /// [`Outcome::Interesting`]: the cheap part of its check passed (the first compiler run
+    /// crashed the right way) and only confirming runs remain. The driver then opens a level
+    /// of success speculation on it at once (`speculate.rs`). Scheduling only: acceptance
+    /// still waits for the outcome, so a wrong hint costs wasted tests, never a different
+    /// result. Calling it again, or on a token the driver did not hand out, does nothing.
+    pub fn hint(&self) {
+        if let Some(h) = &self.hint {
+            h();
+        }
+    }
+    /// The same token, with `hint` telling the driver.
+    fn with_hint(&self, hint: Arc<dyn Fn() + Send + Sync>) -> Self {
+        CancelToken {
+            flag: self.flag.clone(),
+            hint: Some(hint),
+        }
     }
 }
 
@@ -98,6 +131,8 @@ pub struct Stats {
     pub cache_hits: u64,
     /// Tests whose result was discarded because they were cancelled.
     pub cancelled: u64,
+    /// Hints from running tests that they are likely interesting ([`CancelToken::hint`]).
+    pub hints: u64,
     /// Candidates generated (tested, cached, or skipped as empty).
     pub candidates: u64,
     /// Accepted candidates.
@@ -206,7 +241,7 @@ where
     let started = Instant::now();
     let (job_tx, job_rx) = mpsc::channel::<Job>();
     let job_rx = Mutex::new(job_rx);
-    let (done_tx, done_rx) = mpsc::channel::<Done>();
+    let (done_tx, done_rx) = mpsc::channel::<Msg>();
     std::thread::scope(|scope| {
         for index in 0..jobs {
             let done_tx = done_tx.clone();
@@ -237,8 +272,8 @@ where
         d.cancel_all();
         // Every test started gets its record: wait for the cancelled ones to come back.
         while d.busy > 0 {
-            let Ok(done) = d.done_rx.recv() else { break };
-            d.take(done);
+            let Ok(msg) = d.done_rx.recv() else { break };
+            d.take(msg);
         }
         let Driver {
             best,
@@ -266,6 +301,14 @@ pub(crate) struct Job {
     pub token: CancelToken,
 }
 
+/// What a worker tells the driver.
+pub(crate) enum Msg {
+    /// A test ended.
+    Done(Done),
+    /// Test `id` said it is likely interesting.
+    Hint { id: u64 },
+}
+
 pub(crate) struct Done {
     pub id: u64,
     pub hash: u128,
@@ -280,7 +323,7 @@ fn worker<T>(
     index: usize,
     started: Instant,
     jobs: &Mutex<mpsc::Receiver<Job>>,
-    done: &mpsc::Sender<Done>,
+    done: &mpsc::Sender<Msg>,
     test: &T,
 ) where
     T: Fn(&[u8], &CancelToken) -> Outcome + Sync,
@@ -289,12 +332,21 @@ fn worker<T>(
         let job = jobs.lock().unwrap_or_else(|e| e.into_inner()).recv();
         let Ok(job) = job else { return };
         let start = started.elapsed();
-        let result = if job.token.is_cancelled() {
+        let hint = {
+            let (tx, id, once) = (done.clone(), job.id, AtomicBool::new(false));
+            move || {
+                if !once.swap(true, Ordering::Relaxed) {
+                    let _ = tx.send(Msg::Hint { id });
+                }
+            }
+        };
+        let token = job.token.with_hint(Arc::new(hint));
+        let result = if token.is_cancelled() {
             Ok(Outcome::Uninteresting)
         } else {
-            panic::catch_unwind(AssertUnwindSafe(|| test(&job.bytes, &job.token)))
+            panic::catch_unwind(AssertUnwindSafe(|| test(&job.bytes, &token)))
         };
-        let msg = Done {
+        let msg = Msg::Done(Done {
             id: job.id,
             hash: job.hash,
             cancelled: job.token.is_cancelled(),
@@ -302,7 +354,7 @@ fn worker<T>(
             worker: index,
             start,
             end: started.elapsed(),
-        };
+        });
         if done.send(msg).is_err() {
             return;
         }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::driver::{
-    content_hash, CancelToken, Done, Event, Job, Options, Outcome, Stats, TestRecord, Tested,
+    content_hash, CancelToken, Done, Event, Job, Msg, Options, Outcome, Stats, TestRecord, Tested,
 };
 use crate::passes::{Hints, Pass, Pipeline};
 use crate::plan::{self, Cursor, START};
@@ -124,7 +124,7 @@ pub(crate) struct Driver<'a, 'e> {
     pub next_id: u64,
     pub stats: Stats,
     pub job_tx: mpsc::Sender<Job>,
-    pub done_rx: mpsc::Receiver<Done>,
+    pub done_rx: mpsc::Receiver<Msg>,
     pub panic: Option<Box<dyn std::any::Any + Send>>,
     pub on_event: &'e mut dyn FnMut(Event),
 }
@@ -362,10 +362,10 @@ impl Driver<'_, '_> {
             .push(id, State::Running(token), cand, at);
     }
 
-    /// Waits for one test result (or a poll interval, to notice the stop flag).
+    /// Waits for one test result or hint (or a poll interval, to notice the stop flag).
     fn wait(&mut self) {
-        let done = match self.done_rx.recv_timeout(POLL) {
-            Ok(done) => done,
+        let msg = match self.done_rx.recv_timeout(POLL) {
+            Ok(msg) => msg,
             Err(RecvTimeoutError::Timeout) => return,
             Err(RecvTimeoutError::Disconnected) => {
                 // Cannot happen while workers live; make sure we do not spin.
@@ -373,11 +373,23 @@ impl Driver<'_, '_> {
                 return;
             }
         };
-        self.take(done);
+        self.take(msg);
+    }
+
+    /// Takes in a worker's message: a hint marks its slot (`speculate.rs` opens a level on
+    /// it), a result is recorded.
+    pub fn take(&mut self, msg: Msg) {
+        match msg {
+            Msg::Hint { id } => {
+                self.stats.hints += 1;
+                self.tree.hint(id);
+            }
+            Msg::Done(done) => self.take_done(done),
+        }
     }
 
     /// Takes in one test's result.
-    pub fn take(&mut self, done: Done) {
+    fn take_done(&mut self, done: Done) {
         self.busy -= 1;
         let outcome = match done.result {
             Ok(o) => o,

@@ -33,7 +33,10 @@
 //! - Accepted tests are the expensive ones (clang runs to the crash, then a confirming run
 //!   and a witness) and each is derived from the one before: under failure speculation alone
 //!   they run one after the other, which bounded the speedup near 2x. Success speculation
-//!   overlaps them; the wasted tests it costs are spent on workers that would be idle.
+//!   overlaps them; the wasted tests it costs are spent on workers that would be idle. A
+//!   running test may [hint](CancelToken::hint) that it will likely be interesting (the
+//!   first compiler run crashed the right way: confirm rejects are rare) so that the next
+//!   text's tests start before its confirming runs end; acceptance still waits for them.
 //! - A level's generator is rebuilt from its base text (one O(n) plan per level, as on an
 //!   acceptance), never cloned: cursors are plain values, so a plan from the same text
 //!   yields the same candidates.

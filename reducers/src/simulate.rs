@@ -69,6 +69,9 @@ pub struct Policy {
     pub concurrent_acceptance: bool,
     /// Speculate on success too (as now).
     pub success: bool,
+    /// Tests hint that they are likely interesting once their first compiler run crashed
+    /// the right way ([`Step::hint_after`], `CancelToken::hint`), as now.
+    pub hints: bool,
 }
 
 impl Default for Policy {
@@ -78,6 +81,7 @@ impl Default for Policy {
             pass_barrier: false,
             concurrent_acceptance: true,
             success: true,
+            hints: true,
         }
     }
 }
@@ -121,6 +125,14 @@ impl Step {
             cost: cost.then(|| r.end.saturating_sub(r.start).as_secs_f64()),
             phases: None,
         })
+    }
+
+    /// Seconds after its start that its test hints that it is likely interesting: the end of
+    /// its first compiler run, when that run crashed the right way (it was not rejected in
+    /// phase `first`). `None` without phases.
+    pub fn hint_after(&self) -> Option<f64> {
+        let p = self.phases.as_ref()?;
+        (p.rejected.as_deref() != Some("first")).then_some(p.first)
     }
 
     /// Seconds its test takes under `concurrent` acceptance or the sequential one (`None`
@@ -390,8 +402,8 @@ fn levels_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
         accept: accepted_from(0),
         on_path: true,
     });
-    // Running tests by end time: (end, id, interesting); cancelled ones are skipped.
-    let mut running: BinaryHeap<Reverse<(Ordered, u64, bool)>> = BinaryHeap::new();
+    // Running tests' hints and ends by time: (time, id, event); cancelled ones are skipped.
+    let mut running: BinaryHeap<Reverse<(Ordered, u64, Ev)>> = BinaryHeap::new();
     let mut live: HashSet<u64> = HashSet::new();
     let (mut now, mut next_id, mut tests) = (0.0f64, 0u64, 0u64);
     loop {
@@ -450,11 +462,14 @@ fn levels_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
                                 tests += 1;
                                 live.insert(id);
                                 let end = now + c + latency_s;
-                                running.push(Reverse((
-                                    Ordered(end),
-                                    id,
-                                    outcome == Outcome::Interesting,
-                                )));
+                                running.push(Reverse((Ordered(end), id, Ev::End(outcome))));
+                                // Only the trace's own tests hint (stand-ins are failures).
+                                let hint = path[i].hint_after().filter(|_| real && policy.hints);
+                                if let Some(h) = hint.map(|h| now + h + latency_s) {
+                                    if h < end {
+                                        running.push(Reverse((Ordered(h), id, Ev::Hint)));
+                                    }
+                                }
                                 level.window.push(id, State::Running(()), cand, now);
                             }
                         }
@@ -483,20 +498,21 @@ fn levels_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
         if tree.pick(live.len(), now, open, pass_of).is_some() {
             continue;
         }
-        // Wait for the next test to end.
-        let Some(Reverse((Ordered(end), id, interesting))) = running.pop() else {
+        // Wait for the next test to hint or end.
+        let Some(Reverse((Ordered(at), id, ev))) = running.pop() else {
             break;
         };
-        if !live.remove(&id) {
+        if !live.contains(&id) {
             continue;
         }
-        now = now.max(end);
-        let outcome = if interesting {
-            Outcome::Interesting
-        } else {
-            Outcome::Uninteresting
-        };
-        tree.finish(id, outcome, now);
+        now = now.max(at);
+        match ev {
+            Ev::Hint => tree.hint(id),
+            Ev::End(outcome) => {
+                live.remove(&id);
+                tree.finish(id, outcome, now);
+            }
+        }
     }
     Prediction {
         workers,
@@ -504,6 +520,13 @@ fn levels_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
         tests,
         wasted_tests: tests.saturating_sub(serial_tests),
     }
+}
+
+/// What happens to a running test in the replay (a hint sorts before an end at the same time).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Ev {
+    Hint,
+    End(Outcome),
 }
 
 /// An `f64` that orders (times are finite and non-negative).
@@ -664,6 +687,46 @@ mod tests {
         let p = simulate(&path, 16, 0.0);
         assert_eq!(p.wall_s, 4.0, "{p:?}");
         assert_eq!(simulate(&path, 1, 0.0).wall_s, 8.0);
+    }
+
+    #[test]
+    fn a_hinted_success_behind_a_slow_front_gets_its_level_before_it_ends() {
+        // Three texts, each a slow failure (2 s) then the accepted candidate (1 s), which
+        // hints after 0.25 s (its first compiler run crashed the right way). Without hints a
+        // level opens on each accepted candidate when it ends (known success): the texts
+        // start at 0, 1 and 2 s, and the last slow failure ends at 4 s. With them, at 0,
+        // 0.25 and 0.5 s: done at 2.5 s. (With enough workers: with 16, the off-path levels,
+        // charged the 2 s mean failure, hold every worker when the first hint comes.)
+        let mut path = Vec::new();
+        for k in 0..3 {
+            path.push(step(2 * k, 0, k, false, Some(2.0)));
+            let mut a = step(2 * k + 1, 0, k, true, Some(1.0));
+            a.phases = Some(Phases {
+                first: 0.25,
+                witness: None,
+                confirm: Some(0.75),
+                rejected: None,
+            });
+            path.push(a);
+        }
+        let no_hints = Policy {
+            hints: false,
+            ..Policy::default()
+        };
+        assert_eq!(simulate(&path, 1, 0.0).wall_s, 9.0);
+        let without = simulate_policy(&path, 64, 0.0, &no_hints);
+        assert_eq!(without.wall_s, 4.0, "{without:?}");
+        let with = simulate(&path, 64, 0.0);
+        assert_eq!(with.wall_s, 2.5, "{with:?}");
+        // A failure rejected in its first run does not hint.
+        let mut s = step(0, 0, 0, false, Some(1.0));
+        s.phases = Some(Phases {
+            first: 1.0,
+            witness: None,
+            confirm: None,
+            rejected: Some("first".into()),
+        });
+        assert_eq!(s.hint_after(), None);
     }
 
     #[test]

@@ -8,10 +8,14 @@
 //! form a tree: a level opens on the front (first undecided slot) of any level, or on a slot
 //! already known to be interesting behind a front that still runs (on the 1.9 MB input,
 //! crash-cut's slow failures run while provenance's candidate behind them is accepted: the
-//! subtree above it proceeds). When a base is known to fail, or a slot before it is known to
-//! succeed, its level and everything above it is thrown away (tests cancelled, wasted); a
-//! slot known to succeed also cancels the slots behind it. When level 0 accepts a slot, the
-//! level on it becomes level 0 with its subtree and keeps its tests; the other levels go.
+//! subtree above it proceeds), or on a running slot whose test *hinted* that it is likely
+//! interesting ([`crate::CancelToken::hint`]: icepick's test does so when its first compiler
+//! run crashed the right way, and only the confirming runs remain, about half of an accepted
+//! test's time; its odds are [`Rates::p_hinted`], how often hints came true, prior 19 in
+//! 20). When a base is known to fail, or a slot before it is known to succeed, its level
+//! and everything above it is thrown away (tests cancelled, wasted); a slot known to succeed
+//! also cancels the slots behind it. When level 0 accepts a slot, the level on it becomes
+//! level 0 with its subtree and keeps its tests; the other levels go.
 //! Acceptance stays in generation order at level 0, so the output is the serial one for any
 //! number of workers and any timing.
 //!
@@ -20,19 +24,26 @@
 //! `need(level) × Π(1 − p) over the undecided slots before it × p`, and a level's text is
 //! needed with the probability of its base; a new candidate behind the undecided slots of a
 //! level (or the first one of a new level on a slot) competes with that score; the highest
-//! wins. `p` comes from [`Rates`]: a pass's accept rate at level 0 (with a prior of 1 in 4),
+//! wins. `p` comes from [`Rates`]: a pass's accept rate on the serial path (with a prior of
+//! 1 in 4; the failures a level decided while above level 0 count when it becomes level 0 —
+//! counting only level 0's own decisions had missed most failures and overrated every pass),
 //! updated by how long the test has run against the pass's recent failed and interesting
 //! test times (a crash runs clang further than a parse error, so failures are mostly the
 //! quick tests and a test that outlives them is likely the accepted one: it gets its level
 //! first). Caps keep the waste sane with many workers: no test whose chance of being needed
 //! is under 1 in 10^5 ([`MIN_NEED`]), at most `jobs` levels, and `jobs` + 4 slots a window
+//! (cache hits not counted)
 //! (4 × `jobs` without success speculation: `window.rs`).
 //!
 //! Tried and measured (`icepick simulate` on the big corpus traces, docs/BENCHMARKS.md):
 //! opening levels on *any* running slot, ranked by the same score, spreads the workers over
 //! many unlikely branches: at 64 workers 5.4x and 6.6x, against 5.9x and 10.0x for levels
 //! on fronts and known successes as here (and 4.9x and 8.6x for the earlier chain of levels
-//! on the top level's front only).
+//! on the top level's front only). With hints (Session 10): 7.2x and 11.3x; levels on fronts
+//! only once their odds reach 0.3 or more, or on hints and known successes alone, were far
+//! slower (the front rule chains one-candidate texts at no delay); levels also on running
+//! slots with odds of 0.5 or more, other caps and floors, and the hint time in place of the
+//! test time for the odds changed little.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -46,6 +57,14 @@ const MIN_NEED: f64 = -11.5;
 /// How many recent test times of each kind a pass keeps (texts shrink, and their tests
 /// get faster: old times would mislead).
 const TIMES: usize = 32;
+
+/// What level 0's decisions taught about hinted tests ([`crate::CancelToken::hint`]): how
+/// many were decided, how many of them were accepted.
+#[derive(Default)]
+struct HintRates {
+    accepted: u32,
+    decided: u32,
+}
 
 /// What level 0's decisions taught about one pass.
 #[derive(Default)]
@@ -63,11 +82,18 @@ fn longer(times: &VecDeque<f64>, t: f64) -> f64 {
     (over as f64 + 1.0) / (times.len() as f64 + 1.0)
 }
 
-/// Accept rates and test times by pass name.
+/// Accept rates and test times by pass name, and how often a hint came true.
 #[derive(Default)]
-pub(crate) struct Rates(HashMap<String, PassRates>);
+pub(crate) struct Rates(HashMap<String, PassRates>, HintRates);
 
 impl Rates {
+    /// The chance that a hinted test turns out interesting, with a prior of 19 in 20
+    /// (weighing 20 decisions): a clang crash that reproduced once mostly reproduces again.
+    pub fn p_hinted(&self) -> f64 {
+        let h = &self.1;
+        ((f64::from(h.accepted) + 19.0) / (f64::from(h.decided) + 20.0)).clamp(0.5, 0.99)
+    }
+
     /// The running accept rate of `pass`, with a prior of 1 in 4 (weighing 4 decisions).
     pub fn p(&self, pass: &str) -> f64 {
         let (acc, n) = self.0.get(pass).map_or((0, 0), |r| (r.accepted, r.decided));
@@ -87,7 +113,11 @@ impl Rates {
         (win / (win + fail)).clamp(0.02, 0.9)
     }
 
-    fn note(&mut self, pass: &str, accepted: bool, took: Option<f64>) {
+    fn note(&mut self, pass: &str, accepted: bool, took: Option<f64>, hinted: bool) {
+        if hinted {
+            self.1.accepted += u32::from(accepted);
+            self.1.decided += 1;
+        }
         let e = match self.0.get_mut(pass) {
             Some(e) => e,
             None => self.0.entry(pass.to_string()).or_default(),
@@ -115,6 +145,9 @@ pub(crate) struct Level<R, P, G> {
     below: usize,
     /// Accepted candidates this level's text assumes beyond level 0's text.
     pub depth: u64,
+    /// The failures decided in this level while it was above level 0 (pass, seconds,
+    /// hinted): they count for the rates once it is level 0 (on the serial path).
+    failed: Vec<(String, Option<f64>, bool)>,
 }
 
 /// Where the next candidate goes.
@@ -183,6 +216,7 @@ impl<R, P, G> Tree<R, P, G> {
             let mut front = true;
             for slot in level.window.slots() {
                 let p = match slot.state {
+                    State::Running(_) if slot.hinted => self.rates.p_hinted(),
                     State::Running(_) => self
                         .rates
                         .p_after(pass_of(&slot.payload), now - slot.started),
@@ -190,8 +224,8 @@ impl<R, P, G> Tree<R, P, G> {
                     State::Finished(Outcome::Uninteresting) => continue,
                 };
                 odds.insert(slot.id, ahead + p.ln());
-                // A branch on the level's front, or on a known success behind it.
-                let base = std::mem::replace(&mut front, false) || p >= 1.0;
+                // A branch on the level's front, or on a known or hinted success behind it.
+                let base = std::mem::replace(&mut front, false) || p >= 1.0 || slot.hinted;
                 if branching && base && !based.contains(&slot.id) {
                     let on = slot.id;
                     consider(ahead + p.ln(), Pick::Branch { level: k, on });
@@ -219,6 +253,7 @@ impl<R, P, G> Tree<R, P, G> {
             on: Some(on),
             below: k,
             depth,
+            failed: Vec::new(),
         });
     }
 
@@ -233,9 +268,12 @@ impl<R, P, G> Tree<R, P, G> {
     ) {
         let rates = &mut self.rates;
         for (k, level) in self.levels.iter_mut().enumerate() {
+            let failed = &mut level.failed;
             level.window.pop_failed(|s| {
                 if k == 0 {
-                    rates.note(pass_of(&s.payload), false, s.took);
+                    rates.note(pass_of(&s.payload), false, s.took, s.hinted);
+                } else {
+                    failed.push((pass_of(&s.payload).to_string(), s.took, s.hinted));
                 }
             });
             level.window.cut_behind_interesting(&mut *drop);
@@ -263,7 +301,9 @@ impl<R, P, G> Tree<R, P, G> {
     ) -> Option<(Slot<R, P>, bool)> {
         self.settle(&pass_of, drop);
         let slot = self.levels.first_mut()?.window.take_accepted()?;
-        self.rates.note(pass_of(&slot.payload), true, slot.took);
+        let hinted = slot.hinted;
+        self.rates
+            .note(pass_of(&slot.payload), true, slot.took, hinted);
         let mut keep = vec![false; self.levels.len()];
         for k in 1..self.levels.len() {
             let level = &self.levels[k];
@@ -278,6 +318,9 @@ impl<R, P, G> Tree<R, P, G> {
         if let Some(root) = self.levels.first_mut() {
             root.on = None;
             root.below = 0;
+            for (pass, took, hinted) in root.failed.drain(..) {
+                self.rates.note(&pass, false, took, hinted);
+            }
         }
         for level in &mut self.levels {
             level.depth -= 1;
@@ -314,7 +357,17 @@ impl<R, P, G> Tree<R, P, G> {
             on: None,
             below: 0,
             depth: 0,
+            failed: Vec::new(),
         });
+    }
+
+    /// Marks running test `id` as likely interesting, wherever it is.
+    pub fn hint(&mut self, id: u64) {
+        for level in &mut self.levels {
+            if level.window.hint(id) {
+                return;
+            }
+        }
     }
 
     /// Records the outcome of test `id`, wherever it is.
@@ -339,10 +392,10 @@ mod tests {
     fn a_test_that_outlives_its_passs_failures_is_likely_the_accepted_one() {
         let mut r = Rates::default();
         for _ in 0..20 {
-            r.note("tokens", false, Some(0.05));
+            r.note("tokens", false, Some(0.05), false);
         }
-        r.note("tokens", true, Some(0.4));
-        r.note("tokens", true, Some(0.5));
+        r.note("tokens", true, Some(0.4), false);
+        r.note("tokens", true, Some(0.5), false);
         let p = r.p("tokens");
         assert!((p - 3.0 / 26.0).abs() < 1e-9, "{p}");
         // Fresh, or no older than a failure: the accept rate.
@@ -362,13 +415,67 @@ mod tests {
     fn recent_times_replace_old_ones() {
         let mut r = Rates::default();
         for _ in 0..TIMES {
-            r.note("lines", false, Some(2.0));
+            r.note("lines", false, Some(2.0), false);
         }
         let before = r.p_after("lines", 1.0);
         for _ in 0..TIMES {
-            r.note("lines", false, Some(0.1));
+            r.note("lines", false, Some(0.1), false);
         }
         assert!(r.p_after("lines", 1.0) > before);
         assert_eq!(r.0["lines"].fails.len(), TIMES);
+    }
+
+    #[test]
+    fn a_hinted_slot_behind_a_running_front_gets_its_level() {
+        let mut tree: Tree<(), &'static str, ()> = Tree::empty(8, true);
+        tree.restart(());
+        let w = &mut tree.levels[0].window;
+        w.push(0, State::Running(()), "crash-cut", 0.0);
+        w.push(1, State::Running(()), "provenance", 0.0);
+        let open = |_: &()| Some("provenance");
+        let pass_of = |p: &&'static str| *p;
+        // Only the front may take a level while slot 1 runs unhinted.
+        let pick = tree.pick(2, 0.1, open, pass_of);
+        assert_ne!(pick, Some(Pick::Branch { level: 0, on: 1 }), "{pick:?}");
+        tree.branch(0, 0, ());
+        let before = tree.pick(3, 0.1, open, pass_of);
+        assert_ne!(before, Some(Pick::Branch { level: 0, on: 1 }), "{before:?}");
+        tree.hint(1);
+        assert!(tree.levels[0].window.slots().any(|s| s.id == 1 && s.hinted));
+        assert_eq!(
+            tree.pick(3, 0.1, open, pass_of),
+            Some(Pick::Branch { level: 0, on: 1 })
+        );
+        // Hinted tests that came true raise the odds; wrong ones lower them.
+        let mut r = Rates::default();
+        let prior = r.p_hinted();
+        r.note("tokens", false, Some(0.2), true);
+        assert!(r.p_hinted() < prior);
+        r.note("tokens", true, Some(0.2), true);
+        r.note("tokens", true, Some(0.2), true);
+        assert!(r.p_hinted() > 0.9);
+    }
+
+    #[test]
+    fn failures_decided_above_level_0_count_once_their_level_is_level_0() {
+        let mut tree: Tree<(), &'static str, ()> = Tree::empty(4, true);
+        tree.restart(());
+        tree.levels[0]
+            .window
+            .push(0, State::Running(()), "lines", 0.0);
+        tree.branch(0, 0, ());
+        tree.levels[1]
+            .window
+            .push(1, State::Running(()), "tokens", 0.0);
+        tree.finish(1, Outcome::Uninteresting, 0.1);
+        let pass_of = |p: &&'static str| *p;
+        tree.settle(pass_of, &mut |_| {});
+        // Level 1 may yet be thrown away: its failure does not count yet.
+        assert_eq!(tree.rates.p("tokens"), 0.25);
+        tree.finish(0, Outcome::Interesting, 0.3);
+        let (slot, promoted) = tree.accept(pass_of, &mut |_| {}).unwrap();
+        assert_eq!((slot.id, promoted), (0, true));
+        assert!((tree.rates.p("tokens") - 0.2).abs() < 1e-9);
+        assert!((tree.rates.p("lines") - 0.4).abs() < 1e-9);
     }
 }

@@ -36,6 +36,8 @@ pub(crate) struct Slot<R, P> {
     pub started: f64,
     /// How long its test took, once finished (`None`: running, or answered from a cache).
     pub took: Option<f64>,
+    /// Its running test said it will likely be interesting ([`crate::CancelToken::hint`]).
+    pub hinted: bool,
 }
 
 /// Candidates in generation order.
@@ -47,6 +49,10 @@ pub(crate) struct Window<R, P> {
     /// Slots known to be interesting (waiting for earlier tests): nothing generated after
     /// them can be accepted first.
     interesting: usize,
+    /// Slots answered uninteresting from the cache (no test ran), waiting for an earlier test
+    /// to leave the front: free, so they do not count against the cap (a fixpoint round
+    /// repeats a whole round's candidates: behind one slow test they would fill the window).
+    cached: usize,
 }
 
 impl<R, P> Window<R, P> {
@@ -63,15 +69,16 @@ impl<R, P> Window<R, P> {
                 PER_JOB * jobs
             },
             interesting: 0,
+            cached: 0,
         }
     }
 
     /// True when another candidate may be generated while `busy` tests occupy workers
     /// (cancelled ones still running included): fewer than `jobs` busy, fewer slots than
-    /// its cap, and none known to be interesting (a candidate after it
-    /// would be thrown away for sure).
+    /// its cap (cache hits not counted), and none known to be interesting (a candidate after
+    /// it would be thrown away for sure).
     pub fn has_room(&self, busy: usize) -> bool {
-        busy < self.jobs && self.slots.len() < self.cap && self.interesting == 0
+        busy < self.jobs && self.slots.len() - self.cached < self.cap && self.interesting == 0
     }
 
     /// Adds a candidate behind the others, its test started `at` (or answered from a cache
@@ -80,12 +87,14 @@ impl<R, P> Window<R, P> {
     pub fn push(&mut self, id: u64, state: State<R>, payload: P, at: f64) -> Filling {
         let stop = matches!(state, State::Finished(Outcome::Interesting));
         self.interesting += usize::from(stop);
+        self.cached += usize::from(matches!(state, State::Finished(Outcome::Uninteresting)));
         self.slots.push_back(Slot {
             id,
             state,
             payload,
             started: at,
             took: None,
+            hinted: false,
         });
         if stop {
             Filling::Stop
@@ -110,7 +119,7 @@ impl<R, P> Window<R, P> {
             match front.state {
                 State::Running(_) => return None,
                 State::Finished(Outcome::Uninteresting) => {
-                    self.slots.pop_front();
+                    self.pop_front_failed();
                 }
                 State::Finished(Outcome::Interesting) => {
                     self.interesting -= 1;
@@ -128,7 +137,14 @@ impl<R, P> Window<R, P> {
                 return;
             }
             f(front);
-            self.slots.pop_front();
+            self.pop_front_failed();
+        }
+    }
+
+    /// Pops the front slot, known to be uninteresting.
+    fn pop_front_failed(&mut self) {
+        if let Some(s) = self.slots.pop_front() {
+            self.cached -= usize::from(is_cached(&s));
         }
     }
 
@@ -145,12 +161,25 @@ impl<R, P> Window<R, P> {
         if let Some(i) = first {
             self.slots.drain(i + 1..).for_each(&mut drop);
             self.interesting = 1;
+            self.cached = self.slots.iter().filter(|s| is_cached(s)).count();
         }
     }
 
     /// The slots in generation order.
     pub fn slots(&self) -> impl Iterator<Item = &Slot<R, P>> {
         self.slots.iter()
+    }
+
+    /// Marks running slot `id` as likely interesting; false when it is not in the window
+    /// or no longer running.
+    pub fn hint(&mut self, id: u64) -> bool {
+        match self.slots.iter_mut().find(|s| s.id == id) {
+            Some(s) if matches!(s.state, State::Running(_)) => {
+                s.hinted = true;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// True when slot `id` is in the window.
@@ -161,6 +190,7 @@ impl<R, P> Window<R, P> {
     /// Empties the window, handing back what was in it (to cancel the running ones).
     pub fn drain(&mut self) -> impl Iterator<Item = Slot<R, P>> + '_ {
         self.interesting = 0;
+        self.cached = 0;
         self.slots.drain(..)
     }
 
@@ -169,9 +199,41 @@ impl<R, P> Window<R, P> {
     }
 }
 
+/// True for a slot answered uninteresting from the cache: finished without a test time.
+fn is_cached<R, P>(s: &Slot<R, P>) -> bool {
+    s.took.is_none() && matches!(s.state, State::Finished(Outcome::Uninteresting))
+}
+
 /// Whether the caller may go on generating after [`Window::push`].
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Filling {
     Go,
     Stop,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_hits_behind_a_running_front_leave_room() {
+        let mut w: Window<(), ()> = Window::new(2, true);
+        w.push(0, State::Running(()), (), 0.0);
+        // A fixpoint round answered from the cache: far more than the cap of jobs + SPARE.
+        for id in 1..40 {
+            w.push(id, State::Finished(Outcome::Uninteresting), (), 0.0);
+        }
+        assert!(w.has_room(1));
+        for id in 40..40 + (2 + SPARE as u64 - 1) {
+            w.push(id, State::Running(()), (), 0.0);
+        }
+        assert!(!w.has_room(1), "tested slots count against the cap");
+        // Finished tests still count until they leave the front.
+        w.finish(40, Outcome::Uninteresting, 1.0);
+        assert!(!w.has_room(1));
+        w.finish(0, Outcome::Uninteresting, 1.0);
+        w.pop_failed(|_| {});
+        assert_eq!(w.slots().next().map(|s| s.id), Some(41));
+        assert!(w.has_room(1));
+    }
 }

@@ -304,6 +304,30 @@ fn layout_may_grow_the_text_but_never_beyond_the_input() {
     assert_eq!(r.output, tight.as_bytes());
 }
 
+#[test]
+fn every_hint_reaches_the_driver_and_a_plain_token_ignores_it() {
+    CancelToken::new().hint();
+    for jobs in [1, 2, 4] {
+        let sent = AtomicU64::new(0);
+        let test = |t: &[u8], c: &CancelToken| {
+            let o = oracle(t, c);
+            if o == Outcome::Interesting {
+                sent.fetch_add(1, Ordering::SeqCst);
+                c.hint();
+                c.hint();
+            }
+            o
+        };
+        let r = reduce(SAMPLE.as_bytes(), &opts(jobs), &test, &mut |_| {});
+        let serial = reduce(SAMPLE.as_bytes(), &opts(1), &oracle, &mut |_| {});
+        assert_eq!(r.output, serial.output, "jobs {jobs}");
+        assert!(r.stats.improvements > 0);
+        // Once per test, however often it calls.
+        assert_eq!(r.stats.hints, sent.load(Ordering::SeqCst), "jobs {jobs}");
+        assert!(r.stats.hints > 0, "jobs {jobs}");
+    }
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig { cases: 24, ..Default::default() })]
     /// The driver speculates across passes (a pass's successors are generated while its tests
@@ -345,6 +369,10 @@ enum Slow {
     /// The failures: a known success then sits behind a running front, and the speculation
     /// tree opens levels on it all the time.
     Failures,
+    /// The interesting ones and some others, and each of them hints that it is likely
+    /// interesting before it sleeps ([`CancelToken::hint`]): levels open on running slots
+    /// behind the front, some on wrong hints.
+    Hinted,
 }
 
 /// Reduces `text` (a test wanting every word of `want`, balanced) with jobs 1 and then with
@@ -357,13 +385,19 @@ fn speculation_keeps_the_serial_output(
     one_in_three: u8,
     runs: &[(usize, bool)],
 ) -> Result<(), proptest::test_runner::TestCaseError> {
-    let oracle = |t: &[u8], _: &CancelToken| {
+    let oracle = |t: &[u8], token: &CancelToken| {
         let s = String::from_utf8_lossy(t);
         let yes = want.iter().all(|w| s.contains(w.as_str())) && balanced(t);
         let other = t.len() % 3 == one_in_three as usize;
         let sleep = match slow {
             Slow::Successes => yes || other,
             Slow::Failures => !yes && !other,
+            Slow::Hinted => {
+                if yes || other {
+                    token.hint();
+                }
+                yes || other
+            }
         };
         if sleep {
             std::thread::sleep(Duration::from_micros(500));
@@ -424,6 +458,20 @@ proptest::proptest! {
     ) {
         speculation_keeps_the_serial_output(
             &words.join(" "), &want, Slow::Failures, slow, &[(2, true), (3, true), (8, true)],
+        )?;
+    }
+
+    /// Tests that hint they are likely interesting (rightly, and wrongly for some failures)
+    /// get levels opened on them while they run: the accepted sequence and the output stay
+    /// the serial ones for jobs 2, 3 and 8.
+    #[test]
+    fn hints_from_running_tests_keep_the_serial_output(
+        words in proptest::collection::vec("[a-e]{1,3}|[{}();,]", 4..80),
+        want in proptest::collection::vec("[a-e]", 1..3),
+        slow in 0u8..3,
+    ) {
+        speculation_keeps_the_serial_output(
+            &words.join(" "), &want, Slow::Hinted, slow, &[(2, true), (3, true), (8, true)],
         )?;
     }
 }

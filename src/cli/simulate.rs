@@ -42,6 +42,10 @@ pub struct SimulateArgs {
     /// Speculate on failure only (the earlier driver): no success speculation.
     #[arg(long)]
     no_success: bool,
+    /// Ignore the tests' hints (a first compiler run that crashed the right way: a level
+    /// opens on the test at once), as the driver did before them.
+    #[arg(long)]
+    no_hints: bool,
 }
 
 /// The fields of a trace line the simulation needs.
@@ -223,6 +227,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<u8> {
         pass_barrier: args.pass_barrier,
         concurrent_acceptance: !args.sequential_acceptance,
         success: !args.no_success && !args.pass_barrier,
+        hints: !args.no_hints,
     };
     let table = rows(&path, &args.workers, args.latency / 1000.0, &policy);
     if let Some(file) = &args.svg {

@@ -4,7 +4,9 @@
 //! the crash instead of stopping at the first error, and then twice more work follows), and
 //! accepted tests form a chain that no amount of failure speculation shortens, so the two
 //! checks run side by side; when one rejects, the other is killed (its cancel closure sees
-//! the reject) and not counted as a reject.
+//! the reject) and not counted as a reject. Once the first run crashed the right way, the
+//! test hints so to the reducer's driver (`CancelToken::hint`), which starts speculating on
+//! the candidate's acceptance while the checks run.
 //!
 //! Each test's phase times are kept by content hash (`PhaseLog`) for the trace (`trace.rs`),
 //! so that `icepick simulate` can model both this and the earlier sequential acceptance.
@@ -34,7 +36,9 @@ pub type PhaseLog = Mutex<HashMap<u128, Phases>>;
 
 impl Stage<'_> {
     /// True when `text` crashes the same way `runs` times in a row, and passes the witness
-    /// (run beside the confirming runs). Records the phases in `self.phases`.
+    /// (run beside the confirming runs). Records the phases in `self.phases`. Calls `hint`
+    /// when the first run crashed the right way and checks remain: the reducer's driver may
+    /// then speculate on this candidate's acceptance at once (confirm rejects are rare).
     pub(super) fn interesting(
         &self,
         text: &[u8],
@@ -42,6 +46,7 @@ impl Stage<'_> {
         runs: u32,
         timeout: Duration,
         cancel: &(dyn Fn() -> bool + Sync),
+        hint: &(dyn Fn() + Sync),
     ) -> bool {
         if self.require_complete && !super::complete::is_complete(text) {
             return false;
@@ -54,6 +59,9 @@ impl Stage<'_> {
             first: t0.elapsed().as_secs_f64(),
             ..Phases::default()
         };
+        if first_ok {
+            hint();
+        }
         let ok =
             first_ok && self.confirm_and_witness(text, flags, runs, timeout, cancel, &mut phases);
         if !first_ok && !cancel() {

@@ -340,7 +340,8 @@ impl Stage<'_> {
         note: &mut dyn FnMut(Note<'_>),
     ) -> Result<icepick_reducers::Reduction, ReduceError> {
         let test = |text: &[u8], cancel: &CancelToken| {
-            if self.interesting(text, flags, confirm, timeout, &|| cancel.is_cancelled()) {
+            let (off, hint) = (|| cancel.is_cancelled(), || cancel.hint());
+            if self.interesting(text, flags, confirm, timeout, &off, &hint) {
                 Outcome::Interesting
             } else {
                 Outcome::Uninteresting
