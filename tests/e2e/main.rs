@@ -23,6 +23,7 @@ mod report_truth;
 mod standalone;
 mod store;
 mod store_pg;
+mod symbolizer;
 mod trace;
 mod util;
 mod versions;
