@@ -199,8 +199,11 @@ fn an_icecream_node_killed_mid_run_costs_retries_not_a_wrong_result() {
     let dir = case.parent().unwrap();
     let logs = log_dir();
     let logs = logs.path();
-    // Kill node1 (its daemon and the compiles it forked: every pid its log names, all
-    // started by this test) once it has compiled 10 tests.
+    // Once node1 has compiled 10 tests, freeze it (its daemon and the compiles it forked:
+    // every pid its log names, all started by this test) for 2 s, then kill it. The freeze
+    // makes the death land mid-compile: tests are 0.05-0.1 s, so a bare kill often found
+    // node1 idle, and icecream's scheduler then routed around it without a single failure;
+    // frozen, node1 still takes the tests the scheduler sends and answers none.
     let out = in_icecream_farm(
         dir,
         logs,
@@ -209,7 +212,9 @@ fn an_icecream_node_killed_mid_run_costs_retries_not_a_wrong_result() {
          for i in $(seq 3000); do\n\
            [ \"$(grep -c 'remote compile for file' $LOGS/node1.log)\" -ge 10 ] && break; sleep 0.1\n\
          done\n\
-         for p in $N1 $(sed -n 's/^\\[\\([0-9]*\\)\\].*/\\1/p' $LOGS/node1.log | sort -u); do kill -9 $p 2>/dev/null; done; echo killed\n\
+         P=\"$N1 $(sed -n 's/^\\[\\([0-9]*\\)\\].*/\\1/p' $LOGS/node1.log | sort -u)\"\n\
+         for p in $P; do kill -STOP $p 2>/dev/null; done; sleep 2\n\
+         for p in $P; do kill -9 $p 2>/dev/null; done; echo killed\n\
          wait $R; echo rc=$?",
     );
     expect_said(&out, &["killed", "rc=0"], logs);
