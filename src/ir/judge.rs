@@ -152,6 +152,11 @@ impl Judge<'_> {
                 }
             }
         }
+        if let Some(n) = super::numbered::numbered(&ir) {
+            if self.outcomes(&[cmd.argv(&self.candidate(&n))])[0].is_same() {
+                ir = n;
+            }
+        }
         let tidy = cuts::tidy(&ir);
         if tidy != ir && self.outcomes(&[cmd.argv(&self.candidate(&tidy))])[0].is_same() {
             ir = tidy;
