@@ -157,6 +157,16 @@ impl Judge<'_> {
                 ir = n;
             }
         }
+        // Forwarding blocks, one at a time, until none folds keeping the crash.
+        'fold: loop {
+            for c in super::numbered::folded(&ir) {
+                if self.outcomes(&[cmd.argv(&self.candidate(&c))])[0].is_same() {
+                    ir = c;
+                    continue 'fold;
+                }
+            }
+            break;
+        }
         let tidy = cuts::tidy(&ir);
         if tidy != ir && self.outcomes(&[cmd.argv(&self.candidate(&tidy))])[0].is_same() {
             ir = tidy;

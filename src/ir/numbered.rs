@@ -1,11 +1,15 @@
-//! Local names written as numbers, so that no block needs a label line.
+//! Local names written as numbers, so that no block needs a label line; forwarding blocks
+//! folded away.
 //!
 //! Why this exists: llvm-reduce keeps the names clang and the passes gave (`.lr.ph`,
 //! `._crit_edge`, `%.lcssa7`), and a named block needs its `name:` line, which the line cuts
 //! cannot drop while a `br`/`phi` refers to it (opt-gh68553: two such lines in 26). With every
 //! argument, block and value of a function numbered in the order LLVM numbers unnamed ones
 //! (arguments, then each block and the values defined in it), every label is implicit and is
-//! left out, as the stage's numbered labels already are.
+//! left out, as the stage's numbered labels already are. In that form a block that only
+//! branches on (`br label %X`), from one predecessor, is a line llvm-reduce 19 left in
+//! opt-gh68553's IR (two of them): [`folded`] offers each such block folded into its
+//! predecessor's branch.
 //!
 //! Pure: text in, text out; the stage keeps the result only when the crash stays.
 
@@ -68,9 +72,40 @@ pub fn numbered(ir: &str) -> Option<String> {
                 break;
             }
         }
-        out.push_str(&function(l, &body, &types)?);
+        out.push_str(&function(l, &body, &types, false)?);
     }
     (out != ir).then_some(out)
+}
+
+/// `ir` with every local named `%vN` (N its number) and every block given its `vN:` label:
+/// a form where blocks can be edited and the result numbered again ([`numbered`]).
+fn labelled(ir: &str) -> Option<String> {
+    if ir.contains("%\"") {
+        return None;
+    }
+    let types: Vec<&str> = TYPE
+        .captures_iter(ir)
+        .filter_map(|c| c.get(1))
+        .map(|m| m.as_str())
+        .collect();
+    let mut out = String::with_capacity(ir.len());
+    let mut lines = ir.split_inclusive('\n').peekable();
+    while let Some(l) = lines.next() {
+        if !l.starts_with("define ") || !l.trim_end().ends_with('{') {
+            out.push_str(l);
+            continue;
+        }
+        let mut body = Vec::new();
+        for b in lines.by_ref() {
+            let end = b.trim_end() == "}";
+            body.push(b);
+            if end {
+                break;
+            }
+        }
+        out.push_str(&function(l, &body, &types, true)?);
+    }
+    Some(out)
 }
 
 /// The renaming of one function.
@@ -99,7 +134,8 @@ impl Names<'_> {
 }
 
 /// One function: its `define` line and body lines (the closing `}` last).
-fn function(define: &str, body: &[&str], types: &[&str]) -> Option<String> {
+/// `labelled`: locals become `%vN` and each block gets its `vN:` line ([`labelled`]).
+fn function(define: &str, body: &[&str], types: &[&str], labelled: bool) -> Option<String> {
     let mut names = Names {
         map: HashMap::new(),
         unnamed: 0,
@@ -134,25 +170,29 @@ fn function(define: &str, body: &[&str], types: &[&str]) -> Option<String> {
     let mut at_block_start = true;
     let mut depth = 0i32;
     let mut in_terminator = false;
-    let mut kept: Vec<&str> = Vec::new();
+    // Lines kept, and before which of them a block starts (its new number).
+    let mut kept: Vec<(&str, Option<usize>)> = Vec::new();
+    let mut label = None;
     for &l in body {
         let t = l.trim();
         if t == "}" {
-            kept.push(l);
+            kept.push((l, None));
             break;
         }
         if t.is_empty() || t.starts_with(';') || t.starts_with("uselistorder") {
-            kept.push(l);
+            kept.push((l, None));
             continue;
         }
         if depth == 0 {
             if let Some(c) = LABEL.captures(t) {
+                label = Some(names.map.len());
                 names.add(&c[1])?;
                 at_block_start = false;
                 continue; // the label line is left out
             }
             if at_block_start {
                 let key = names.unnamed.to_string(); // an implicit block: its old number
+                label = Some(names.map.len());
                 names.add(&key)?;
                 at_block_start = false;
             }
@@ -172,21 +212,121 @@ fn function(define: &str, body: &[&str], types: &[&str]) -> Option<String> {
             in_terminator = false;
             at_block_start = true;
         }
-        kept.push(l);
+        kept.push((l, label.take()));
     }
+    let prefix = if labelled { "v" } else { "" };
     let rename = |s: &str| {
         LOCAL
             .replace_all(s, |c: &regex::Captures| match names.map.get(&c[1]) {
-                Some(n) => format!("%{n}"),
+                Some(n) => format!("%{prefix}{n}"),
                 None => c[0].to_owned(),
             })
             .into_owned()
     };
     let mut f = rename(define);
-    for l in kept {
+    for (l, block) in kept {
+        if let (true, Some(n)) = (labelled, block) {
+            f.push_str(&format!("v{n}:\n"));
+        }
         f.push_str(&rename(l));
     }
     Some(f)
+}
+
+/// A block label of the [`labelled`] form.
+static VLABEL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^v(\d+):$").expect("valid regex"));
+
+/// Candidates with one forwarding block folded away, each numbered again: a block that is
+/// only `br label %X`, branched to from one terminator that does not branch to X already;
+/// that terminator then branches to X, and X's `phi`s take the value from its block
+/// (opt-gh68553: 24 → 22 lines by hand, still crashing). One candidate per such block.
+pub fn folded(ir: &str) -> Vec<String> {
+    let Some(text) = labelled(ir) else {
+        return Vec::new();
+    };
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    // Each line's block (the N of its `vN:`), inside functions.
+    let mut block_of: Vec<Option<usize>> = vec![None; lines.len()];
+    let mut cur = None;
+    for (i, l) in lines.iter().enumerate() {
+        let t = l.trim();
+        if let Some(c) = VLABEL.captures(t) {
+            cur = c[1].parse::<usize>().ok();
+        } else if t == "}" || l.starts_with("define ") {
+            cur = None;
+        }
+        block_of[i] = cur;
+    }
+    let code = |i: usize| {
+        let t = lines[i].trim();
+        !t.is_empty() && !t.starts_with(';') && !VLABEL.is_match(t) && block_of[i].is_some()
+    };
+    let refers = |l: &str, n: usize| {
+        let pat = format!("%v{n}");
+        l.match_indices(&pat).any(|(at, _)| {
+            !l[at + pat.len()..]
+                .bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_alphanumeric() || b"$._-".contains(&b))
+        })
+    };
+    let mut out = Vec::new();
+    let blocks: Vec<usize> = block_of.iter().flatten().copied().collect::<Vec<_>>();
+    let mut seen = std::collections::HashSet::new();
+    for b in blocks {
+        if !seen.insert(b) {
+            continue;
+        }
+        let own: Vec<usize> = (0..lines.len())
+            .filter(|&i| block_of[i] == Some(b) && code(i))
+            .collect();
+        let [only] = own[..] else { continue };
+        let Some(x) = lines[only]
+            .trim()
+            .strip_prefix("br label %v")
+            .and_then(|n| n.parse::<usize>().ok())
+        else {
+            continue;
+        };
+        if x == b {
+            continue;
+        }
+        let users: Vec<usize> = (0..lines.len())
+            .filter(|&i| code(i) && block_of[i] != Some(b) && refers(lines[i], b))
+            .collect();
+        let branch = format!("label %v{b}");
+        let from: Vec<usize> = users
+            .iter()
+            .copied()
+            .filter(|&i| lines[i].contains(&branch))
+            .collect();
+        let [term] = from[..] else { continue };
+        let Some(p) = block_of[term] else { continue };
+        // Every other use is a `phi` of X; the terminator must not branch to X already.
+        let phis_ok = users
+            .iter()
+            .all(|&i| i == term || (block_of[i] == Some(x) && lines[i].contains(" = phi ")));
+        if !phis_ok || refers(lines[term], x) || lines[term].matches(&branch).count() != 1 {
+            continue;
+        }
+        let mut cand = String::with_capacity(text.len());
+        for (i, l) in lines.iter().enumerate() {
+            if block_of[i] == Some(b) && (i == only || VLABEL.is_match(l.trim())) {
+                continue;
+            }
+            if i == term {
+                cand.push_str(&l.replace(&branch, &format!("label %v{x}")));
+            } else if users.contains(&i) {
+                cand.push_str(&l.replace(&format!("%v{b} ]"), &format!("%v{p} ]")));
+            } else {
+                cand.push_str(l);
+            }
+        }
+        if let Some(n) = numbered(&cand) {
+            out.push(n);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -203,6 +343,21 @@ mod tests {
         );
         // Already numbered, no labels: nothing to do.
         assert_eq!(numbered(&got), None);
+    }
+
+    #[test]
+    fn forwarding_blocks_with_one_predecessor_fold_into_their_target() {
+        // %1 forwards to %2, but no terminator branches to it.
+        let ir = "define void @f(i1 %c) {\n  br label %2\n\n  br label %2\n\n  %3 = phi i32 [ 0, %1 ], [ 1, %4 ]\n  br label %4\n\n  br i1 %c, label %2, label %5\n\n  ret void\n}\n";
+        let got = folded(ir);
+        assert_eq!(got.len(), 0, "{got:?}");
+        // %5 forwards to %2 from %4's terminator alone.
+        let ir = "define void @f(i1 %0) {\n  br label %2\n\n  %3 = phi i32 [ 0, %1 ], [ 1, %5 ]\n  br label %4\n\n  br i1 %0, label %5, label %6\n\n  br label %2\n\n  ret void\n}\n";
+        let got = folded(ir);
+        assert_eq!(
+            got,
+            ["define void @f(i1 %0) {\n  br label %2\n\n  %3 = phi i32 [ 0, %1 ], [ 1, %4 ]\n  br label %4\n\n  br i1 %0, label %2, label %5\n\n\n  ret void\n}\n"]
+        );
     }
 
     #[test]
