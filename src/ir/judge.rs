@@ -152,6 +152,21 @@ impl Judge<'_> {
                 }
             }
         }
+        if let Some(n) = super::numbered::numbered(&ir) {
+            if self.outcomes(&[cmd.argv(&self.candidate(&n))])[0].is_same() {
+                ir = n;
+            }
+        }
+        // Forwarding blocks, one at a time, until none folds keeping the crash.
+        'fold: loop {
+            for c in super::numbered::folded(&ir) {
+                if self.outcomes(&[cmd.argv(&self.candidate(&c))])[0].is_same() {
+                    ir = c;
+                    continue 'fold;
+                }
+            }
+            break;
+        }
         let tidy = cuts::tidy(&ir);
         if tidy != ir && self.outcomes(&[cmd.argv(&self.candidate(&tidy))])[0].is_same() {
             ir = tidy;
