@@ -189,12 +189,17 @@ pub fn run_tool(
     timeout: Duration,
     stack_limit: Option<u64>,
     sym: &Symbolizer,
+    symbolize: bool,
 ) -> Option<Signature> {
     let mut cmd = Cmd::new(&argv[0])
         .args(&argv[1..])
         .timeout(timeout)
         .output_cap(1 << 20);
     cmd.stack_limit = stack_limit;
+    if !symbolize {
+        let (k, v) = crate::executor::NO_SYMBOLIZER;
+        cmd = cmd.env(k, v);
+    }
     if let Some(d) = cwd {
         cmd = cmd.cwd(d);
     }

@@ -15,6 +15,7 @@ use super::reduce::ToolCmd;
 use super::{io, IrError};
 use crate::crash::Symbolizer;
 use crate::exec::{self, Cmd, Status};
+use crate::executor::NO_SYMBOLIZER;
 use crate::flags::ddmin::{minimize, Outcome, Tester};
 
 /// The stack a stack-overflow candidate is first run with (see [`Judge::prefilter`]).
@@ -39,6 +40,9 @@ pub(super) struct Judge<'a> {
     /// After this instant candidates are not run and count as timeouts (ddmin then keeps
     /// what it has): the textual cuts get the same budget as llvm-reduce.
     pub(super) deadline: std::cell::Cell<Option<Instant>>,
+    /// The tool runs its own llvm-symbolizer on its stack dump (`executor::Job::symbolize`):
+    /// the stage times one run each way at the start and keeps the faster that reproduces.
+    pub(super) symbolize: bool,
 }
 
 impl Judge<'_> {
@@ -83,7 +87,11 @@ impl Judge<'_> {
             .timeout(self.timeout)
             .output_cap(1 << 20);
         c.stack_limit = stack;
-        c
+        if self.symbolize {
+            c
+        } else {
+            c.env(NO_SYMBOLIZER.0, NO_SYMBOLIZER.1)
+        }
     }
 
     fn outcome(&self, o: &exec::Output) -> Outcome {

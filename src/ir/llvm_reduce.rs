@@ -49,6 +49,7 @@ impl LlvmReduce<'_> {
             library_dirs: self.library_dirs.clone(),
             timeout_secs: judge.timeout.as_secs().max(1),
             stack_prefilter: judge.prefilter,
+            symbolize: judge.symbolize,
         };
         let spec_path = self.work.join("oracle.json");
         std::fs::write(

@@ -273,6 +273,9 @@ pub struct OracleSpec {
     /// run again with the inherited stack, which decides.
     #[serde(default)]
     pub stack_prefilter: Option<u64>,
+    /// The tool symbolizes its own stack dumps (see `Judge::symbolize`).
+    #[serde(default)]
+    pub symbolize: bool,
 }
 
 /// `icepick ir-oracle SPEC FILE`: llvm-reduce's interestingness test. True when the tool
@@ -299,7 +302,7 @@ pub fn oracle_main(spec: &Path, file: &Path) -> bool {
     let sym = Symbolizer::new(spec.library_dirs.clone());
     let timeout = Duration::from_secs(spec.timeout_secs.max(1));
     let same = |stack| {
-        emit::run_tool(&argv, None, timeout, stack, &sym)
+        emit::run_tool(&argv, None, timeout, stack, &sym, spec.symbolize)
             .is_some_and(|s| crash_key(&s, spec.tool) == spec.key)
     };
     match spec.stack_prefilter {
