@@ -49,37 +49,18 @@ const TERMINATORS: &[&str] = &[
 /// nothing changes or the text has a form this does not read (quoted local names, a local
 /// named like a type).
 pub fn numbered(ir: &str) -> Option<String> {
-    if ir.contains("%\"") {
-        return None;
-    }
-    let types: Vec<&str> = TYPE
-        .captures_iter(ir)
-        .filter_map(|c| c.get(1))
-        .map(|m| m.as_str())
-        .collect();
-    let mut out = String::with_capacity(ir.len());
-    let mut lines = ir.split_inclusive('\n').peekable();
-    while let Some(l) = lines.next() {
-        if !l.starts_with("define ") || !l.trim_end().ends_with('{') {
-            out.push_str(l);
-            continue;
-        }
-        let mut body = Vec::new();
-        for b in lines.by_ref() {
-            let end = b.trim_end() == "}";
-            body.push(b);
-            if end {
-                break;
-            }
-        }
-        out.push_str(&function(l, &body, &types, false)?);
-    }
+    let out = each_function(ir, false)?;
     (out != ir).then_some(out)
 }
 
 /// `ir` with every local named `%vN` (N its number) and every block given its `vN:` label:
 /// a form where blocks can be edited and the result numbered again ([`numbered`]).
 fn labelled(ir: &str) -> Option<String> {
+    each_function(ir, true)
+}
+
+/// `ir` with every `define … {` body renamed by [`function`] (`labels`: the `vN` form).
+fn each_function(ir: &str, labels: bool) -> Option<String> {
     if ir.contains("%\"") {
         return None;
     }
@@ -103,7 +84,7 @@ fn labelled(ir: &str) -> Option<String> {
                 break;
             }
         }
-        out.push_str(&function(l, &body, &types, true)?);
+        out.push_str(&function(l, &body, &types, labels)?);
     }
     Some(out)
 }
