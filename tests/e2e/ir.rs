@@ -129,8 +129,9 @@ fn ir_rv_gh100855_riscv_isel_crash_needs_only_xventanacondops() {
 /// measured), so that fewer loops give the depth: 26–67 lines with the default 180 s
 /// (84 before), 22 since the locals are numbered, the labels left out and forwarding blocks
 /// folded, not 15 (docs/BENCHMARKS.md, Sessions 9 and 10). With 30 s the test asserts the IR
-/// shrank (under 140 lines, 127 measured under load; the unreduced IR is 244), keeps the flag
-/// it needs, and is verified.
+/// shrank by at least 30% (under 170 lines; the unreduced IR is 244), keeps the flag it needs,
+/// and is verified. How far llvm-reduce gets in 30 s depends on the load: 98 lines measured on
+/// a quiet machine, 123–131 beside other builds, so a bound near those would fail CI at random.
 #[test]
 fn ir_opt_gh68553_names_the_scalar_evolution_pass() {
     let (_tmp, case) = captured("opt-gh68553");
@@ -166,7 +167,7 @@ fn ir_opt_gh68553_names_the_scalar_evolution_pass() {
     assert!(text.starts_with("; RUN: opt "), "{text}");
     assert!(!text.contains("\"target-features\""), "{text}");
     let lines = ir["lines"].as_u64().unwrap();
-    assert!(lines < 140, "{lines} lines:\n{text}");
+    assert!(lines < 170, "{lines} lines:\n{text}");
     // The depth comes from a multiplied loop bound that only unrolls with the raised budget.
     assert!(
         ir["run_line"]
