@@ -112,8 +112,16 @@ pub struct Job<'a> {
     pub symbolize: bool,
 }
 
-/// What [`Job::symbolize`] off sets in the compiler's environment.
-pub const NO_SYMBOLIZER: (&str, &str) = ("LLVM_DISABLE_SYMBOLIZATION", "1");
+/// `cmd` (a compiler run, or a farm client's, whose local fallbacks run the compiler here)
+/// with the compiler's own llvm-symbolizer off unless `symbolize` ([`Job::symbolize`]); the
+/// IR stage's `llc`/`opt` runs use it too.
+pub fn compiler_env(cmd: Cmd, symbolize: bool) -> Cmd {
+    if symbolize {
+        cmd
+    } else {
+        cmd.env("LLVM_DISABLE_SYMBOLIZATION", "1")
+    }
+}
 
 impl Job<'_> {
     /// The local run of this job.
@@ -127,14 +135,9 @@ impl Job<'_> {
         )
     }
 
-    /// `cmd` with this job's compiler environment (also for a farm client's command, whose
-    /// local fallbacks run the compiler here).
+    /// `cmd` with this job's compiler environment ([`compiler_env`]).
     pub fn environment(&self, cmd: Cmd) -> Cmd {
-        if self.symbolize {
-            cmd
-        } else {
-            cmd.env(NO_SYMBOLIZER.0, NO_SYMBOLIZER.1)
-        }
+        compiler_env(cmd, self.symbolize)
     }
 }
 

@@ -280,9 +280,20 @@ pub fn flags_for_case(
         batches: Cell::new(0),
         progress: &progress,
     };
-    let mut flags = analyse(&case.replay_command, &mut Tester::new(&|c| on_case.run(c)));
-    if !flags.reproduced && case.replay_command.len() > 1 {
-        // A compiler with debug info names inlined frames only through its own symbolizer.
+    let (mut flags, base) = {
+        let oracle = |c: &[Vec<String>]| on_case.run(c);
+        let mut tester = Tester::new(&oracle);
+        let flags = analyse(&case.replay_command, &mut tester);
+        let base = if flags.reproduced {
+            None
+        } else {
+            tester.known(&case.replay_command)
+        };
+        (flags, base)
+    };
+    if base == Some(Outcome::OtherCrash) {
+        // Another signature: a compiler with debug info names inlined frames only through its
+        // own symbolizer (no crash, or a timeout, it cannot change).
         on_case.symbolize = true;
         let runs = flags.compiler_runs;
         flags = analyse(&case.replay_command, &mut Tester::new(&|c| on_case.run(c)));

@@ -196,10 +196,7 @@ pub fn run_tool(
         .timeout(timeout)
         .output_cap(1 << 20);
     cmd.stack_limit = stack_limit;
-    if !symbolize {
-        let (k, v) = crate::executor::NO_SYMBOLIZER;
-        cmd = cmd.env(k, v);
-    }
+    cmd = crate::executor::compiler_env(cmd, symbolize);
     if let Some(d) = cwd {
         cmd = cmd.cwd(d);
     }

@@ -15,7 +15,6 @@ use super::reduce::ToolCmd;
 use super::{io, IrError};
 use crate::crash::Symbolizer;
 use crate::exec::{self, Cmd, Status};
-use crate::executor::NO_SYMBOLIZER;
 use crate::flags::ddmin::{minimize, Outcome, Tester};
 
 /// The stack a stack-overflow candidate is first run with (see [`Judge::prefilter`]).
@@ -87,11 +86,7 @@ impl Judge<'_> {
             .timeout(self.timeout)
             .output_cap(1 << 20);
         c.stack_limit = stack;
-        if self.symbolize {
-            c
-        } else {
-            c.env(NO_SYMBOLIZER.0, NO_SYMBOLIZER.1)
-        }
+        crate::executor::compiler_env(c, self.symbolize)
     }
 
     fn outcome(&self, o: &exec::Output) -> Outcome {
