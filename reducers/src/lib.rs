@@ -53,8 +53,8 @@
 //!
 //! # Passes and their order
 //!
-//! [`Pipeline::default`]: `first` = crash-cut, provenance, closure, function-focus (once);
-//! `main` = markers, top-level, chunks-1..4, chunks-6, chunks-8, lines, balanced, tokens
+//! [`Pipeline::default`]: `first` = main-only, crash-cut, provenance, closure, function-focus
+//! (once); `main` = markers, top-level, chunks-1..4, chunks-6, chunks-8, lines, balanced, tokens
 //! (repeated until a round removes nothing); `last` = rename, literals, normalise (then `main`
 //! again if rename or literals improved anything).
 //!

@@ -166,6 +166,21 @@ fn crash_cut_follows_markers_to_the_parser_location() {
     );
 }
 
+#[test]
+fn main_only_is_provenances_first_candidate_alone() {
+    let input = read("big-gh59446/big_gh59446.ii");
+    let hints = Hints::default();
+    let main_only: Vec<_> = Pass::MainOnly.candidates(&input, &hints).collect();
+    assert_eq!(main_only.len(), 1);
+    let first = Pass::Provenance.candidates(&input, &hints).next();
+    assert_eq!(Some(&main_only[0]), first.as_ref());
+    assert!(main_only[0].len() < 4096, "{} bytes", main_only[0].len());
+    assert!(contains(&main_only[0], "namespace GH59446"));
+    // Without line markers there is no main file to keep: no candidate.
+    let small = read("fe-gh59446/GH59446.cpp");
+    assert_eq!(Pass::MainOnly.candidates(&small, &hints).count(), 0);
+}
+
 /// Stand-in for the AMDGPU "Cannot select" crash: the device function's flat store survives,
 /// and (like clang) any use of `std::` needs the headers that declare `namespace std`.
 fn si_flat(t: &[u8], _: &CancelToken) -> Outcome {

@@ -245,7 +245,7 @@ fn progress_reports_pass_names_and_counts() {
             }
         }
     });
-    assert_eq!(passes.first(), Some(&"crash-cut"));
+    assert_eq!(passes.first(), Some(&"main-only"));
     assert!(passes.contains(&"provenance") && passes.contains(&"normalise"));
     assert_eq!(r.stats.tests, last_tests);
     assert!(r.stats.candidates >= r.stats.tests + r.stats.cache_hits);

@@ -177,6 +177,48 @@ pub(crate) fn provenance(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
     if lex::too_big(text) {
         return Box::new(Empty);
     }
+    let (units, header_units) = units_by_file(text, main);
+    let drop_headers = header_edits(&units, &header_units);
+    let mut plan = Ddmin::new(units, usize::MAX);
+    if !drop_headers.is_empty() {
+        plan.prelude.push(drop_headers);
+        if let Some(cut) = super::closure::first_cut(text, hints) {
+            plan.prelude.push(cut);
+        }
+    }
+    Box::new(plan)
+}
+
+/// Provenance's first candidate alone: every header's text deleted, the main file's kept. One
+/// candidate, or none without line markers or headers.
+pub(crate) fn main_only(text: &[u8]) -> Box<dyn Plan> {
+    let Some(main) = markers::main_file(text) else {
+        return Box::new(Empty);
+    };
+    let (units, header_units) = units_by_file(text, main);
+    let edits = header_edits(&units, &header_units);
+    if edits.is_empty() {
+        return Box::new(Empty);
+    }
+    Box::new(List {
+        items: vec![Item {
+            edits,
+            on_success: 1,
+        }],
+    })
+}
+
+fn header_edits(units: &[Unit], header_units: &[usize]) -> Vec<Edit> {
+    header_units
+        .iter()
+        .map(|&i| Edit::delete(units[i].start as usize, units[i].end as usize))
+        .collect()
+}
+
+/// The units of [`provenance`]'s ddmin, in text order: one per top-level `#include`'s worth of
+/// header text (markers included) and one per top-level declaration of the main file; and the
+/// indices of the header units.
+fn units_by_file(text: &[u8], main: &[u8]) -> (Vec<Unit>, Vec<usize>) {
     let mut units: Vec<Unit> = Vec::new();
     let mut header_units = Vec::new();
     let mut run: Option<(usize, usize)> = None; // non-main lines
@@ -225,18 +267,7 @@ pub(crate) fn provenance(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
     }
     flush_run(&mut run, &mut units, &mut header_units);
     flush_seg(&mut seg, &mut units);
-    let drop_headers: Vec<Edit> = header_units
-        .iter()
-        .map(|&i| Edit::delete(units[i].start as usize, units[i].end as usize))
-        .collect();
-    let mut plan = Ddmin::new(units, usize::MAX);
-    if !drop_headers.is_empty() {
-        plan.prelude.push(drop_headers);
-        if let Some(cut) = super::closure::first_cut(text, hints) {
-            plan.prelude.push(cut);
-        }
-    }
-    Box::new(plan)
+    (units, header_units)
 }
 
 /// The source-level name of the crashing function from a hint such as

@@ -31,6 +31,9 @@ pub struct Hints {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Pass {
+    /// Keep only the main file's lines: [`Pass::Provenance`]'s first candidate on its own, one
+    /// test before [`Pass::CrashCut`] (see [`Pipeline::default`]).
+    MainOnly,
     /// Cut the text after the crash's parser location (needs [`Hints::parser_location`]).
     CrashCut,
     /// Keep the use-def closure of the crash site (see `closure.rs`): one big cut that keeps
@@ -89,6 +92,7 @@ impl Pass {
     /// A short, stable name for progress output.
     pub fn name(&self) -> &'static str {
         match self {
+            Pass::MainOnly => "main-only",
             Pass::CrashCut => "crash-cut",
             Pass::Closure => "closure",
             Pass::Provenance => "provenance",
@@ -118,6 +122,7 @@ impl Pass {
             return Box::new(plan::Empty);
         }
         match self {
+            Pass::MainOnly => guided::main_only(text),
             Pass::CrashCut => guided::crash_cut(text, hints),
             Pass::Closure => closure::closure(text, hints),
             Pass::Provenance => guided::provenance(text, hints),
@@ -183,7 +188,13 @@ impl Default for Pipeline {
     fn default() -> Self {
         use Pass::*;
         Pipeline {
-            first: vec![CrashCut, Provenance, Closure, FunctionFocus],
+            // Main-only first: when the headers are not needed (big-gh59446) it is one quick
+            // test to a few KB, and crash-cut's candidates, which differ from the input by the
+            // few bytes after a crash near the end of the file, then run on that instead of
+            // taking a full compile of the input each. When they are needed it is one failed
+            // test, which with two or more jobs runs beside crash-cut's. Crash-cut still comes
+            // before provenance and closure, whose cuts it can enable (big-gh200682).
+            first: vec![MainOnly, CrashCut, Provenance, Closure, FunctionFocus],
             main: vec![
                 Markers,
                 // Offers nothing on preprocessed text unless it has a `#pragma`.
