@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use super::crash_key;
 use super::cuts;
 use super::emit::{self, Tool};
+use super::metadata;
 use super::reduce::ToolCmd;
 use super::{io, IrError};
 use crate::crash::Symbolizer;
@@ -129,25 +130,54 @@ impl Judge<'_> {
         name
     }
 
-    /// `ir` with a 1-minimal set of `units` kept that still crashes under `cmd`.
-    pub(super) fn cut(&self, ir: &str, cmd: &ToolCmd, units: &cuts::Units) -> String {
+    /// `ir` with a 1-minimal set of `units` kept that still crashes under `cmd`. With `gc`
+    /// (`ir` has no unreached metadata and dropping it kept the crash), every candidate also
+    /// loses the metadata definitions its cut left unreached ([`metadata::collect`]).
+    fn cut(&self, ir: &str, cmd: &ToolCmd, units: &cuts::Units, gc: bool) -> String {
         if units.is_empty() {
             return ir.to_owned();
         }
-        let build = |kept: &[usize]| cmd.argv(&self.candidate(&units.keep(ir, kept)));
+        let text = |kept: &[usize]| {
+            let t = units.keep(ir, kept);
+            if gc {
+                metadata::collect(&t)
+            } else {
+                t
+            }
+        };
+        let build = |kept: &[usize]| cmd.argv(&self.candidate(&text(kept)));
         let oracle = |argvs: &[Vec<String>]| self.outcomes(argvs);
         let mut t = Tester::new(&oracle);
         let kept = minimize(units.len(), &build, &mut t);
-        units.keep(ir, &kept)
+        if kept.len() == units.len() {
+            return ir.to_owned();
+        }
+        text(&kept)
+    }
+
+    /// Does the candidate text `ir` crash the case's way under `cmd`?
+    fn keeps_crash(&self, ir: &str, cmd: &ToolCmd) -> bool {
+        self.outcomes(&[cmd.argv(&self.candidate(ir))])[0].is_same()
     }
 
     /// The textual cuts of [`cuts`], each kept only when the crash stays.
     pub(super) fn cuts(&self, ir: &str, cmd: &ToolCmd) -> String {
-        let mut ir = self.cut(ir, cmd, &cuts::lines(ir));
-        ir = self.cut(&ir, cmd, &cuts::fields(&ir));
-        ir = self.cut(&ir, cmd, &cuts::lines(&ir));
-        ir = self.cut(&ir, cmd, &cuts::tokens(&ir));
-        ir = self.cut(&ir, cmd, &cuts::strings(&ir));
+        let mut ir = ir.to_owned();
+        let collected = metadata::collect(&ir);
+        let gc = collected == ir || self.keeps_crash(&collected, cmd);
+        if gc {
+            ir = collected;
+            if let Some(c) = metadata::without_unit_lists(&ir) {
+                if self.keeps_crash(&c, cmd) {
+                    ir = c;
+                }
+            }
+        }
+        ir = self.cut(&ir, cmd, &cuts::lines(&ir), gc);
+        ir = self.cut(&ir, cmd, &cuts::fields(&ir), gc);
+        ir = self.cut(&ir, cmd, &cuts::lines(&ir), gc);
+        ir = self.cut(&ir, cmd, &cuts::tokens(&ir), gc);
+        ir = self.cut(&ir, cmd, &cuts::strings(&ir), gc);
         for n in cuts::inlinable(&ir) {
             if let Some(c) = cuts::inline_node(&ir, &n) {
                 if self.outcomes(&[cmd.argv(&self.candidate(&c))])[0].is_same() {
@@ -169,6 +199,11 @@ impl Judge<'_> {
                 }
             }
             break;
+        }
+        if let Some(r) = metadata::renumber(&ir) {
+            if self.keeps_crash(&r, cmd) {
+                ir = r;
+            }
         }
         let tidy = cuts::tidy(&ir);
         if tidy != ir && self.outcomes(&[cmd.argv(&self.candidate(&tidy))])[0].is_same() {

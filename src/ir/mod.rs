@@ -28,6 +28,7 @@ mod depth;
 mod emit;
 mod judge;
 mod llvm_reduce;
+mod metadata;
 mod numbered;
 mod pipeline;
 mod reduce;

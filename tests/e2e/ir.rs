@@ -221,6 +221,50 @@ fn ir_rv_gh75010_declare_to_assign_keeps_the_debug_info_it_needs() {
 }
 
 #[test]
+fn ir_big_hip_rv_gh75010_rocprim_host_tu_keeps_none_of_the_headers_debug_info() {
+    // The seed's situation: a 3.7 MB HIP host TU (rocPRIM, riscv64, -march=rv64gcv) whose
+    // debug info describes every header. The compile unit's lists of enums, types and imports
+    // reach thousands of nodes; the stage drops them and what only they reached, so the test
+    // keeps the crashing function's debug info alone.
+    let (_tmp, dir) = scratch_copy(&corpus("big-hip-rv-gh75010"));
+    gunzip(&dir.join("big_hip_rv_gh75010.hipi.gz"));
+    let case = capture_case(&dir, &cmd_txt(&dir));
+    check_expected(&read_case(&case), &dir.join("expected.json"));
+    let ir = ir_json(&case);
+    let text = check_ll(&case, &ir, "opt");
+    assert_eq!(ir["pass"], "declare-to-assign", "{ir:#}");
+    assert!(
+        text.contains("#dbg_declare") && text.contains("vscale"),
+        "{text}"
+    );
+    for header in [
+        "rocprim",
+        "hipError",
+        "hip_runtime",
+        "DIEnumerator",
+        "DIImportedEntity",
+    ] {
+        assert!(!text.contains(header), "{header} in:\n{text}");
+    }
+    let stderr = run_command(&case, &ir);
+    assert!(
+        stderr.contains("Invalid size request on a scalable vector"),
+        "{stderr}"
+    );
+}
+
+/// Decompresses `FILE.gz` beside it as `FILE`.
+fn gunzip(gz: &Path) {
+    let mut text = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open(gz).unwrap()),
+        &mut text,
+    )
+    .unwrap();
+    std::fs::write(gz.with_extension(""), text).unwrap();
+}
+
+#[test]
 fn ir_fe_gh59446_frontend_crash_has_no_ir() {
     let (_tmp, case) = captured("fe-gh59446");
     let o = icepick(case.parent().unwrap(), &["ir", case.to_str().unwrap()]);
