@@ -403,7 +403,7 @@ impl Driver<'_, '_> {
         } else {
             self.cache.insert(done.hash, outcome);
             let at = done.end.as_secs_f64();
-            if let Some(slot) = self.tree.finish(done.id, outcome, at) {
+            if let Some(slot) = self.tree.finish(done.id, outcome, at, pass_of) {
                 if outcome == Outcome::Uninteresting {
                     slot.payload.bytes = None;
                 }

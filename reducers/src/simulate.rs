@@ -510,7 +510,7 @@ fn levels_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
             Ev::Hint => tree.hint(id),
             Ev::End(outcome) => {
                 live.remove(&id);
-                tree.finish(id, outcome, now);
+                tree.finish(id, outcome, now, pass_of);
             }
         }
     }

@@ -30,7 +30,10 @@
 //! updated by how long the test has run against the pass's recent failed and interesting
 //! test times (a crash runs clang further than a parse error, so failures are mostly the
 //! quick tests and a test that outlives them is likely the accepted one: it gets its level
-//! first). Caps keep the waste sane with many workers: no test whose chance of being needed
+//! first). Those times come from every test that ended, in any level, at once (Session 11:
+//! level 0 lags an accepted test's whole time behind the front levels, so the texts being
+//! tested had no times of their own yet; only the accept *rates* wait for the serial path,
+//! where a rate counted off-path would see mostly the quick failures). Caps keep the waste sane with many workers: no test whose chance of being needed
 //! is under 1 in 10^5 ([`MIN_NEED`]), at most `jobs` levels, and `jobs` + 4 slots a window
 //! (cache hits not counted)
 //! (4 × `jobs` without success speculation: `window.rs`).
@@ -113,24 +116,40 @@ impl Rates {
         (win / (win + fail)).clamp(0.02, 0.9)
     }
 
-    fn note(&mut self, pass: &str, accepted: bool, took: Option<f64>, hinted: bool) {
+    fn entry(&mut self, pass: &str) -> &mut PassRates {
+        if !self.0.contains_key(pass) {
+            self.0.insert(pass.to_string(), PassRates::default());
+        }
+        self.0.get_mut(pass).expect("inserted above")
+    }
+
+    /// Counts a decision on the serial path (level 0's, or a level's that became level 0).
+    fn note(&mut self, pass: &str, accepted: bool, hinted: bool) {
         if hinted {
             self.1.accepted += u32::from(accepted);
             self.1.decided += 1;
         }
-        let e = match self.0.get_mut(pass) {
-            Some(e) => e,
-            None => self.0.entry(pass.to_string()).or_default(),
-        };
+        let e = self.entry(pass);
         e.accepted += u32::from(accepted);
         e.decided += 1;
-        if let Some(t) = took {
-            let times = if accepted { &mut e.wins } else { &mut e.fails };
-            if times.len() == TIMES {
-                times.pop_front();
-            }
-            times.push_back(t);
+    }
+
+    /// Keeps the time of a test of `pass` that just ended, in any level: how long a pass's
+    /// failures and successes run does not depend on whether the level turns out to be on
+    /// the serial path, and waiting for level 0 (which lags an accepted test's whole time
+    /// behind the levels in front) left the time-aware odds without the times of the texts
+    /// being tested.
+    fn time(&mut self, pass: &str, interesting: bool, t: f64) {
+        let e = self.entry(pass);
+        let times = if interesting {
+            &mut e.wins
+        } else {
+            &mut e.fails
+        };
+        if times.len() == TIMES {
+            times.pop_front();
         }
+        times.push_back(t);
     }
 }
 
@@ -145,9 +164,9 @@ pub(crate) struct Level<R, P, G> {
     below: usize,
     /// Accepted candidates this level's text assumes beyond level 0's text.
     pub depth: u64,
-    /// The failures decided in this level while it was above level 0 (pass, seconds,
-    /// hinted): they count for the rates once it is level 0 (on the serial path).
-    failed: Vec<(String, Option<f64>, bool)>,
+    /// The failures decided in this level while it was above level 0 (pass, hinted): they
+    /// count for the accept rates once it is level 0 (on the serial path).
+    failed: Vec<(String, bool)>,
 }
 
 /// Where the next candidate goes.
@@ -271,9 +290,9 @@ impl<R, P, G> Tree<R, P, G> {
             let failed = &mut level.failed;
             level.window.pop_failed(|s| {
                 if k == 0 {
-                    rates.note(pass_of(&s.payload), false, s.took, s.hinted);
+                    rates.note(pass_of(&s.payload), false, s.hinted);
                 } else {
-                    failed.push((pass_of(&s.payload).to_string(), s.took, s.hinted));
+                    failed.push((pass_of(&s.payload).to_string(), s.hinted));
                 }
             });
             level.window.cut_behind_interesting(&mut *drop);
@@ -302,8 +321,7 @@ impl<R, P, G> Tree<R, P, G> {
         self.settle(&pass_of, drop);
         let slot = self.levels.first_mut()?.window.take_accepted()?;
         let hinted = slot.hinted;
-        self.rates
-            .note(pass_of(&slot.payload), true, slot.took, hinted);
+        self.rates.note(pass_of(&slot.payload), true, hinted);
         let mut keep = vec![false; self.levels.len()];
         for k in 1..self.levels.len() {
             let level = &self.levels[k];
@@ -318,8 +336,8 @@ impl<R, P, G> Tree<R, P, G> {
         if let Some(root) = self.levels.first_mut() {
             root.on = None;
             root.below = 0;
-            for (pass, took, hinted) in root.failed.drain(..) {
-                self.rates.note(&pass, false, took, hinted);
+            for (pass, hinted) in root.failed.drain(..) {
+                self.rates.note(&pass, false, hinted);
             }
         }
         for level in &mut self.levels {
@@ -370,10 +388,22 @@ impl<R, P, G> Tree<R, P, G> {
         }
     }
 
-    /// Records the outcome of test `id`, wherever it is.
-    pub fn finish(&mut self, id: u64, outcome: Outcome, at: f64) -> Option<&mut Slot<R, P>> {
+    /// Records the outcome of test `id`, ended `at`, wherever it is (and its time for the
+    /// time-aware odds of its pass, `pass_of` its payload).
+    pub fn finish<'s>(
+        &mut self,
+        id: u64,
+        outcome: Outcome,
+        at: f64,
+        pass_of: impl Fn(&P) -> &'s str,
+    ) -> Option<&mut Slot<R, P>> {
         let k = self.levels.iter().position(|l| l.window.holds(id))?;
-        self.levels[k].window.finish(id, outcome, at)
+        let slot = self.levels[k].window.finish(id, outcome, at)?;
+        if let Some(t) = slot.took {
+            let interesting = outcome == Outcome::Interesting;
+            self.rates.time(pass_of(&slot.payload), interesting, t);
+        }
+        Some(slot)
     }
 
     /// Drops every level, handing their slots to `drop`.
@@ -388,14 +418,20 @@ impl<R, P, G> Tree<R, P, G> {
 mod tests {
     use super::*;
 
+    /// A decision on the serial path, with its test's time.
+    fn decide(r: &mut Rates, pass: &str, accepted: bool, t: f64, hinted: bool) {
+        r.note(pass, accepted, hinted);
+        r.time(pass, accepted, t);
+    }
+
     #[test]
     fn a_test_that_outlives_its_passs_failures_is_likely_the_accepted_one() {
         let mut r = Rates::default();
         for _ in 0..20 {
-            r.note("tokens", false, Some(0.05), false);
+            decide(&mut r, "tokens", false, 0.05, false);
         }
-        r.note("tokens", true, Some(0.4), false);
-        r.note("tokens", true, Some(0.5), false);
+        decide(&mut r, "tokens", true, 0.4, false);
+        decide(&mut r, "tokens", true, 0.5, false);
         let p = r.p("tokens");
         assert!((p - 3.0 / 26.0).abs() < 1e-9, "{p}");
         // Fresh, or no older than a failure: the accept rate.
@@ -415,11 +451,11 @@ mod tests {
     fn recent_times_replace_old_ones() {
         let mut r = Rates::default();
         for _ in 0..TIMES {
-            r.note("lines", false, Some(2.0), false);
+            decide(&mut r, "lines", false, 2.0, false);
         }
         let before = r.p_after("lines", 1.0);
         for _ in 0..TIMES {
-            r.note("lines", false, Some(0.1), false);
+            decide(&mut r, "lines", false, 0.1, false);
         }
         assert!(r.p_after("lines", 1.0) > before);
         assert_eq!(r.0["lines"].fails.len(), TIMES);
@@ -449,10 +485,10 @@ mod tests {
         // Hinted tests that came true raise the odds; wrong ones lower them.
         let mut r = Rates::default();
         let prior = r.p_hinted();
-        r.note("tokens", false, Some(0.2), true);
+        decide(&mut r, "tokens", false, 0.2, true);
         assert!(r.p_hinted() < prior);
-        r.note("tokens", true, Some(0.2), true);
-        r.note("tokens", true, Some(0.2), true);
+        decide(&mut r, "tokens", true, 0.2, true);
+        decide(&mut r, "tokens", true, 0.2, true);
         assert!(r.p_hinted() > 0.9);
     }
 
@@ -467,12 +503,16 @@ mod tests {
         tree.levels[1]
             .window
             .push(1, State::Running(()), "tokens", 0.0);
-        tree.finish(1, Outcome::Uninteresting, 0.1);
         let pass_of = |p: &&'static str| *p;
+        tree.finish(1, Outcome::Uninteresting, 0.1, pass_of);
         tree.settle(pass_of, &mut |_| {});
-        // Level 1 may yet be thrown away: its failure does not count yet.
+        // Level 1 may yet be thrown away: its failure does not count for the accept rate
+        // yet, but its time counts for the time-aware odds at once (a tokens test still
+        // running after 0.2 s has outlived the only failure seen).
         assert_eq!(tree.rates.p("tokens"), 0.25);
-        tree.finish(0, Outcome::Interesting, 0.3);
+        assert_eq!(tree.rates.0["tokens"].fails, [0.1]);
+        assert!(tree.rates.p_after("tokens", 0.2) > tree.rates.p("tokens"));
+        tree.finish(0, Outcome::Interesting, 0.3, pass_of);
         let (slot, promoted) = tree.accept(pass_of, &mut |_| {}).unwrap();
         assert_eq!((slot.id, promoted), (0, true));
         assert!((tree.rates.p("tokens") - 0.2).abs() < 1e-9);
