@@ -42,6 +42,10 @@ pub(super) struct Judge<'a> {
     /// The tool runs its own llvm-symbolizer on its stack dump (`executor::Job::symbolize`):
     /// the stage times one run each way at the start and keeps the faster that reproduces.
     pub(super) symbolize: bool,
+    /// For a stack overflow reduced shallow ([`super::depth::shallow_stack`]): every run gets
+    /// this small stack and decides there (no prefilter, no run with the inherited stack);
+    /// the stage deepens the reduced IR for the inherited stack afterwards.
+    pub(super) shallow: Option<u64>,
 }
 
 impl Judge<'_> {
@@ -85,7 +89,7 @@ impl Judge<'_> {
             .cwd(self.cwd)
             .timeout(self.timeout)
             .output_cap(1 << 20);
-        c.stack_limit = stack;
+        c.stack_limit = stack.or(self.shallow);
         crate::executor::compiler_env(c, self.symbolize)
     }
 

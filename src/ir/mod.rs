@@ -276,6 +276,9 @@ pub struct OracleSpec {
     /// The tool symbolizes its own stack dumps (see `Judge::symbolize`).
     #[serde(default)]
     pub symbolize: bool,
+    /// A stack overflow reduced shallow: every run gets this stack (bytes) and decides there.
+    #[serde(default)]
+    pub stack: Option<u64>,
 }
 
 /// `icepick ir-oracle SPEC FILE`: llvm-reduce's interestingness test. True when the tool
@@ -305,9 +308,10 @@ pub fn oracle_main(spec: &Path, file: &Path) -> bool {
         emit::run_tool(&argv, None, timeout, stack, &sym, spec.symbolize)
             .is_some_and(|s| crash_key(&s, spec.tool) == spec.key)
     };
-    match spec.stack_prefilter {
-        Some(stack) => same(Some(stack)) && same(None),
-        None => same(None),
+    match (spec.stack, spec.stack_prefilter) {
+        (Some(stack), _) => same(Some(stack)),
+        (None, Some(stack)) => same(Some(stack)) && same(None),
+        (None, None) => same(None),
     }
 }
 

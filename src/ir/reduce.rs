@@ -206,6 +206,7 @@ pub(super) fn run(
         prefilter: None,
         deadline: std::cell::Cell::new(None),
         symbolize: true,
+        shallow: None,
     };
 
     // 1. The tool on the IR as clang wrote it.
@@ -379,33 +380,8 @@ pub(super) fn run(
             .map(|_| case.signature.phase.clone());
     }
 
-    let mut deep_why = None;
-    // 3b. A stack overflow in a pipeline that unrolls: the depth from a raised budget and a
-    // larger trip count, so that llvm-reduce can delete the loops the depth no longer needs.
-    if middle && case.signature.kind == "stack_overflow" {
-        let d = super::depth::deepen(&judge, &ir, &cmd)?;
-        if d.cmd.limits != cmd.limits || d.scaled.is_some() {
-            progress(&format!(
-                "raised the budget ({}){}",
-                d.cmd.limits.join(" "),
-                d.scaled
-                    .as_ref()
-                    .map(|s| format!(", loop bound {s}"))
-                    .unwrap_or_default()
-            ));
-        }
-        deep_why = d.scaled.map(|s| {
-            format!(
-                "stack overflow: a loop bound multiplied ({s}) with the unroller's budget raised, so that llvm-reduce could delete the loops that only gave depth"
-            )
-        });
-        ir = d.ir;
-        cmd = d.cmd;
-    }
-
-    // 4. llvm-reduce with icepick's oracle.
     let start_bytes = start.len();
-    let llreduce = super::llvm_reduce::LlvmReduce {
+    let llreduce = |quick| super::llvm_reduce::LlvmReduce {
         work,
         reducer: &reducer,
         key: &case_key,
@@ -413,52 +389,88 @@ pub(super) fn run(
         library_dirs: case.library_dirs(),
         jobs: opts.jobs.max(1),
         timeout: opts.reduce_timeout,
+        quick,
     };
-    let (got, why) = llreduce.run(&judge, &cmd, &ir, progress)?;
+    let mut deep_why = None;
+    let mut shrunk = None;
+    // 3b. A stack overflow in a pipeline that unrolls, reduced shallow: under a small stack
+    // (no bound multiplied, each test cheap) with the unroller's budget raised, then one loop
+    // bound of the reduced IR multiplied until it overflows the inherited stack.
+    if middle && case.signature.kind == "stack_overflow" {
+        if let Some(raised) = super::depth::raised(&judge, &ir, &cmd)? {
+            if let Some(stack) = super::depth::shallow_stack(&judge, &ir, &raised)? {
+                progress(&format!(
+                    "reducing under a {} KB stack with the budget raised ({}); deepened for the inherited stack afterwards",
+                    stack >> 10,
+                    raised.limits.join(" ")
+                ));
+                let prefilter = judge.prefilter.take();
+                judge.shallow = Some(stack);
+                let got = shrink(&judge, &llreduce(true), &ir, &raised, opts, progress);
+                judge.shallow = None;
+                judge.prefilter = prefilter;
+                let (small, small_cmd, why) = got?;
+                match super::depth::deepen_reduced(&judge, &small, &small_cmd)? {
+                    Some(d) => {
+                        progress(&format!(
+                            "deepened for the inherited stack{}",
+                            d.scaled
+                                .as_ref()
+                                .map(|s| format!(": loop bound {s}"))
+                                .unwrap_or_default()
+                        ));
+                        deep_why = Some(format!(
+                            "stack overflow: reduced under a {} KB stack with the unroller's budget raised, then {} for the inherited stack",
+                            stack >> 10,
+                            d.scaled
+                                .map(|s| format!("a loop bound multiplied ({s})"))
+                                .unwrap_or_else(|| "unchanged".into())
+                        ));
+                        shrunk = Some((d.ir, d.cmd, why));
+                    }
+                    None => progress(
+                        "the IR reduced under the small stack does not deepen to the case's crash; reducing again with the inherited stack",
+                    ),
+                }
+            }
+        }
+    }
+    let (got, got_cmd, why) = match shrunk {
+        Some(s) => s,
+        None => {
+            // The depth from a raised budget and a larger trip count, so that llvm-reduce
+            // can delete the loops the depth no longer needs.
+            if middle && case.signature.kind == "stack_overflow" {
+                let d = super::depth::deepen(&judge, &ir, &cmd)?;
+                if d.cmd.limits != cmd.limits || d.scaled.is_some() {
+                    progress(&format!(
+                        "raised the budget ({}){}",
+                        d.cmd.limits.join(" "),
+                        d.scaled
+                            .as_ref()
+                            .map(|s| format!(", loop bound {s}"))
+                            .unwrap_or_default()
+                    ));
+                }
+                deep_why = d.scaled.map(|s| {
+                    format!(
+                        "stack overflow: a loop bound multiplied ({s}) with the unroller's budget raised, so that llvm-reduce could delete the loops that only gave depth"
+                    )
+                });
+                ir = d.ir;
+                cmd = d.cmd;
+            }
+            shrink(&judge, &llreduce(false), &ir, &cmd, opts, progress)?
+        }
+    };
     ir = got;
+    cmd = got_cmd;
     if why.is_some() {
         note = why;
     }
     let tests_reduce = std::fs::metadata(work.join("oracle.json.count"))
         .map(|m| m.len() as usize)
         .unwrap_or(0);
-
-    // 5. Cuts llvm-reduce does not make.
-    progress("cutting the datalayout, the triple and the tool's flags");
-    let no_noise = NOISE.replace_all(&ir, "").into_owned();
-    if judge.ir_crashes("cut.ll", &no_noise, &cmd)? {
-        ir = no_noise;
-    }
-    let no_dl = DATALAYOUT.replace_all(&ir, "").into_owned();
-    if no_dl != ir && judge.ir_crashes("cut.ll", &no_dl, &cmd)? {
-        ir = no_dl;
-    }
-    if let Some(t) = cmd.triple.clone() {
-        let arch = t.split('-').next().unwrap_or(&t).to_owned();
-        if arch != t {
-            let mut c = cmd.clone();
-            c.triple = Some(arch);
-            if judge.ir_crashes("cut.ll", &ir, &c)? {
-                cmd = c;
-            }
-        }
-    }
-    progress("cutting lines, debug-info fields and optional words");
-    judge
-        .deadline
-        .set(Some(Instant::now() + opts.reduce_timeout));
-    ir = judge.cuts(&ir, &cmd);
-    if judge.deadline.get().is_some_and(|d| Instant::now() >= d) {
-        let why = format!(
-            "the textual cuts stopped after {} s (--reduce-timeout); what they had is kept",
-            opts.reduce_timeout.as_secs()
-        );
-        note = Some(match note {
-            Some(n) => format!("{n}; {why}"),
-            None => why,
-        });
-    }
-    judge.deadline.set(None);
     // The budget flags stay only when the reduced IR needs them.
     if !cmd.limits.is_empty() {
         let mut c = cmd.clone();
@@ -520,6 +532,7 @@ pub(super) fn run(
         prefilter: None,
         deadline: std::cell::Cell::new(None),
         symbolize: judge.symbolize,
+        shallow: None,
     };
     let mut same = 0;
     for _ in 0..opts.verify_runs {
@@ -594,6 +607,56 @@ pub(super) fn run(
         key: case_key,
         note,
     })
+}
+
+/// Steps 4 and 5: llvm-reduce with icepick's oracle, then the cuts it does not make. The
+/// reduced IR, its command, and a note when llvm-reduce or the cuts stopped early.
+fn shrink(
+    judge: &Judge,
+    llreduce: &super::llvm_reduce::LlvmReduce,
+    ir: &str,
+    cmd: &ToolCmd,
+    opts: &Options,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(String, ToolCmd, Option<String>), IrError> {
+    let mut cmd = cmd.clone();
+    let (mut ir, mut note) = llreduce.run(judge, &cmd, ir, progress)?;
+    progress("cutting the datalayout, the triple and the tool's flags");
+    let no_noise = NOISE.replace_all(&ir, "").into_owned();
+    if judge.ir_crashes("cut.ll", &no_noise, &cmd)? {
+        ir = no_noise;
+    }
+    let no_dl = DATALAYOUT.replace_all(&ir, "").into_owned();
+    if no_dl != ir && judge.ir_crashes("cut.ll", &no_dl, &cmd)? {
+        ir = no_dl;
+    }
+    if let Some(t) = cmd.triple.clone() {
+        let arch = t.split('-').next().unwrap_or(&t).to_owned();
+        if arch != t {
+            let mut c = cmd.clone();
+            c.triple = Some(arch);
+            if judge.ir_crashes("cut.ll", &ir, &c)? {
+                cmd = c;
+            }
+        }
+    }
+    progress("cutting lines, debug-info fields and optional words");
+    judge
+        .deadline
+        .set(Some(Instant::now() + opts.reduce_timeout));
+    ir = judge.cuts(&ir, &cmd);
+    if judge.deadline.get().is_some_and(|d| Instant::now() >= d) {
+        let why = format!(
+            "the textual cuts stopped after {} s (--reduce-timeout); what they had is kept",
+            opts.reduce_timeout.as_secs()
+        );
+        note = Some(match note {
+            Some(n) => format!("{n}; {why}"),
+            None => why,
+        });
+    }
+    judge.deadline.set(None);
+    Ok((ir, cmd, note))
 }
 
 /// Counts one oracle run next to its spec (llvm-reduce's tests are counted this way).
