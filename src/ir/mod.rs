@@ -28,6 +28,7 @@ mod depth;
 mod emit;
 mod judge;
 mod llvm_reduce;
+mod minimal;
 mod numbered;
 mod pipeline;
 mod reduce;
