@@ -164,13 +164,24 @@ impl Judge<'_> {
                 ir = n;
             }
         }
-        // Forwarding blocks, one at a time, until none folds keeping the crash.
+        // Forwarding blocks folded and the structural edits of [`super::edits`], one at a
+        // time, until none keeps the crash (a candidate that lost it is not tried again).
+        let mut lost = std::collections::HashSet::new();
         'fold: loop {
-            for c in super::numbered::folded(&ir) {
+            let cands = super::numbered::folded(&ir)
+                .into_iter()
+                .chain(super::edits::constant_branches(&ir))
+                .chain(super::edits::dead_defs(&ir))
+                .chain(super::edits::bypassed(&ir));
+            for c in cands {
+                if lost.contains(&c) {
+                    continue;
+                }
                 if self.outcomes(&[cmd.argv(&self.candidate(&c))])[0].is_same() {
                     ir = c;
                     continue 'fold;
                 }
+                lost.insert(c);
             }
             break;
         }

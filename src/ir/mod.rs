@@ -25,6 +25,7 @@
 mod bisect;
 mod cuts;
 mod depth;
+mod edits;
 mod emit;
 mod judge;
 mod llvm_reduce;
