@@ -336,7 +336,7 @@ pub(super) fn run(
             );
             judge.shallow = None;
             judge.prefilter = prefilter;
-            if let Some((small_pass, small, small_cmd, why)) = got? {
+            if let Some((small_pass, (small, small_cmd, why))) = got? {
                 match super::depth::deepen_reduced(&judge, &small, &small_cmd)? {
                     Some(d) => {
                         progress(&format!(
@@ -543,6 +543,10 @@ pub(super) fn run(
     })
 }
 
+/// What [`shrink`] gives: the IR, its command, and a note when llvm-reduce or the cuts
+/// stopped early.
+type Shrunk = (String, ToolCmd, Option<String>);
+
 /// Step 3a under the judge's small stack: the minimal pipeline, the budget raised (`None`
 /// when no flag applies or the crash needs the budget as it is), llvm-reduce's quick round
 /// and the cuts. The pass, the IR, its command and [`shrink`]'s note.
@@ -556,14 +560,14 @@ fn shallow(
     llreduce: &super::llvm_reduce::LlvmReduce,
     opts: &Options,
     progress: &mut dyn FnMut(&str),
-) -> Result<Option<(Option<String>, String, ToolCmd, Option<String>)>, IrError> {
+) -> Result<Option<(Option<String>, Shrunk)>, IrError> {
     let m = super::minimal::minimal(judge, work, ir, cmd, tree, progress)?;
     let Some(raised) = super::depth::raised(judge, &m.ir, &m.cmd)? else {
         return Ok(None);
     };
     progress(&format!("raised the budget ({})", raised.limits.join(" ")));
     let (ir, cmd, why) = shrink(judge, llreduce, &m.ir, &raised, opts, progress)?;
-    Ok(Some((m.pass, ir, cmd, why)))
+    Ok(Some((m.pass, (ir, cmd, why))))
 }
 
 /// Steps 4 and 5: llvm-reduce with icepick's oracle, then the cuts it does not make. The
@@ -575,7 +579,7 @@ fn shrink(
     cmd: &ToolCmd,
     opts: &Options,
     progress: &mut dyn FnMut(&str),
-) -> Result<(String, ToolCmd, Option<String>), IrError> {
+) -> Result<Shrunk, IrError> {
     let mut cmd = cmd.clone();
     let (mut ir, mut note) = llreduce.run(judge, &cmd, ir, progress)?;
     progress("cutting the datalayout, the triple and the tool's flags");
