@@ -9,7 +9,9 @@
 //!   iterates; its blocks then fold away as forwarding blocks, [`super::numbered::folded`]);
 //! - [`dead_defs`]: a value nothing uses, its line taken out and the rest numbered again;
 //! - [`bypassed`]: a binary operation replaced by one of its operands of its own type (the
-//!   `xor` and `and` llvm-reduce's quick round leaves in a chain).
+//!   `xor` and `and` llvm-reduce's quick round leaves in a chain);
+//! - [`constant_operands`]: a local operand of a binary operation replaced by 0 or 1 (the
+//!   `xor` with a `load` from null it leaves; the `load` is then unused, [`dead_defs`]).
 //!
 //! Pure: text in, candidate texts out (each numbered again); the stage keeps one only when the
 //! crash stays.
@@ -209,6 +211,41 @@ pub fn bypassed(ir: &str) -> Vec<String> {
     out
 }
 
+/// Each local operand of a binary operation replaced by 0, then by 1; one candidate each.
+pub fn constant_operands(ir: &str) -> Vec<String> {
+    let Some(text) = labelled(ir) else {
+        return Vec::new();
+    };
+    let (lines, block_of) = blocks(&text);
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let Some(c) = BINOP.captures(l.trim_end_matches('\n')) else {
+            continue;
+        };
+        if block_of[i].is_none() || !l.contains(" i") {
+            continue;
+        }
+        for g in [2, 3] {
+            let Some(m) = c.get(g) else { continue };
+            if !m.as_str().trim().starts_with("%v") {
+                continue;
+            }
+            for k in ["0", "1"] {
+                let line = format!("{}{k}{}", &l[..m.start()], &l[m.end()..]);
+                let cand: String = lines
+                    .iter()
+                    .enumerate()
+                    .map(|(j, x)| if j == i { line.as_str() } else { x })
+                    .collect();
+                if let Some(n) = numbered(&cand) {
+                    out.push(n);
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,6 +308,20 @@ mod tests {
         assert_eq!(got.len(), 1, "{got:?}");
         assert!(got[0].starts_with("define ptr @j() {\n  br label %1\n\n  br label %2\n"));
         assert!(got[0].contains("%19 = icmp ult i32 %4, 700"), "{}", got[0]);
+    }
+
+    #[test]
+    fn a_local_operand_becomes_0_or_1() {
+        let ir = "define i32 @f(i32 %0) {\n  %2 = load i32, ptr null\n  %3 = xor i32 %0, %2\n  ret i32 %3\n}\n";
+        let got = constant_operands(ir);
+        assert_eq!(got.len(), 4, "{got:?}");
+        assert!(got.contains(&"define i32 @f(i32 %0) {\n  %2 = load i32, ptr null\n  %3 = xor i32 %0, 0\n  ret i32 %3\n}\n".to_owned()));
+        assert!(got.contains(&"define i32 @f(i32 %0) {\n  %2 = load i32, ptr null\n  %3 = xor i32 1, %2\n  ret i32 %3\n}\n".to_owned()));
+        // The load is then unused and goes.
+        assert_eq!(
+            dead_defs(&got[2]),
+            ["define i32 @f(i32 %0) {\n  %2 = xor i32 %0, 0\n  ret i32 %2\n}\n"]
+        );
     }
 
     #[test]

@@ -172,7 +172,8 @@ impl Judge<'_> {
                 .into_iter()
                 .chain(super::edits::constant_branches(&ir))
                 .chain(super::edits::dead_defs(&ir))
-                .chain(super::edits::bypassed(&ir));
+                .chain(super::edits::bypassed(&ir))
+                .chain(super::edits::constant_operands(&ir));
             for c in cands {
                 if lost.contains(&c) {
                     continue;
