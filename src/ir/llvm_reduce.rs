@@ -2,7 +2,8 @@
 //!
 //! Why this exists: llvm-reduce's run and its recovery rules (a parallel result that lost
 //! the crash is redone with `-j 1`, a timeout keeps llvm-reduce's best so far, debug info
-//! skips the `di-metadata` pass), kept apart from the stage's steps ([`super::reduce`]).
+//! skips the `di-metadata` pass, a shallow stack overflow gets one quick round), kept apart
+//! from the stage's steps ([`super::reduce`]).
 
 use std::path::Path;
 use std::time::Duration;
