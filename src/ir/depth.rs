@@ -14,6 +14,12 @@
 //!
 //! The flags stay on the RUN line only when the reduced IR needs them (the stage tries
 //! without them at the end).
+//!
+//! Cheaper still, tried first ([`shallow_stack`], [`deepen_reduced`]): the whole reduction
+//! under a small stack, where the depth the crash needs is 16–64 times smaller, so no bound
+//! is multiplied while the tests run (opt-gh68553: 0.2 s a test instead of 0.9–2.3 s), and
+//! one bound of the *reduced* IR multiplied at the end, for the inherited stack the RUN line
+//! runs with (222 s → 41 s on opt-gh68553, docs/BENCHMARKS.md, Session 11).
 
 use std::sync::LazyLock;
 
@@ -103,20 +109,12 @@ pub(super) struct Deepened {
     pub scaled: Option<String>,
 }
 
-/// The limit flags of the pipeline's passes, then one loop bound multiplied: the largest of
-/// [`FACTORS`] first, over every bound (last first), then the next (opt-gh68553: the outer
-/// bound 5 × 100 unrolls past the test's timeout, the inner 8 × 100 crashes in 0.5 s and
-/// leaves its outer loops to llvm-reduce). Unchanged when no flag applies or the crash needs
-/// the budget as it is.
-pub(super) fn deepen(judge: &Judge, ir: &str, cmd: &ToolCmd) -> Result<Deepened, IrError> {
-    let unchanged = || Deepened {
-        ir: ir.to_owned(),
-        cmd: cmd.clone(),
-        scaled: None,
-    };
+/// `cmd` with the limit flags of its pipeline's passes, when there are some and the crash
+/// stays with them (the budget is needed to unroll a multiplied bound).
+pub(super) fn raised(judge: &Judge, ir: &str, cmd: &ToolCmd) -> Result<Option<ToolCmd>, IrError> {
     let flags = limit_flags(cmd.passes.as_deref().unwrap_or(""));
     if flags.is_empty() {
-        return Ok(unchanged());
+        return Ok(None);
     }
     let mut raised = cmd.clone();
     for f in flags {
@@ -124,29 +122,100 @@ pub(super) fn deepen(judge: &Judge, ir: &str, cmd: &ToolCmd) -> Result<Deepened,
             raised.limits.push(f);
         }
     }
-    if !judge.ir_crashes("deep.ll", ir, &raised)? {
-        return Ok(unchanged());
-    }
+    Ok(judge.ir_crashes("deep.ll", ir, &raised)?.then_some(raised))
+}
+
+/// The first bound of `bounds` (last first) that, multiplied by a factor of `factors` (tried
+/// in that order, each over every bound), keeps the crash.
+fn scale_one(
+    judge: &Judge,
+    ir: &str,
+    cmd: &ToolCmd,
+    factors: &[u64],
+) -> Result<Option<Deepened>, IrError> {
     let all = bounds(ir);
-    for &factor in FACTORS {
+    for &factor in factors {
         for b in &all {
             let Some(cand) = scaled(ir, b, factor) else {
                 continue;
             };
-            if judge.ir_crashes("deep.ll", &cand, &raised)? {
-                return Ok(Deepened {
+            if judge.ir_crashes("deep.ll", &cand, cmd)? {
+                return Ok(Some(Deepened {
                     ir: cand,
-                    cmd: raised,
+                    cmd: cmd.clone(),
                     scaled: Some(format!("{} → {}", b.value, b.value * factor)),
-                });
+                }));
             }
         }
     }
-    Ok(Deepened {
+    Ok(None)
+}
+
+/// The limit flags of the pipeline's passes, then one loop bound multiplied: the largest of
+/// [`FACTORS`] first, over every bound (last first), then the next (opt-gh68553: the outer
+/// bound 5 × 100 unrolls past the test's timeout, the inner 8 × 100 crashes in 0.5 s and
+/// leaves its outer loops to llvm-reduce). Unchanged when no flag applies or the crash needs
+/// the budget as it is.
+pub(super) fn deepen(judge: &Judge, ir: &str, cmd: &ToolCmd) -> Result<Deepened, IrError> {
+    let Some(raised) = raised(judge, ir, cmd)? else {
+        return Ok(Deepened {
+            ir: ir.to_owned(),
+            cmd: cmd.clone(),
+            scaled: None,
+        });
+    };
+    Ok(scale_one(judge, ir, &raised, FACTORS)?.unwrap_or(Deepened {
         ir: ir.to_owned(),
         cmd: raised,
         scaled: None,
-    })
+    }))
+}
+
+/// The stacks a stack overflow may be reduced under, smallest first ([`shallow_stack`]).
+const SHALLOW_STACKS: &[u64] = &[128 << 10, 256 << 10, 512 << 10];
+
+/// The smallest of [`SHALLOW_STACKS`] the IR overflows the case's way under `cmd` (whose
+/// budget is raised): the depth it needs there is 16–64 times smaller than with 8 MB, so
+/// llvm-reduce and the cuts can delete the loops that only gave depth, without the bound
+/// multiplied first (each test unrolls 8 iterations instead of 800: opt-gh68553's tests
+/// take 0.2 s instead of 0.9–2.3 s), and the reduced IR is deepened afterwards
+/// ([`deepen_reduced`]). Below 128 KB opt-gh68553 overflows elsewhere (32 KB: no
+/// ScalarEvolution frame).
+pub(super) fn shallow_stack(
+    judge: &Judge,
+    ir: &str,
+    cmd: &ToolCmd,
+) -> Result<Option<u64>, IrError> {
+    let path = judge.cwd.join("shallow.ll");
+    std::fs::write(&path, ir).map_err(super::io(&path))?;
+    for &s in SHALLOW_STACKS {
+        if judge.run(&[cmd.argv("shallow.ll")], Some(s))[0].is_same() {
+            return Ok(Some(s));
+        }
+    }
+    Ok(None)
+}
+
+/// The factors a bound of IR reduced under a small stack is multiplied by, smallest first:
+/// the stack grows 16–64 times (8 MB over [`SHALLOW_STACKS`]), and so must the chain.
+const DEEPEN_FACTORS: &[u64] = &[10, 100, 1000];
+
+/// IR reduced under a small stack, made to overflow the inherited stack the case's way:
+/// as it is, or with one loop bound multiplied by the smallest of [`DEEPEN_FACTORS`] that
+/// does it. `None` when nothing does (the stage then reduces with the inherited stack).
+pub(super) fn deepen_reduced(
+    judge: &Judge,
+    ir: &str,
+    cmd: &ToolCmd,
+) -> Result<Option<Deepened>, IrError> {
+    if judge.ir_crashes("deep.ll", ir, cmd)? {
+        return Ok(Some(Deepened {
+            ir: ir.to_owned(),
+            cmd: cmd.clone(),
+            scaled: None,
+        }));
+    }
+    scale_one(judge, ir, cmd, DEEPEN_FACTORS)
 }
 
 #[cfg(test)]

@@ -43,6 +43,10 @@ pub(super) struct Judge<'a> {
     /// The tool runs its own llvm-symbolizer on its stack dump (`executor::Job::symbolize`):
     /// the stage times one run each way at the start and keeps the faster that reproduces.
     pub(super) symbolize: bool,
+    /// For a stack overflow reduced shallow ([`super::depth::shallow_stack`]): every run gets
+    /// this small stack and decides there (no prefilter, no run with the inherited stack);
+    /// the stage deepens the reduced IR for the inherited stack afterwards.
+    pub(super) shallow: Option<u64>,
 }
 
 impl Judge<'_> {
@@ -86,7 +90,7 @@ impl Judge<'_> {
             .cwd(self.cwd)
             .timeout(self.timeout)
             .output_cap(1 << 20);
-        c.stack_limit = stack;
+        c.stack_limit = stack.or(self.shallow);
         crate::executor::compiler_env(c, self.symbolize)
     }
 
@@ -190,13 +194,25 @@ impl Judge<'_> {
                 ir = n;
             }
         }
-        // Forwarding blocks, one at a time, until none folds keeping the crash.
+        // Forwarding blocks folded and the structural edits of [`super::edits`], one at a
+        // time, until none keeps the crash (a candidate that lost it is not tried again).
+        let mut lost = std::collections::HashSet::new();
         'fold: loop {
-            for c in super::numbered::folded(&ir) {
+            let cands = super::numbered::folded(&ir)
+                .into_iter()
+                .chain(super::edits::constant_branches(&ir))
+                .chain(super::edits::dead_defs(&ir))
+                .chain(super::edits::bypassed(&ir))
+                .chain(super::edits::constant_operands(&ir));
+            for c in cands {
+                if lost.contains(&c) {
+                    continue;
+                }
                 if self.outcomes(&[cmd.argv(&self.candidate(&c))])[0].is_same() {
                     ir = c;
                     continue 'fold;
                 }
+                lost.insert(c);
             }
             break;
         }

@@ -25,10 +25,12 @@
 mod bisect;
 mod cuts;
 mod depth;
+mod edits;
 mod emit;
 mod judge;
 mod llvm_reduce;
 mod metadata;
+mod minimal;
 mod numbered;
 mod pipeline;
 mod reduce;
@@ -277,6 +279,9 @@ pub struct OracleSpec {
     /// The tool symbolizes its own stack dumps (see `Judge::symbolize`).
     #[serde(default)]
     pub symbolize: bool,
+    /// A stack overflow reduced shallow: every run gets this stack (bytes) and decides there.
+    #[serde(default)]
+    pub stack: Option<u64>,
 }
 
 /// `icepick ir-oracle SPEC FILE`: llvm-reduce's interestingness test. True when the tool
@@ -306,9 +311,10 @@ pub fn oracle_main(spec: &Path, file: &Path) -> bool {
         emit::run_tool(&argv, None, timeout, stack, &sym, spec.symbolize)
             .is_some_and(|s| crash_key(&s, spec.tool) == spec.key)
     };
-    match spec.stack_prefilter {
-        Some(stack) => same(Some(stack)) && same(None),
-        None => same(None),
+    match (spec.stack, spec.stack_prefilter) {
+        (Some(stack), _) => same(Some(stack)),
+        (None, Some(stack)) => same(Some(stack)) && same(None),
+        (None, None) => same(None),
     }
 }
 

@@ -55,7 +55,7 @@ pub fn numbered(ir: &str) -> Option<String> {
 
 /// `ir` with every local named `%vN` (N its number) and every block given its `vN:` label:
 /// a form where blocks can be edited and the result numbered again ([`numbered`]).
-fn labelled(ir: &str) -> Option<String> {
+pub(super) fn labelled(ir: &str) -> Option<String> {
     each_function(ir, true)
 }
 

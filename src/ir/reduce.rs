@@ -206,6 +206,7 @@ pub(super) fn run(
         prefilter: None,
         deadline: std::cell::Cell::new(None),
         symbolize: true,
+        shallow: None,
     };
 
     // 1. The tool on the IR as clang wrote it.
@@ -288,124 +289,16 @@ pub(super) fn run(
         );
     }
 
-    // 3. The minimal pipeline (opt).
+    // 3. The minimal pipeline (opt), llvm-reduce and the cuts.
     let mut pass = None;
-    if let Some(p) = cmd.passes.clone() {
-        if let Some(tree) = pipeline::parse(&p) {
-            progress(&format!(
-                "minimising the {}-pass pipeline",
-                pipeline::count(&tree)
-            ));
-            std::fs::write(work.join("pipe.ll"), &ir).map_err(io(work))?;
-            let base = cmd.clone();
-            let build = |kept: &[usize]| {
-                let mut c = base.clone();
-                c.passes = Some(pipeline::render(&pipeline::keep(&tree, kept)));
-                c.argv("pipe.ll")
-            };
-            let oracle = |argvs: &[Vec<String>]| judge.outcomes(argvs);
-            let mut t = Tester::new(&oracle);
-            let kept = minimize(pipeline::count(&tree), &build, &mut t);
-            let mut min = pipeline::keep(&tree, &kept);
-            // Adaptors ddmin could not drop without their passes, then the parameters.
-            let crashes = |nodes: &[pipeline::Node]| {
-                let mut c = base.clone();
-                c.passes = Some(pipeline::render(nodes));
-                judge.outcomes(&[c.argv("pipe.ll")])[0].is_same()
-            };
-            let mut i = 0;
-            while i < pipeline::count(&min) {
-                let cand = pipeline::unwrap_at(&min, i);
-                if cand != min && crashes(&cand) {
-                    min = cand;
-                    i = 0;
-                } else {
-                    i += 1;
-                }
-            }
-            let bare = pipeline::without_params(&min);
-            if bare != min && crashes(&bare) {
-                min = bare;
-            }
-            pass = pipeline::crashing_pass(&min);
-            cmd.passes = Some(pipeline::render(&min));
-            // The IR just before the crash: the shortest tail of the pipeline that still
-            // crashes on what its head writes (opt-gh68553: only the loop passes run in each
-            // llvm-reduce test, on IR the earlier passes already simplified).
-            for at in (1..pipeline::passes(&min)).rev() {
-                let Some((head, tail)) = pipeline::split_at(&min, at) else {
-                    continue;
-                };
-                let mut h = cmd.clone();
-                h.passes = Some(pipeline::render(&head));
-                let mut argv = h.argv("pipe.ll");
-                argv.pop(); // -disable-output
-                argv.extend(["-S", "-o", "head.ll"].map(String::from));
-                let run = Cmd::new(&argv[0])
-                    .args(&argv[1..])
-                    .cwd(work)
-                    .timeout(judge.timeout)
-                    .output_cap(1 << 20);
-                let _ = std::fs::remove_file(work.join("head.ll"));
-                let wrote = exec::run(&run).is_ok_and(|o| o.success());
-                let Ok(mid) = std::fs::read_to_string(work.join("head.ll")) else {
-                    continue;
-                };
-                let mut t = cmd.clone();
-                t.passes = Some(pipeline::render(&tail));
-                // opt writes the command line's -mcpu/-mattr into the functions it prints:
-                // they move back to the command line.
-                let bare = take_target_attrs(&mid).0;
-                let mid = if bare != mid && wrote && judge.ir_crashes("tail.ll", &bare, &t)? {
-                    bare
-                } else {
-                    mid
-                };
-                if wrote && judge.ir_crashes("tail.ll", &mid, &t)? {
-                    progress(&format!(
-                        "the IR after `{}` crashes under `{}` alone",
-                        pipeline::render(&head),
-                        pipeline::render(&tail)
-                    ));
-                    ir = mid;
-                    cmd = t;
-                    break;
-                }
-            }
-        }
-    } else {
+    let tree = cmd.passes.as_deref().and_then(pipeline::parse);
+    if cmd.passes.is_none() {
         pass = crate::crash::phase_as_printed(&case.crash)
             .filter(|_| !case.signature.phase.is_empty())
             .map(|_| case.signature.phase.clone());
     }
-
-    let mut deep_why = None;
-    // 3b. A stack overflow in a pipeline that unrolls: the depth from a raised budget and a
-    // larger trip count, so that llvm-reduce can delete the loops the depth no longer needs.
-    if middle && case.signature.kind == "stack_overflow" {
-        let d = super::depth::deepen(&judge, &ir, &cmd)?;
-        if d.cmd.limits != cmd.limits || d.scaled.is_some() {
-            progress(&format!(
-                "raised the budget ({}){}",
-                d.cmd.limits.join(" "),
-                d.scaled
-                    .as_ref()
-                    .map(|s| format!(", loop bound {s}"))
-                    .unwrap_or_default()
-            ));
-        }
-        deep_why = d.scaled.map(|s| {
-            format!(
-                "stack overflow: a loop bound multiplied ({s}) with the unroller's budget raised, so that llvm-reduce could delete the loops that only gave depth"
-            )
-        });
-        ir = d.ir;
-        cmd = d.cmd;
-    }
-
-    // 4. llvm-reduce with icepick's oracle.
     let start_bytes = start.len();
-    let llreduce = super::llvm_reduce::LlvmReduce {
+    let llreduce = |quick| super::llvm_reduce::LlvmReduce {
         work,
         reducer: &reducer,
         key: &case_key,
@@ -413,52 +306,105 @@ pub(super) fn run(
         library_dirs: case.library_dirs(),
         jobs: opts.jobs.max(1),
         timeout: opts.reduce_timeout,
+        quick,
     };
-    let (got, why) = llreduce.run(&judge, &cmd, &ir, progress)?;
+    let overflow = middle && case.signature.kind == "stack_overflow";
+    let mut deep_why = None;
+    let mut shrunk = None;
+    // 3a. A stack overflow in a pipeline that unrolls, reduced shallow: everything under the
+    // smallest stack it overflows the case's way (each test 0.2 s instead of a 1 MB and an
+    // 8 MB run), with the unroller's budget raised and no bound multiplied; then one loop bound
+    // of the reduced IR multiplied until it overflows the inherited stack. When that fails,
+    // the stage starts again from the pipeline with the inherited stack.
+    if let (true, Some(tree)) = (overflow, &tree) {
+        if let Some(stack) = super::depth::shallow_stack(&judge, &ir, &cmd)? {
+            progress(&format!(
+                "reducing under a {} KB stack (the case's crash is a stack overflow); deepened for the inherited stack afterwards",
+                stack >> 10
+            ));
+            let prefilter = judge.prefilter.take();
+            judge.shallow = Some(stack);
+            let got = shallow(
+                &judge,
+                work,
+                &ir,
+                &cmd,
+                tree,
+                &llreduce(true),
+                opts,
+                progress,
+            );
+            judge.shallow = None;
+            judge.prefilter = prefilter;
+            if let Some((small_pass, (small, small_cmd, why))) = got? {
+                match super::depth::deepen_reduced(&judge, &small, &small_cmd)? {
+                    Some(d) => {
+                        progress(&format!(
+                            "deepened for the inherited stack{}",
+                            d.scaled
+                                .as_ref()
+                                .map(|s| format!(": loop bound {s}"))
+                                .unwrap_or_default()
+                        ));
+                        deep_why = Some(format!(
+                            "stack overflow: reduced under a {} KB stack with the unroller's budget raised ({}), then {} for the inherited stack",
+                            stack >> 10,
+                            d.cmd.limits.join(" "),
+                            d.scaled
+                                .map(|s| format!("a loop bound multiplied ({s})"))
+                                .unwrap_or_else(|| "unchanged".into())
+                        ));
+                        pass = small_pass;
+                        shrunk = Some((d.ir, d.cmd, why));
+                    }
+                    None => progress(
+                        "the IR reduced under the small stack does not deepen to the case's crash; again with the inherited stack",
+                    ),
+                }
+            }
+        }
+    }
+    let (got, got_cmd, why) = match shrunk {
+        Some(s) => s,
+        None => {
+            if let Some(tree) = &tree {
+                let m = super::minimal::minimal(&judge, work, &ir, &cmd, tree, progress)?;
+                (ir, cmd, pass) = (m.ir, m.cmd, m.pass);
+            }
+            // 3b. The depth from a raised budget and a larger trip count, so that
+            // llvm-reduce can delete the loops the depth no longer needs.
+            if overflow {
+                let d = super::depth::deepen(&judge, &ir, &cmd)?;
+                if d.cmd.limits != cmd.limits || d.scaled.is_some() {
+                    progress(&format!(
+                        "raised the budget ({}){}",
+                        d.cmd.limits.join(" "),
+                        d.scaled
+                            .as_ref()
+                            .map(|s| format!(", loop bound {s}"))
+                            .unwrap_or_default()
+                    ));
+                }
+                deep_why = d.scaled.map(|s| {
+                    format!(
+                        "stack overflow: a loop bound multiplied ({s}) with the unroller's budget raised, so that llvm-reduce could delete the loops that only gave depth"
+                    )
+                });
+                ir = d.ir;
+                cmd = d.cmd;
+            }
+            // 4 and 5.
+            shrink(&judge, &llreduce(false), &ir, &cmd, opts, progress)?
+        }
+    };
     ir = got;
+    cmd = got_cmd;
     if why.is_some() {
         note = why;
     }
     let tests_reduce = std::fs::metadata(work.join("oracle.json.count"))
         .map(|m| m.len() as usize)
         .unwrap_or(0);
-
-    // 5. Cuts llvm-reduce does not make.
-    progress("cutting the datalayout, the triple and the tool's flags");
-    let no_noise = NOISE.replace_all(&ir, "").into_owned();
-    if judge.ir_crashes("cut.ll", &no_noise, &cmd)? {
-        ir = no_noise;
-    }
-    let no_dl = DATALAYOUT.replace_all(&ir, "").into_owned();
-    if no_dl != ir && judge.ir_crashes("cut.ll", &no_dl, &cmd)? {
-        ir = no_dl;
-    }
-    if let Some(t) = cmd.triple.clone() {
-        let arch = t.split('-').next().unwrap_or(&t).to_owned();
-        if arch != t {
-            let mut c = cmd.clone();
-            c.triple = Some(arch);
-            if judge.ir_crashes("cut.ll", &ir, &c)? {
-                cmd = c;
-            }
-        }
-    }
-    progress("cutting lines, debug-info fields and optional words");
-    judge
-        .deadline
-        .set(Some(Instant::now() + opts.reduce_timeout));
-    ir = judge.cuts(&ir, &cmd);
-    if judge.deadline.get().is_some_and(|d| Instant::now() >= d) {
-        let why = format!(
-            "the textual cuts stopped after {} s (--reduce-timeout); what they had is kept",
-            opts.reduce_timeout.as_secs()
-        );
-        note = Some(match note {
-            Some(n) => format!("{n}; {why}"),
-            None => why,
-        });
-    }
-    judge.deadline.set(None);
     // The budget flags stay only when the reduced IR needs them.
     if !cmd.limits.is_empty() {
         let mut c = cmd.clone();
@@ -520,6 +466,7 @@ pub(super) fn run(
         prefilter: None,
         deadline: std::cell::Cell::new(None),
         symbolize: judge.symbolize,
+        shallow: None,
     };
     let mut same = 0;
     for _ in 0..opts.verify_runs {
@@ -594,6 +541,83 @@ pub(super) fn run(
         key: case_key,
         note,
     })
+}
+
+/// What [`shrink`] gives: the IR, its command, and a note when llvm-reduce or the cuts
+/// stopped early.
+type Shrunk = (String, ToolCmd, Option<String>);
+
+/// Step 3a under the judge's small stack: the minimal pipeline, the budget raised (`None`
+/// when no flag applies or the crash needs the budget as it is), llvm-reduce's quick round
+/// and the cuts. The pass, the IR, its command and [`shrink`]'s note.
+#[allow(clippy::too_many_arguments)]
+fn shallow(
+    judge: &Judge,
+    work: &Path,
+    ir: &str,
+    cmd: &ToolCmd,
+    tree: &[pipeline::Node],
+    llreduce: &super::llvm_reduce::LlvmReduce,
+    opts: &Options,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Option<(Option<String>, Shrunk)>, IrError> {
+    let m = super::minimal::minimal(judge, work, ir, cmd, tree, progress)?;
+    let Some(raised) = super::depth::raised(judge, &m.ir, &m.cmd)? else {
+        return Ok(None);
+    };
+    progress(&format!("raised the budget ({})", raised.limits.join(" ")));
+    let (ir, cmd, why) = shrink(judge, llreduce, &m.ir, &raised, opts, progress)?;
+    Ok(Some((m.pass, (ir, cmd, why))))
+}
+
+/// Steps 4 and 5: llvm-reduce with icepick's oracle, then the cuts it does not make. The
+/// reduced IR, its command, and a note when llvm-reduce or the cuts stopped early.
+fn shrink(
+    judge: &Judge,
+    llreduce: &super::llvm_reduce::LlvmReduce,
+    ir: &str,
+    cmd: &ToolCmd,
+    opts: &Options,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Shrunk, IrError> {
+    let mut cmd = cmd.clone();
+    let (mut ir, mut note) = llreduce.run(judge, &cmd, ir, progress)?;
+    progress("cutting the datalayout, the triple and the tool's flags");
+    let no_noise = NOISE.replace_all(&ir, "").into_owned();
+    if judge.ir_crashes("cut.ll", &no_noise, &cmd)? {
+        ir = no_noise;
+    }
+    let no_dl = DATALAYOUT.replace_all(&ir, "").into_owned();
+    if no_dl != ir && judge.ir_crashes("cut.ll", &no_dl, &cmd)? {
+        ir = no_dl;
+    }
+    if let Some(t) = cmd.triple.clone() {
+        let arch = t.split('-').next().unwrap_or(&t).to_owned();
+        if arch != t {
+            let mut c = cmd.clone();
+            c.triple = Some(arch);
+            if judge.ir_crashes("cut.ll", &ir, &c)? {
+                cmd = c;
+            }
+        }
+    }
+    progress("cutting lines, debug-info fields and optional words");
+    judge
+        .deadline
+        .set(Some(Instant::now() + opts.reduce_timeout));
+    ir = judge.cuts(&ir, &cmd);
+    if judge.deadline.get().is_some_and(|d| Instant::now() >= d) {
+        let why = format!(
+            "the textual cuts stopped after {} s (--reduce-timeout); what they had is kept",
+            opts.reduce_timeout.as_secs()
+        );
+        note = Some(match note {
+            Some(n) => format!("{n}; {why}"),
+            None => why,
+        });
+    }
+    judge.deadline.set(None);
+    Ok((ir, cmd, note))
 }
 
 /// Counts one oracle run next to its spec (llvm-reduce's tests are counted this way).

@@ -1,0 +1,122 @@
+//! The minimal pipeline of an `opt` crash, and the IR just before the pass that crashes.
+//!
+//! Why this exists: clang's `-O2` pipeline is 122 passes and adaptors; ddmin keeps the passes
+//! the crash needs, the adaptors and parameters it can do without go, and the pipeline is
+//! split where the IR its head writes still crashes under its tail alone (opt-gh68553: only
+//! `loop(indvars,loop-unroll-full)` runs in each later test). Kept apart from the stage's
+//! other steps ([`super::reduce`]) so that it can run twice: first under a small stack for a
+//! stack overflow (cheap tests), again with the inherited stack when that result does not
+//! crash there.
+
+use std::path::Path;
+
+use super::judge::Judge;
+use super::reduce::{take_target_attrs, ToolCmd};
+use super::{io, pipeline, IrError};
+use crate::exec::{self, Cmd};
+use crate::flags::ddmin::{minimize, Tester};
+
+/// What [`minimal`] found.
+pub(super) struct Minimal {
+    /// The IR the tail of the pipeline runs on (the input when the pipeline was not split).
+    pub ir: String,
+    /// The command with the minimal pipeline (its tail, when split).
+    pub cmd: ToolCmd,
+    /// The last pass of the minimal pipeline.
+    pub pass: Option<String>,
+}
+
+/// The minimal pipeline of `tree` (`cmd`'s pipeline) that still crashes on `ir`, split where
+/// its head's output crashes under its tail alone.
+pub(super) fn minimal(
+    judge: &Judge,
+    work: &Path,
+    ir: &str,
+    cmd: &ToolCmd,
+    tree: &[pipeline::Node],
+    progress: &mut dyn FnMut(&str),
+) -> Result<Minimal, IrError> {
+    let mut ir = ir.to_owned();
+    let mut cmd = cmd.clone();
+    progress(&format!(
+        "minimising the {}-pass pipeline",
+        pipeline::count(tree)
+    ));
+    std::fs::write(work.join("pipe.ll"), &ir).map_err(io(work))?;
+    let base = cmd.clone();
+    let build = |kept: &[usize]| {
+        let mut c = base.clone();
+        c.passes = Some(pipeline::render(&pipeline::keep(tree, kept)));
+        c.argv("pipe.ll")
+    };
+    let oracle = |argvs: &[Vec<String>]| judge.outcomes(argvs);
+    let mut t = Tester::new(&oracle);
+    let kept = minimize(pipeline::count(tree), &build, &mut t);
+    let mut min = pipeline::keep(tree, &kept);
+    // Adaptors ddmin could not drop without their passes, then the parameters.
+    let crashes = |nodes: &[pipeline::Node]| {
+        let mut c = base.clone();
+        c.passes = Some(pipeline::render(nodes));
+        judge.outcomes(&[c.argv("pipe.ll")])[0].is_same()
+    };
+    let mut i = 0;
+    while i < pipeline::count(&min) {
+        let cand = pipeline::unwrap_at(&min, i);
+        if cand != min && crashes(&cand) {
+            min = cand;
+            i = 0;
+        } else {
+            i += 1;
+        }
+    }
+    let bare = pipeline::without_params(&min);
+    if bare != min && crashes(&bare) {
+        min = bare;
+    }
+    let pass = pipeline::crashing_pass(&min);
+    cmd.passes = Some(pipeline::render(&min));
+    // The IR just before the crash: the shortest tail of the pipeline that still
+    // crashes on what its head writes (opt-gh68553: only the loop passes run in each
+    // llvm-reduce test, on IR the earlier passes already simplified).
+    for at in (1..pipeline::passes(&min)).rev() {
+        let Some((head, tail)) = pipeline::split_at(&min, at) else {
+            continue;
+        };
+        let mut h = cmd.clone();
+        h.passes = Some(pipeline::render(&head));
+        let mut argv = h.argv("pipe.ll");
+        argv.pop(); // -disable-output
+        argv.extend(["-S", "-o", "head.ll"].map(String::from));
+        let run = Cmd::new(&argv[0])
+            .args(&argv[1..])
+            .cwd(work)
+            .timeout(judge.timeout)
+            .output_cap(1 << 20);
+        let _ = std::fs::remove_file(work.join("head.ll"));
+        let wrote = exec::run(&run).is_ok_and(|o| o.success());
+        let Ok(mid) = std::fs::read_to_string(work.join("head.ll")) else {
+            continue;
+        };
+        let mut t = cmd.clone();
+        t.passes = Some(pipeline::render(&tail));
+        // opt writes the command line's -mcpu/-mattr into the functions it prints:
+        // they move back to the command line.
+        let bare = take_target_attrs(&mid).0;
+        let mid = if bare != mid && wrote && judge.ir_crashes("tail.ll", &bare, &t)? {
+            bare
+        } else {
+            mid
+        };
+        if wrote && judge.ir_crashes("tail.ll", &mid, &t)? {
+            progress(&format!(
+                "the IR after `{}` crashes under `{}` alone",
+                pipeline::render(&head),
+                pipeline::render(&tail)
+            ));
+            ir = mid;
+            cmd = t;
+            break;
+        }
+    }
+    Ok(Minimal { ir, cmd, pass })
+}
