@@ -52,6 +52,26 @@ pub fn hints_for(crash: &Crash) -> Hints {
     }
 }
 
+static DEFINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?m)^define [^@\n]*@(?:"([^"]+)"|([-A-Za-z0-9$._]+))\("#).expect("valid regex")
+});
+
+/// The function a verified IR reproducer (the case's `ir` section) kept, when it kept exactly
+/// one: the function the crash needs. A backend crash in a module pass (`declare-to-assign`)
+/// names no function in its pretty stack, so this is the reducer's only hint for
+/// function-focus and the closure cut on a big TU.
+pub fn ir_function(ir: &serde_json::Value) -> Option<String> {
+    if ir["verified"].as_bool() != Some(true) {
+        return None;
+    }
+    let text = ir["text"].as_str()?;
+    let mut names = DEFINE
+        .captures_iter(text)
+        .filter_map(|c| c.get(1).or(c.get(2)).map(|m| m.as_str().to_string()));
+    let first = names.next()?;
+    names.next().is_none().then_some(first)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,6 +103,33 @@ mod tests {
         assert!(line >= 5, "{line}");
         assert!(h.parser_column.is_some_and(|c| c > 0));
         assert_eq!(h.crash_function.as_deref(), Some("GH59446::f"));
+    }
+
+    #[test]
+    fn a_verified_ir_reproducer_with_one_function_names_it() {
+        // What `icepick ir` kept of corpus/big-hip-rv-gh75010 (declare-to-assign names no
+        // function in the pretty stack).
+        let text = "; RUN: opt -mtriple=riscv64 -passes='declare-to-assign' -disable-output < %s\n\
+define <vscale x 2 x i32> @_Z9copy_tailu15__rvv_int32m1_tPv() {\n\
+  call void @llvm.memcpy.p0.p0.i64(ptr null, ptr null, i64 0, i1 false)\n\
+  ret <vscale x 2 x i32> zeroinitializer\n\
+}\n\
+declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)\n";
+        let ir = serde_json::json!({"verified": true, "text": text});
+        assert_eq!(
+            ir_function(&ir).as_deref(),
+            Some("_Z9copy_tailu15__rvv_int32m1_tPv")
+        );
+        let quoted = serde_json::json!({"verified": true, "text": "define void @\"a b\"() {\n}\n"});
+        assert_eq!(ir_function(&quoted).as_deref(), Some("a b"));
+        // Not verified, or two functions: no hint.
+        let unverified = serde_json::json!({"verified": false, "text": text});
+        assert_eq!(ir_function(&unverified), None);
+        let two = format!("{text}define void @g() {{\n  ret void\n}}\n");
+        assert_eq!(
+            ir_function(&serde_json::json!({"verified": true, "text": two})),
+            None
+        );
     }
 
     #[test]

@@ -573,7 +573,13 @@ pub fn reduce_case_traced(
 
     let opts = Options {
         jobs: settings.jobs.max(1),
-        hints: hints_for(&case.crash),
+        hints: {
+            let mut h = hints_for(&case.crash);
+            if h.crash_function.is_none() {
+                h.crash_function = case.ir.as_ref().and_then(hints::ir_function);
+            }
+            h
+        },
         stop: settings.stop.clone(),
         ..Options::default()
     };
