@@ -93,8 +93,8 @@ enum Command {
     /// trace of one run (`icepick reduce --trace FILE`).
     #[command(after_help = error::EXIT_CODES_HELP)]
     Simulate(simulate::SimulateArgs),
-    /// The whole pipeline on a crashing compile: capture, flags, reduce, versions, classify,
-    /// report.
+    /// The whole pipeline on a crashing compile: capture, flags, ir (backend crashes), reduce,
+    /// versions, classify, report.
     #[command(after_help = error::EXIT_CODES_HELP)]
     Triage(triage::TriageArgs),
     /// Compiler launcher for builds (CMAKE_CXX_COMPILER_LAUNCHER, CC="icepick wrap clang"):

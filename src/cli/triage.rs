@@ -1,5 +1,5 @@
-//! `icepick triage -- <cmd>`: the pipeline in one command: capture, flags, reduce, versions,
-//! classify, and the report. `icepick triage --pending`: the same for one
+//! `icepick triage -- <cmd>`: the pipeline in one command: capture, flags, ir, reduce,
+//! versions, classify, and the report. `icepick triage --pending`: the same for one
 //! representative of every `new` bucket of the crash store, each taken under a lease
 //! (`--worker`: keep taking them, on any number of machines; see [`crate::store::lease`]).
 
@@ -116,6 +116,29 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
         );
     }
     stages.push("flags".into());
+    // A backend crash also becomes minimal IR and an llc/opt line (issue 13); a frontend
+    // crash has no IR and is skipped. Its failure does not fail the triage. Before the
+    // reduction: the one function the IR keeps is the reducer's hint when the crash names
+    // none (big-hip-rv-gh75010: 447 s -> 222 s of reduction).
+    let ir_opts = crate::ir::Options {
+        jobs: settings.jobs,
+        ..crate::ir::Options::default()
+    };
+    match super::ir::ir_and_report(&dir, &ir_opts, json) {
+        Ok(s) => {
+            if !json {
+                log::info!("ir: {}", super::ir::summary(&s));
+            }
+            stages.push("ir".into());
+        }
+        Err(crate::ir::IrError::Frontend(_)) => {}
+        Err(e) => {
+            if !json {
+                log::info!("ir: {e}");
+            }
+            stages.push("ir failed".into());
+        }
+    }
     let mut progress = Progress::new(json);
     // Only the reduction stops gracefully (keeping its best so far); an interrupt in any
     // other stage ends icepick at once, leaving the case as it was.
@@ -146,27 +169,6 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
         log::info!("classification: {} ({})", c.verdict, c.reason);
     }
     stages.push(format!("classified ({})", c.verdict));
-    // A backend crash also becomes minimal IR and an llc/opt line (issue 13); a frontend
-    // crash has no IR and is skipped. Its failure does not fail the triage.
-    let ir_opts = crate::ir::Options {
-        jobs: settings.jobs,
-        ..crate::ir::Options::default()
-    };
-    match super::ir::ir_and_report(&dir, &ir_opts, json) {
-        Ok(s) => {
-            if !json {
-                log::info!("ir: {}", super::ir::summary(&s));
-            }
-            stages.push("ir".into());
-        }
-        Err(crate::ir::IrError::Frontend(_)) => {}
-        Err(e) => {
-            if !json {
-                log::info!("ir: {e}");
-            }
-            stages.push("ir failed".into());
-        }
-    }
     let mut out = std::io::stdout().lock();
     if json {
         // --json: the final case, one object (capture printed the first state already, so a
