@@ -20,10 +20,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::numbered::{labelled, numbered};
+use super::numbered::{blocks, labelled, numbered, refers};
 
-/// A label of the labelled form.
-static VLABEL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^v(\d+):$").expect("valid regex"));
 /// A conditional branch on a constant.
 static CONST_BR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(\s*)br i1 (true|false), label %v(\d+), label %v(\d+)\s*$").expect("valid regex")
@@ -38,34 +36,6 @@ static BINOP: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("valid regex")
 });
-
-/// The labelled text's lines and the block (`vN`) each line is in.
-fn blocks(text: &str) -> (Vec<&str>, Vec<Option<usize>>) {
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let mut block_of = vec![None; lines.len()];
-    let mut cur = None;
-    for (i, l) in lines.iter().enumerate() {
-        let t = l.trim();
-        if let Some(c) = VLABEL.captures(t) {
-            cur = c[1].parse::<usize>().ok();
-        } else if t == "}" || l.starts_with("define ") {
-            cur = None;
-        }
-        block_of[i] = cur;
-    }
-    (lines, block_of)
-}
-
-/// Does `l` name `%vN` (not `%vN0`)?
-fn refers(l: &str, n: usize) -> bool {
-    let pat = format!("%v{n}");
-    l.match_indices(&pat).any(|(at, _)| {
-        !l[at + pat.len()..]
-            .bytes()
-            .next()
-            .is_some_and(|b| b.is_ascii_alphanumeric() || b"$._-".contains(&b))
-    })
-}
 
 /// `phi` line `l` without its entry from block `from`, or `None` when it has no such entry
 /// this can take out (an entry with brackets inside, or its only entry).
@@ -164,24 +134,36 @@ pub fn dead_defs(ir: &str) -> Vec<String> {
     out
 }
 
-/// Each binary operation replaced by one of its local operands (its uses then use that
-/// operand); one candidate per operation and operand.
-pub fn bypassed(ir: &str) -> Vec<String> {
+/// Runs `each` on every binary operation inside a block of `ir`'s labelled form, with the
+/// labelled lines, their blocks, the operation's line index and its [`BINOP`] captures, and
+/// returns the candidates it pushed.
+fn each_binop(
+    ir: &str,
+    mut each: impl FnMut(&[&str], &[Option<usize>], usize, &regex::Captures<'_>, &mut Vec<String>),
+) -> Vec<String> {
     let Some(text) = labelled(ir) else {
         return Vec::new();
     };
     let (lines, block_of) = blocks(&text);
     let mut out = Vec::new();
     for (i, l) in lines.iter().enumerate() {
-        let Some(c) = BINOP.captures(l.trim_end_matches('\n')) else {
-            continue;
-        };
-        let Ok(n) = c[1].parse::<usize>() else {
-            continue;
-        };
         if block_of[i].is_none() {
             continue;
         }
+        if let Some(c) = BINOP.captures(l.trim_end_matches('\n')) {
+            each(&lines, &block_of, i, &c, &mut out);
+        }
+    }
+    out
+}
+
+/// Each binary operation replaced by one of its local operands (its uses then use that
+/// operand); one candidate per operation and operand.
+pub fn bypassed(ir: &str) -> Vec<String> {
+    each_binop(ir, |lines, block_of, i, c, out| {
+        let Ok(n) = c[1].parse::<usize>() else {
+            return;
+        };
         for op in [&c[2], &c[3]] {
             let op = op.trim();
             let Some(k) = op.strip_prefix("%v").and_then(|k| k.parse::<usize>().ok()) else {
@@ -207,23 +189,15 @@ pub fn bypassed(ir: &str) -> Vec<String> {
                 out.push(c);
             }
         }
-    }
-    out
+    })
 }
 
 /// Each local operand of a binary operation replaced by 0, then by 1; one candidate each.
 pub fn constant_operands(ir: &str) -> Vec<String> {
-    let Some(text) = labelled(ir) else {
-        return Vec::new();
-    };
-    let (lines, block_of) = blocks(&text);
-    let mut out = Vec::new();
-    for (i, l) in lines.iter().enumerate() {
-        let Some(c) = BINOP.captures(l.trim_end_matches('\n')) else {
-            continue;
-        };
-        if block_of[i].is_none() || !l.contains(" i") {
-            continue;
+    each_binop(ir, |lines, _, i, c, out| {
+        let l = lines[i];
+        if !l.contains(" i") {
+            return;
         }
         for g in [2, 3] {
             let Some(m) = c.get(g) else { continue };
@@ -242,8 +216,7 @@ pub fn constant_operands(ir: &str) -> Vec<String> {
                 }
             }
         }
-    }
-    out
+    })
 }
 
 #[cfg(test)]

@@ -184,13 +184,13 @@ impl Judge<'_> {
         ir = self.cut(&ir, cmd, &cuts::strings(&ir), gc);
         for n in cuts::inlinable(&ir) {
             if let Some(c) = cuts::inline_node(&ir, &n) {
-                if self.outcomes(&[cmd.argv(&self.candidate(&c))])[0].is_same() {
+                if self.keeps_crash(&c, cmd) {
                     ir = c;
                 }
             }
         }
         if let Some(n) = super::numbered::numbered(&ir) {
-            if self.outcomes(&[cmd.argv(&self.candidate(&n))])[0].is_same() {
+            if self.keeps_crash(&n, cmd) {
                 ir = n;
             }
         }
@@ -208,7 +208,7 @@ impl Judge<'_> {
                 if lost.contains(&c) {
                     continue;
                 }
-                if self.outcomes(&[cmd.argv(&self.candidate(&c))])[0].is_same() {
+                if self.keeps_crash(&c, cmd) {
                     ir = c;
                     continue 'fold;
                 }
@@ -222,7 +222,7 @@ impl Judge<'_> {
             }
         }
         let tidy = cuts::tidy(&ir);
-        if tidy != ir && self.outcomes(&[cmd.argv(&self.candidate(&tidy))])[0].is_same() {
+        if tidy != ir && self.keeps_crash(&tidy, cmd) {
             ir = tidy;
         }
         ir

@@ -217,17 +217,10 @@ fn function(define: &str, body: &[&str], types: &[&str], labelled: bool) -> Opti
 /// A block label of the [`labelled`] form.
 static VLABEL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^v(\d+):$").expect("valid regex"));
 
-/// Candidates with one forwarding block folded away, each numbered again: a block that is
-/// only `br label %X`, branched to from one terminator that does not branch to X already;
-/// that terminator then branches to X, and X's `phi`s take the value from its block
-/// (opt-gh68553: 24 → 22 lines by hand, still crashing). One candidate per such block.
-pub fn folded(ir: &str) -> Vec<String> {
-    let Some(text) = labelled(ir) else {
-        return Vec::new();
-    };
+/// The labelled text's lines and the block (`vN`) each line is in.
+pub(super) fn blocks(text: &str) -> (Vec<&str>, Vec<Option<usize>>) {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    // Each line's block (the N of its `vN:`), inside functions.
-    let mut block_of: Vec<Option<usize>> = vec![None; lines.len()];
+    let mut block_of = vec![None; lines.len()];
     let mut cur = None;
     for (i, l) in lines.iter().enumerate() {
         let t = l.trim();
@@ -238,18 +231,32 @@ pub fn folded(ir: &str) -> Vec<String> {
         }
         block_of[i] = cur;
     }
+    (lines, block_of)
+}
+
+/// Does `l` name `%vN` (not `%vN0`)?
+pub(super) fn refers(l: &str, n: usize) -> bool {
+    let pat = format!("%v{n}");
+    l.match_indices(&pat).any(|(at, _)| {
+        !l[at + pat.len()..]
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphanumeric() || b"$._-".contains(&b))
+    })
+}
+
+/// Candidates with one forwarding block folded away, each numbered again: a block that is
+/// only `br label %X`, branched to from one terminator that does not branch to X already;
+/// that terminator then branches to X, and X's `phi`s take the value from its block
+/// (opt-gh68553: 24 → 22 lines by hand, still crashing). One candidate per such block.
+pub fn folded(ir: &str) -> Vec<String> {
+    let Some(text) = labelled(ir) else {
+        return Vec::new();
+    };
+    let (lines, block_of) = blocks(&text);
     let code = |i: usize| {
         let t = lines[i].trim();
         !t.is_empty() && !t.starts_with(';') && !VLABEL.is_match(t) && block_of[i].is_some()
-    };
-    let refers = |l: &str, n: usize| {
-        let pat = format!("%v{n}");
-        l.match_indices(&pat).any(|(at, _)| {
-            !l[at + pat.len()..]
-                .bytes()
-                .next()
-                .is_some_and(|b| b.is_ascii_alphanumeric() || b"$._-".contains(&b))
-        })
     };
     let mut out = Vec::new();
     let blocks: Vec<usize> = block_of.iter().flatten().copied().collect::<Vec<_>>();
