@@ -136,16 +136,21 @@ pub(crate) fn tokens(text: &[u8]) -> Box<dyn Plan> {
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Delim {
-    Paren,
+    /// With the start of the name right before it, if any (`f(…)`, `__attribute__((…))`).
+    Paren {
+        head: Option<u32>,
+    },
     Bracket,
-    Brace { after_head: bool },
+    Brace {
+        after_head: bool,
+    },
     Angle,
 }
 
 /// Balanced `()` `[]` `{}` `<>` regions, outermost-last-first (by end, descending). Variants per
 /// region: braces after `)` or a name become `;` or `{}` (body → declaration / empty body),
-/// other braces are deleted or emptied; parentheses are deleted, emptied or unwrapped; brackets
-/// and angles are deleted or emptied.
+/// other braces are deleted or emptied; parentheses are deleted, emptied or unwrapped, then
+/// deleted with the name before them; brackets and angles are deleted or emptied.
 pub(crate) struct Balanced {
     /// `(start, end, delimiter)`, sorted by `end` descending.
     regions: Vec<(u32, u32, Delim)>,
@@ -160,7 +165,9 @@ pub(crate) fn balanced(text: &[u8]) -> Box<dyn Plan> {
             continue;
         };
         let delim = match text[t.start as usize] {
-            b'(' => Delim::Paren,
+            b'(' => Delim::Paren {
+                head: (i > 0 && toks[i - 1].kind == Kind::Ident).then(|| toks[i - 1].start),
+            },
             b'[' => Delim::Bracket,
             _ => Delim::Brace {
                 after_head: i > 0
@@ -189,19 +196,24 @@ impl Balanced {
             (Delim::Brace { after_head: false }, 1) if !inner_empty => {
                 vec![Edit::replace(s, e, b"{}")]
             }
-            (Delim::Paren, 0) | (Delim::Bracket, 0) | (Delim::Angle, 0) => vec![Edit::delete(s, e)],
-            (Delim::Paren, 1) if !inner_empty => vec![Edit::replace(s, e, b"()")],
+            (Delim::Paren { .. }, 0) | (Delim::Bracket, 0) | (Delim::Angle, 0) => {
+                vec![Edit::delete(s, e)]
+            }
+            (Delim::Paren { .. }, 1) if !inner_empty => vec![Edit::replace(s, e, b"()")],
             (Delim::Bracket, 1) if !inner_empty => vec![Edit::replace(s, e, b"[]")],
             (Delim::Angle, 1) if !inner_empty => vec![Edit::replace(s, e, b"<>")],
-            (Delim::Paren, 2) if !inner_empty => {
+            (Delim::Paren { .. }, 2) if !inner_empty => {
                 vec![Edit::delete(s, s + 1), Edit::delete(e - 1, e)]
             }
+            // The name with its parentheses: an empty `__attribute__(())` that neither half
+            // can leave alone, a call, `alignas(8)`, `noexcept(…)`.
+            (Delim::Paren { head: Some(h) }, 3) => vec![Edit::delete(h as usize, e)],
             _ => return None,
         })
     }
 }
 
-const VARIANTS: u64 = 3;
+const VARIANTS: u64 = 4;
 
 impl Plan for Balanced {
     /// Cursor: `[u64::MAX - end threshold, variant, _]`; regions with `end <= threshold` remain.
@@ -277,7 +289,9 @@ mod tests {
                 "void f() { g; }",
                 "void f() { g(); }",
                 "void f() { ga; }",
-                "void f { g(a); }"
+                "void f() { ; }",
+                "void f { g(a); }",
+                "void  { g(a); }"
             ]
         );
     }
