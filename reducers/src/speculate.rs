@@ -30,12 +30,12 @@
 //! updated by how long the test has run against the pass's recent failed and interesting
 //! test times (a crash runs clang further than a parse error, so failures are mostly the
 //! quick tests and a test that outlives them is likely the accepted one: it gets its level
-//! first). Those times come from every test that ended, in any level, at once (Session 11:
-//! level 0 lags an accepted test's whole time behind the front levels, so the texts being
-//! tested had no times of their own yet; only the accept *rates* wait for the serial path,
-//! where a rate counted off-path would see mostly the quick failures). Caps keep the waste sane with many workers: no test whose chance of being needed
-//! is under 1 in 10^5 ([`MIN_NEED`]), at most `jobs` levels, and `jobs` + 4 slots a window
-//! (cache hits not counted)
+//! first). Those times come from every test that ended, in any level, at once (Session 11: level 0
+//! lags an accepted test's whole time behind the front levels, so the texts being tested had no
+//! times of their own yet; only the accept *rates* wait for the serial path, where a rate counted
+//! off-path would see mostly the quick failures). Caps keep the waste sane with many workers: no
+//! test whose chance of being needed is under 1 in 10^5 ([`MIN_NEED`]), at most `jobs` levels, and
+//! `jobs` + 4 slots a window (cache hits not counted)
 //! (4 × `jobs` without success speculation: `window.rs`).
 //!
 //! Tried and measured (`icepick simulate` on the big corpus traces, docs/BENCHMARKS.md):

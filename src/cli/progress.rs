@@ -216,8 +216,8 @@ impl Drop for Progress {
     }
 }
 
-/// A step without a measurable size (flags, versions, classify, triage's stages): a spinner with the
-/// current step and the elapsed time on a terminal; each step as a line otherwise.
+/// A step without a measurable size (flags, versions, classify, triage's stages): a spinner with
+/// the current step and the elapsed time on a terminal; each step as a line otherwise.
 pub(crate) struct Spinner {
     mode: Mode,
     bar: Option<ProgressBar>,

@@ -6,13 +6,13 @@
 //! of `#if`/`#define` stuck where C-Vise goes on. These passes do what C-Vise's `ifs`, `lines`
 //! and `clex` passes do on directives:
 //!
-//! - `directives`: first every directive line that is not in a group, a `#define` or a line
-//!   marker (`#include`, `#pragma`, …) deleted at once; then per directive, in text order: a
-//!   conditional group (`#if…#elif…#else…#endif`) is deleted whole, then each arm is kept
-//!   alone without the directive lines; a `#define` is deleted, then left without its body (and parameters); any other directive line
-//!   (`#include`, `#undef`, `#pragma`, `#line`, `#error`, a stray `#endif`) is deleted. Line
-//!   markers are left to the `markers` pass, so on preprocessed input this offers nothing unless
-//!   there is a `#pragma`.
+//! - `directives`: first every directive line that is not in a group, a `#define` or a line marker
+//!   (`#include`, `#pragma`, …) deleted at once; then per directive, in text order: a conditional
+//!   group (`#if…#elif…#else…#endif`) is deleted whole, then each arm is kept alone without the
+//!   directive lines; a `#define` is deleted, then left without its body (and parameters); any
+//!   other directive line (`#include`, `#undef`, `#pragma`, `#line`, `#error`, a stray `#endif`) is
+//!   deleted. Line markers are left to the `markers` pass, so on preprocessed input this offers
+//!   nothing unless there is a `#pragma`.
 //! - `directive-tokens`: ddmin over the tokens inside directive lines: the `#name` (without it
 //!   the rest is code) and what follows (macro parameters and bodies, `#if` expressions),
 //!   C-Reduce's `rm-toks` for what the token pass cannot reach.
