@@ -197,8 +197,42 @@ pub(super) fn shallow_stack(
 }
 
 /// The factors a bound of IR reduced under a small stack is multiplied by, smallest first:
-/// the stack grows 16–64 times (8 MB over [`SHALLOW_STACKS`]), and so must the chain.
-const DEEPEN_FACTORS: &[u64] = &[10, 100, 1000];
+/// the stack grows 16–64 times (8 MB over [`SHALLOW_STACKS`]), and so must the chain; the
+/// steps between powers of ten keep the unrolled chain (and each run) no longer than needed.
+const DEEPEN_FACTORS: &[u64] = &[10, 20, 50, 100, 200, 500, 1000];
+
+/// The trip counts a recurrence nest ([`super::nest`]) is tried with, smallest first.
+const NEST_TRIPS: &[u64] = &[32, 64, 128, 256, 512, 1024, 2048];
+
+/// `ir`'s recurrence rewritten as the two-loop nest of [`super::nest`], when that keeps the
+/// crash and, cut ([`Judge::cuts`]), has fewer lines than `ir`. The trip count is the
+/// smallest of [`NEST_TRIPS`] that keeps the crash, doubled when that still does: the cuts may
+/// shorten each step of the chain (a `xor` bypassed), and the chain must stay deep enough.
+/// Meant for the small stack ([`shallow_stack`]), where each test is cheap and the trip
+/// counts small; [`deepen_reduced`] then multiplies the trip count for the inherited stack.
+pub(super) fn nested(judge: &Judge, ir: &str, cmd: &ToolCmd) -> Result<Option<String>, IrError> {
+    let before = super::reduce::count_lines(ir);
+    for &trip in NEST_TRIPS {
+        let cands = super::nest::nests(ir, trip);
+        if cands.is_empty() {
+            return Ok(None);
+        }
+        for (k, c) in cands.iter().enumerate() {
+            if !judge.ir_crashes("nest.ll", c, cmd)? {
+                continue;
+            }
+            let doubled = super::nest::nests(ir, trip * 2).swap_remove(k);
+            let c = if judge.ir_crashes("nest.ll", &doubled, cmd)? {
+                doubled
+            } else {
+                c.clone()
+            };
+            let cut = judge.cuts(&c, cmd);
+            return Ok((super::reduce::count_lines(&cut) < before).then_some(cut));
+        }
+    }
+    Ok(None)
+}
 
 /// IR reduced under a small stack, made to overflow the inherited stack the case's way:
 /// as it is, or with one loop bound multiplied by the smallest of [`DEEPEN_FACTORS`] that

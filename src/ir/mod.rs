@@ -31,6 +31,7 @@ mod judge;
 mod llvm_reduce;
 mod metadata;
 mod minimal;
+mod nest;
 mod numbered;
 mod pipeline;
 mod reduce;

@@ -336,7 +336,12 @@ pub(super) fn run(
             );
             judge.shallow = None;
             judge.prefilter = prefilter;
-            if let Some((small_pass, (small, small_cmd, why))) = got? {
+            if let Some(Shallow {
+                pass: small_pass,
+                shrunk: (small, small_cmd, why),
+                nested,
+            }) = got?
+            {
                 match super::depth::deepen_reduced(&judge, &small, &small_cmd)? {
                     Some(d) => {
                         progress(&format!(
@@ -347,9 +352,12 @@ pub(super) fn run(
                                 .unwrap_or_default()
                         ));
                         deep_why = Some(format!(
-                            "stack overflow: reduced under a {} KB stack with the unroller's budget raised ({}), then {} for the inherited stack",
+                            "stack overflow: reduced under a {} KB stack with the unroller's budget raised ({}){}, then {} for the inherited stack",
                             stack >> 10,
                             d.cmd.limits.join(" "),
+                            nested
+                                .map(|c| format!(", the unrolled recurrence rewritten as a two-loop nest ({c})"))
+                                .unwrap_or_default(),
                             d.scaled
                                 .map(|s| format!("a loop bound multiplied ({s})"))
                                 .unwrap_or_else(|| "unchanged".into())
@@ -547,9 +555,18 @@ pub(super) fn run(
 /// stopped early.
 type Shrunk = (String, ToolCmd, Option<String>);
 
+/// What step 3a ([`shallow`]) gives: the pass, the shrunk IR, and the line change of the
+/// recurrence's two-loop nest when it was kept.
+struct Shallow {
+    pass: Option<String>,
+    shrunk: Shrunk,
+    nested: Option<String>,
+}
+
 /// Step 3a under the judge's small stack: the minimal pipeline, the budget raised (`None`
 /// when no flag applies or the crash needs the budget as it is), llvm-reduce's quick round
-/// and the cuts. The pass, the IR, its command and [`shrink`]'s note.
+/// and the cuts, then the recurrence's two-loop nest ([`super::depth::nested`]). The pass, the
+/// IR, its command, [`shrink`]'s note, and the nest's line change when it was kept.
 #[allow(clippy::too_many_arguments)]
 fn shallow(
     judge: &Judge,
@@ -560,14 +577,28 @@ fn shallow(
     llreduce: &super::llvm_reduce::LlvmReduce,
     opts: &Options,
     progress: &mut dyn FnMut(&str),
-) -> Result<Option<(Option<String>, Shrunk)>, IrError> {
+) -> Result<Option<Shallow>, IrError> {
     let m = super::minimal::minimal(judge, work, ir, cmd, tree, progress)?;
     let Some(raised) = super::depth::raised(judge, &m.ir, &m.cmd)? else {
         return Ok(None);
     };
     progress(&format!("raised the budget ({})", raised.limits.join(" ")));
-    let (ir, cmd, why) = shrink(judge, llreduce, &m.ir, &raised, opts, progress)?;
-    Ok(Some((m.pass, (ir, cmd, why))))
+    let (mut ir, cmd, why) = shrink(judge, llreduce, &m.ir, &raised, opts, progress)?;
+    progress("rewriting the unrolled recurrence as a two-loop nest");
+    let mut nested = None;
+    if let Some(n) = super::depth::nested(judge, &ir, &cmd)? {
+        let change = format!("{} → {} lines", count_lines(&ir), count_lines(&n));
+        progress(&format!(
+            "the recurrence's two-loop nest keeps the crash: {change}"
+        ));
+        nested = Some(change);
+        ir = n;
+    }
+    Ok(Some(Shallow {
+        pass: m.pass,
+        shrunk: (ir, cmd, why),
+        nested,
+    }))
 }
 
 /// Steps 4 and 5: llvm-reduce with icepick's oracle, then the cuts it does not make. The
