@@ -221,11 +221,10 @@ pub(super) fn nested(judge: &Judge, ir: &str, cmd: &ToolCmd) -> Result<Option<St
             if !judge.ir_crashes("nest.ll", c, cmd)? {
                 continue;
             }
-            let doubled = super::nest::nests(ir, trip * 2).swap_remove(k);
-            let c = if judge.ir_crashes("nest.ll", &doubled, cmd)? {
-                doubled
-            } else {
-                c.clone()
+            let doubled = super::nest::nests(ir, trip * 2).into_iter().nth(k);
+            let c = match doubled {
+                Some(d) if judge.ir_crashes("nest.ll", &d, cmd)? => d,
+                _ => c.clone(),
             };
             let cut = judge.cuts(&c, cmd);
             return Ok((super::reduce::count_lines(&cut) < before).then_some(cut));
