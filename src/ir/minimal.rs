@@ -52,27 +52,7 @@ pub(super) fn minimal(
     let oracle = |argvs: &[Vec<String>]| judge.outcomes(argvs);
     let mut t = Tester::new(&oracle);
     let kept = minimize(pipeline::count(tree), &build, &mut t);
-    let mut min = pipeline::keep(tree, &kept);
-    // Adaptors ddmin could not drop without their passes, then the parameters.
-    let crashes = |nodes: &[pipeline::Node]| {
-        let mut c = base.clone();
-        c.passes = Some(pipeline::render(nodes));
-        judge.outcomes(&[c.argv("pipe.ll")])[0].is_same()
-    };
-    let mut i = 0;
-    while i < pipeline::count(&min) {
-        let cand = pipeline::unwrap_at(&min, i);
-        if cand != min && crashes(&cand) {
-            min = cand;
-            i = 0;
-        } else {
-            i += 1;
-        }
-    }
-    let bare = pipeline::without_params(&min);
-    if bare != min && crashes(&bare) {
-        min = bare;
-    }
+    let min = unwrapped(judge, "pipe.ll", &base, pipeline::keep(tree, &kept));
     let pass = pipeline::crashing_pass(&min);
     cmd.passes = Some(pipeline::render(&min));
     // The IR just before the crash: the shortest tail of the pipeline that still
@@ -119,4 +99,78 @@ pub(super) fn minimal(
         }
     }
     Ok(Minimal { ir, cmd, pass })
+}
+
+/// `min` (the pipeline of `base`) without the parameters and the adaptors it can do without
+/// (their passes kept in place), each kept only when `base` with it still crashes on `file`
+/// in the judge's directory: ddmin cannot drop an adaptor and keep what it holds. All
+/// parameters at once first (one test), else unit by unit.
+fn unwrapped(
+    judge: &Judge,
+    file: &str,
+    base: &ToolCmd,
+    mut min: Vec<pipeline::Node>,
+) -> Vec<pipeline::Node> {
+    let crashes = |nodes: &[pipeline::Node]| {
+        let mut c = base.clone();
+        c.passes = Some(pipeline::render(nodes));
+        judge.outcomes(&[c.argv(file)])[0].is_same()
+    };
+    let bare = pipeline::without_params(&min);
+    if bare != min && crashes(&bare) {
+        return unwrapped_only(&crashes, bare);
+    }
+    // Unit by unit: each adaptor unwrapped, each unit's parameters dropped, until neither
+    // keeps the crash (`devirt<4>(function<eager-inv;no-rerun>(loop(…)))` needs the
+    // `no-rerun` gone before the `devirt<4>` can go).
+    let mut i = 0;
+    while i < pipeline::count(&min) {
+        let cands = [
+            pipeline::unwrap_at(&min, i),
+            pipeline::without_params_at(&min, i),
+        ];
+        match cands.into_iter().find(|c| *c != min && crashes(c)) {
+            Some(c) => {
+                min = c;
+                i = 0;
+            }
+            None => i += 1,
+        }
+    }
+    min
+}
+
+/// `min` with each adaptor it can do without unwrapped, one at a time.
+fn unwrapped_only(
+    crashes: &dyn Fn(&[pipeline::Node]) -> bool,
+    mut min: Vec<pipeline::Node>,
+) -> Vec<pipeline::Node> {
+    let mut i = 0;
+    while i < pipeline::count(&min) {
+        let cand = pipeline::unwrap_at(&min, i);
+        if cand != min && crashes(&cand) {
+            min = cand;
+            i = 0;
+        } else {
+            i += 1;
+        }
+    }
+    min
+}
+
+/// `cmd`'s pipeline with the adaptors and parameters the *reduced* IR can do without
+/// ([`unwrapped`]): on clang's IR they were needed (opt-gh68553 kept
+/// `devirt<4>(function<eager-inv;no-rerun>(…))`), on the reduced IR often not, and the RUN
+/// line upstream would write is the bare `loop(indvars,loop-unroll-full)`. `cmd` unchanged
+/// when it runs no pipeline.
+pub(super) fn tidied(judge: &Judge, ir: &str, cmd: &ToolCmd) -> Result<ToolCmd, IrError> {
+    let Some(tree) = cmd.passes.as_deref().and_then(pipeline::parse) else {
+        return Ok(cmd.clone());
+    };
+    let path = judge.cwd.join("tidy.ll");
+    std::fs::write(&path, ir).map_err(io(&path))?;
+    let min = unwrapped(judge, "tidy.ll", cmd, tree);
+    let mut c = cmd.clone();
+    c.passes = Some(pipeline::render(&min));
+    Ok(c)
 }

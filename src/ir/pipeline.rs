@@ -145,6 +145,34 @@ fn unwrap_rec(nodes: &[Node], target: usize, i: &mut usize) -> Vec<Node> {
     out
 }
 
+/// The pipeline with the `<parameters>` of the unit at pre-order index `target` dropped
+/// (`devirt<4>(function<eager-inv;no-rerun>(x))` → `devirt<4>(function(x))` at index 1): a
+/// `no-rerun` function adaptor cannot stand at the top, so it loses its parameters before the
+/// `devirt<4>` around it can go.
+pub fn without_params_at(nodes: &[Node], target: usize) -> Vec<Node> {
+    let mut i = 0;
+    params_rec(nodes, target, &mut i)
+}
+
+fn params_rec(nodes: &[Node], target: usize, i: &mut usize) -> Vec<Node> {
+    nodes
+        .iter()
+        .map(|n| {
+            let me = *i;
+            *i += 1;
+            let text = if me == target {
+                n.text.split('<').next().unwrap_or(&n.text).to_owned()
+            } else {
+                n.text.clone()
+            };
+            Node {
+                text,
+                children: n.children.as_deref().map(|c| params_rec(c, target, i)),
+            }
+        })
+        .collect()
+}
+
 /// The pipeline with every `<parameters>` dropped (`instcombine<max-iterations=1>` →
 /// `instcombine`): the defaults, which read better in a test when they keep the crash.
 pub fn without_params(nodes: &[Node]) -> Vec<Node> {
@@ -275,6 +303,15 @@ mod tests {
             render(&without_params(&n)),
             "cgscc(devirt(function(sroa,loop(indvars))))"
         );
+        assert_eq!(
+            render(&without_params_at(&n, 2)),
+            "cgscc(devirt<4>(function(sroa<x>,loop(indvars))))"
+        );
+        assert_eq!(
+            render(&without_params_at(&n, 3)),
+            "cgscc(devirt<4>(function<eager-inv>(sroa,loop(indvars))))"
+        );
+        assert_eq!(render(&without_params_at(&n, 9)), render(&n));
     }
 
     #[test]

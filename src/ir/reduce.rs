@@ -413,6 +413,15 @@ pub(super) fn run(
     let tests_reduce = std::fs::metadata(work.join("oracle.json.count"))
         .map(|m| m.len() as usize)
         .unwrap_or(0);
+    // The adaptors and parameters the reduced IR does without.
+    let tidy = super::minimal::tidied(&judge, &ir, &cmd)?;
+    if tidy.passes != cmd.passes {
+        progress(&format!(
+            "the pipeline on the reduced IR: `{}`",
+            tidy.passes.as_deref().unwrap_or("")
+        ));
+        cmd = tidy;
+    }
     // The budget flags stay only when the reduced IR needs them.
     if !cmd.limits.is_empty() {
         let mut c = cmd.clone();

@@ -150,11 +150,22 @@ fn ir_opt_gh68553_names_the_scalar_evolution_pass() {
     let ir: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(ir["tool"], "opt");
     assert!(ir["verified"].as_bool().unwrap(), "{ir:#}");
+    // clang's -O2 pipeline (4,149 characters, 122 passes and adaptors) cut to the two loop
+    // passes; the adaptors and parameters around them (`devirt<4>(function<eager-inv;
+    // no-rerun>(…))`, needed on clang's IR) are gone on the reduced IR, as upstream would
+    // write the RUN line (`indvars,loop-unroll-full` when measured: opt adds the adaptors).
     let pipeline = ir["pipeline"].as_str().unwrap();
-    // Much smaller than clang's -O2 pipeline (4,149 characters, 122 passes and adaptors).
-    assert!(pipeline.len() < 1000, "{pipeline}");
     assert!(
-        pipeline.contains("loop(indvars,loop-unroll-full)"),
+        pipeline.ends_with("indvars,loop-unroll-full")
+            || pipeline.contains("(indvars,loop-unroll-full)"),
+        "{ir:#}"
+    );
+    assert!(
+        !pipeline.contains('<') && !pipeline.contains("devirt"),
+        "{ir:#}"
+    );
+    assert!(
+        ir["run_line"].as_str().unwrap().contains(pipeline),
         "{ir:#}"
     );
     assert_eq!(ir["pass_pipeline"], "loop-unroll-full", "{ir:#}");
