@@ -205,7 +205,8 @@ const DEEPEN_FACTORS: &[u64] = &[10, 20, 50, 100, 200, 500, 1000];
 const NEST_TRIPS: &[u64] = &[32, 64, 128, 256, 512, 1024, 2048];
 
 /// `ir`'s recurrence rewritten as the two-loop nest of [`super::nest`], when that keeps the
-/// crash and, cut ([`Judge::cuts`]), has fewer lines than `ir`. The trip count is the
+/// crash and, cut ([`Judge::cuts`]), has fewer lines than `ir` (the first recurrence that
+/// does, of those crashing at the same trip count). The trip count is the
 /// smallest of [`NEST_TRIPS`] that keeps the crash, doubled when that still does: the cuts may
 /// shorten each step of the chain (a `xor` bypassed), and the chain must stay deep enough.
 /// Meant for the small stack ([`shallow_stack`]), where each test is cheap and the trip
@@ -213,6 +214,7 @@ const NEST_TRIPS: &[u64] = &[32, 64, 128, 256, 512, 1024, 2048];
 pub(super) fn nested(judge: &Judge, ir: &str, cmd: &ToolCmd) -> Result<Option<String>, IrError> {
     let before = super::reduce::count_lines(ir);
     for &trip in NEST_TRIPS {
+        let mut crashed = false;
         let cands = super::nest::nests(ir, trip);
         if cands.is_empty() {
             return Ok(None);
@@ -227,7 +229,15 @@ pub(super) fn nested(judge: &Judge, ir: &str, cmd: &ToolCmd) -> Result<Option<St
                 _ => c.clone(),
             };
             let cut = judge.cuts(&c, cmd);
-            return Ok((super::reduce::count_lines(&cut) < before).then_some(cut));
+            if super::reduce::count_lines(&cut) < before {
+                return Ok(Some(cut));
+            }
+            // Crashing but not shorter: the other recurrences may do better; none is tried
+            // with a larger trip count (this one already gave the depth).
+            crashed = true;
+        }
+        if crashed {
+            return Ok(None);
         }
     }
     Ok(None)

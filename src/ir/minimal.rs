@@ -160,9 +160,9 @@ fn unwrapped_only(
 
 /// `cmd`'s pipeline with the adaptors and parameters the *reduced* IR can do without
 /// ([`unwrapped`]): on clang's IR they were needed (opt-gh68553 kept
-/// `devirt<4>(function<eager-inv;no-rerun>(…))`), on the reduced IR often not, and the RUN
-/// line upstream would write is the bare `loop(indvars,loop-unroll-full)`. `cmd` unchanged
-/// when it runs no pipeline.
+/// `devirt<4>(function<eager-inv;no-rerun>(…))`), on the reduced IR often not (there:
+/// `indvars,loop-unroll-full`, opt adding the adaptors, as upstream RUN lines write it). `cmd`
+/// unchanged when it runs no pipeline.
 pub(super) fn tidied(judge: &Judge, ir: &str, cmd: &ToolCmd) -> Result<ToolCmd, IrError> {
     let Some(tree) = cmd.passes.as_deref().and_then(pipeline::parse) else {
         return Ok(cmd.clone());

@@ -8,7 +8,7 @@
 //! delete code; they cannot trade a loop of the nest for a larger trip count of another, nor
 //! give the function a `ret` of the chain's value, so they stop at the four-loop nest clang
 //! wrote (23 lines; BENCHMARKS.md, Sessions 9–11). By hand the crash needs only two loops:
-//! - the recurrence alone in a one-block loop that runs `trip` times (unrolled fully),
+//! - the recurrence alone in a one-block loop that runs `trip` + 1 times (unrolled fully),
 //! - inside a loop that never iterates (`br i1 false`), whose exit value is the chain's last
 //!   value, returned: `indvars` rewrites that exit value and walks the unrolled chain.
 //!
@@ -28,7 +28,7 @@ use super::numbered::{blocks, labelled, numbered, refers};
 
 /// A `phi` of the labelled form: its value, its type and its incoming entries.
 static PHI: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*%v(\d+) = phi (?:(?:nnan|ninf|nsz|arcp|contract|afn|reassoc|fast) )*(.+?) (\[ .*\])\s*$")
+    Regex::new(r"^\s*%v(\d+) = phi (?:(?:nnan|ninf|nsz|arcp|contract|afn|reassoc|fast) )*(.+?) (\[ .*\])(?:, ![-\w.]+ ![0-9]+)*\s*$")
         .expect("valid regex")
 });
 /// One incoming entry of a `phi`: a value without brackets, and its block.
@@ -36,7 +36,8 @@ static ENTRY: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\[ ([^\[\]]+?), %v(\d+) \]").expect("valid regex"));
 /// A conditional branch of the labelled form.
 static CONDBR: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*br i1 [^,]+, label %v(\d+), label %v(\d+)\s*$").expect("valid regex")
+    Regex::new(r"^\s*br i1 [^,]+, label %v(\d+), label %v(\d+)(?:, ![-\w.]+ ![0-9]+)*\s*$")
+        .expect("valid regex")
 });
 /// A value definition of the labelled form.
 static VDEF: LazyLock<Regex> =
@@ -65,8 +66,11 @@ struct Recurrence {
 }
 
 /// Each recurrence of a one-block loop in `ir`, its function replaced by the two-loop nest
-/// described in the module doc with `trip` iterations of the inner loop; numbered. One
-/// candidate per recurrence, in text order; none when the IR has a form this does not read.
+/// described in the module doc, the inner loop's exit test `icmp ult i32 %i, trip` (`trip` + 1
+/// iterations); numbered. One candidate per recurrence: functions in text order, within one
+/// the longest chain first. None for a function this does not read (a define over several
+/// lines, quoted local names, a parameter tied to the return type, a `phi` with a constant
+/// expression or more than two entries).
 pub fn nests(ir: &str, trip: u64) -> Vec<String> {
     let Some(text) = labelled(ir) else {
         return Vec::new();
@@ -76,7 +80,9 @@ pub fn nests(ir: &str, trip: u64) -> Vec<String> {
     let mut start = None;
     for (i, l) in lines.iter().enumerate() {
         if l.starts_with("define ") {
-            start = Some(i);
+            // A define whose parameters go on over more lines is left as it is (as
+            // `numbered` leaves it).
+            start = l.trim_end().ends_with('{').then_some(i);
         } else if l.trim_end() == "}" {
             if let Some(s) = start.take() {
                 let mut rs = recurrences(&lines, &block_of, s, i);
@@ -107,11 +113,18 @@ pub fn nests(ir: &str, trip: u64) -> Vec<String> {
 /// The recurrences of the one-block loops of the function on lines `s..=e`.
 fn recurrences(lines: &[&str], block_of: &[Option<usize>], s: usize, e: usize) -> Vec<Recurrence> {
     let define = lines[s];
-    let nargs = {
-        let close = define.rfind(')').unwrap_or(0);
-        let open = define.find('(').unwrap_or(close);
-        VREF.find_iter(&define[open..close]).count()
+    let Some(params) = define
+        .find('(')
+        .zip(define.rfind(')'))
+        .and_then(|(open, close)| define.get(open..close))
+    else {
+        return Vec::new();
     };
+    // A parameter tied to the return type cannot stay when the return type changes.
+    if params.contains(" returned") || params.contains("sret(") {
+        return Vec::new();
+    }
+    let nargs = VREF.find_iter(params).count();
     let mut out = Vec::new();
     for i in s + 1..e {
         let Some(h) = block_of[i] else { continue };
@@ -125,7 +138,10 @@ fn recurrences(lines: &[&str], block_of: &[Option<usize>], s: usize, e: usize) -
             .captures_iter(&c[3])
             .filter_map(|e| Some((e[1].to_owned(), e[2].parse().ok()?)))
             .collect();
-        if entries.len() != 2 || ty.ends_with('}') || ty.ends_with('>') {
+        // Two entries, neither with brackets inside (a constant expression), so that the
+        // entries read are all there are.
+        let written = c[3].matches("], [").count() + 1;
+        if entries.len() != 2 || written != 2 || ty.ends_with('}') || ty.ends_with('>') {
             continue;
         }
         // The block's lines, and its terminator: a branch back to itself.
@@ -203,7 +219,12 @@ fn recurrences(lines: &[&str], block_of: &[Option<usize>], s: usize, e: usize) -
         if !closed {
             continue;
         }
-        let init = if init.contains('%') {
+        // An argument stays (the nest keeps the parameters); another local becomes zero.
+        let argument = init
+            .strip_prefix("%v")
+            .and_then(|n| n.parse::<usize>().ok())
+            .is_some_and(|n| n < nargs);
+        let init = if init.contains('%') && !argument {
             zero_of(&ty)
         } else {
             init.clone()
@@ -348,12 +369,13 @@ mod tests {
         let ir = "@g = global i32 0
 
 define void @f(ptr %0) {
-  br label %2
+  %2 = load ptr, ptr %0
+  br label %3
 
-  %3 = phi ptr [ %0, %1 ], [ %4, %2 ]
-  %4 = load ptr, ptr %3
-  %5 = icmp eq ptr %4, null
-  br i1 %5, label %2, label %6
+  %4 = phi ptr [ %2, %1 ], [ %5, %3 ]
+  %5 = load ptr, ptr %4
+  %6 = icmp eq ptr %5, null
+  br i1 %6, label %3, label %7
 
   ret void
 }
@@ -397,5 +419,89 @@ declare void @h()
 ";
         // `%2` is defined in the entry block: no nest.
         assert!(nests(ir, 100).is_empty());
+    }
+
+    #[test]
+    fn forms_this_does_not_read_give_no_nest_and_no_panic() {
+        // Parameters over two lines (valid IR; `numbered` leaves such a define alone).
+        let split = "define i32 @f(\n  i32 %x) {\n  ret i32 %x\n}\n";
+        assert!(nests(split, 8).is_empty());
+        let quoted = "define i32 @\"a)\"(\n  i32 %x) {\n  ret i32 %x\n}\n";
+        assert!(nests(quoted, 8).is_empty());
+        // A parameter tied to the return type.
+        let returned = NEST4.replace("define ptr @j() {", "define ptr @j(ptr returned %p) {");
+        assert!(nests(&returned, 8).is_empty());
+        // A phi with three entries, one a constant expression with brackets.
+        let three = NEST4.replace(
+            "[ %6, %4 ], [ %14, %7 ]",
+            "[ %6, %4 ], [ getelementptr ([2 x i32], ptr null, i64 0, i64 1), %3 ], [ %14, %7 ]",
+        );
+        assert_eq!(
+            nests(&three, 8).len(),
+            1,
+            "only the induction variable is left"
+        );
+        for junk in ["", "define", "define {\n}\n", "}\n", "define i32 @f() {\n"] {
+            assert!(nests(junk, 8).is_empty(), "{junk:?}");
+        }
+    }
+
+    #[test]
+    fn loop_metadata_on_the_branch_and_an_argument_as_start_value_are_read() {
+        let ir = "define i32 @f(i32 %0) {
+  br label %2
+
+  %3 = phi i32 [ %0, %1 ], [ %5, %2 ]
+  %4 = mul i32 %3, 3
+  %5 = xor i32 %4, %0
+  %6 = icmp ult i32 %5, 9
+  br i1 %6, label %2, label %7, !llvm.loop !0
+
+  ret i32 %5
+}
+
+!0 = distinct !{!0}
+";
+        let c = nests(ir, 16);
+        assert_eq!(c.len(), 1, "{c:#?}");
+        // The argument stays the start value; the chain still uses it.
+        assert!(
+            c[0].contains("  %5 = phi i32 [ %0, %2 ], [ %7, %3 ]\n"),
+            "{}",
+            c[0]
+        );
+        assert!(c[0].contains("  %7 = xor i32 %6, %0\n"), "{}", c[0]);
+        assert!(
+            c[0].ends_with("  ret i32 %7\n}\n\n!0 = distinct !{!0}\n"),
+            "{}",
+            c[0]
+        );
+    }
+
+    proptest::proptest! {
+        /// Any edit of the sample's lines (some dropped, some cut short, some joined) gives
+        /// candidates or none, never a panic: case IR comes from strangers, and llvm-reduce
+        /// hands back its input unreduced when it fails.
+        #[test]
+        fn edited_ir_never_panics(
+            keep in proptest::collection::vec(0u8..4, 40),
+            cut in proptest::collection::vec(0usize..60, 40),
+        ) {
+            let mut text = String::new();
+            for (k, l) in NEST4.lines().enumerate() {
+                match keep.get(k).copied().unwrap_or(0) {
+                    0 => { text.push_str(l); text.push('\n'); }
+                    1 => {}
+                    2 => {
+                        let n = cut.get(k).copied().unwrap_or(0).min(l.len());
+                        let n = (0..=n).rev().find(|&n| l.is_char_boundary(n)).unwrap_or(0);
+                        text.push_str(&l[..n]);
+                        text.push('\n');
+                    }
+                    _ => text.push_str(l),
+                }
+            }
+            let _ = nests(&text, 8);
+        }
     }
 }
