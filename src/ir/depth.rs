@@ -201,43 +201,45 @@ pub(super) fn shallow_stack(
 /// steps between powers of ten keep the unrolled chain (and each run) no longer than needed.
 const DEEPEN_FACTORS: &[u64] = &[10, 20, 50, 100, 200, 500, 1000];
 
-/// The trip counts a recurrence nest ([`super::nest`]) is tried with, smallest first.
+/// The trip counts a recurrence nest ([`super::nest`]) is tried with, smallest first, each
+/// twice the one before.
 const NEST_TRIPS: &[u64] = &[32, 64, 128, 256, 512, 1024, 2048];
 
-/// `ir`'s recurrence rewritten as the two-loop nest of [`super::nest`], when that keeps the
-/// crash and, cut ([`Judge::cuts`]), has fewer lines than `ir` (the first recurrence that
-/// does, of those crashing at the same trip count). The trip count is the
-/// smallest of [`NEST_TRIPS`] that keeps the crash, doubled when that still does: the cuts may
-/// shorten each step of the chain (a `xor` bypassed), and the chain must stay deep enough.
-/// Meant for the small stack ([`shallow_stack`]), where each test is cheap and the trip
-/// counts small; [`deepen_reduced`] then multiplies the trip count for the inherited stack.
+/// The most nest candidates tried (a function with many loops has many recurrences).
+const NEST_CANDIDATES: usize = 12;
+
+/// `ir`'s recurrence rewritten as a two-loop nest of [`super::nest`], when that keeps the
+/// crash and, cut ([`Judge::cuts`]), has fewer lines than `ir`: the first of the first
+/// [`NEST_CANDIDATES`] candidates (shortest chain first) that does. A candidate's trip count
+/// is the smallest of [`NEST_TRIPS`] that keeps the crash, doubled when that still does: the
+/// cuts may shorten each step of the chain (a `xor` bypassed), and the chain must stay deep
+/// enough. Meant for the small stack ([`shallow_stack`]), where each test is cheap and the
+/// trip counts small (a candidate that never crashes costs one quick run per trip count);
+/// [`deepen_reduced`] then multiplies the trip count for the inherited stack.
 pub(super) fn nested(judge: &Judge, ir: &str, cmd: &ToolCmd) -> Result<Option<String>, IrError> {
     let before = super::reduce::count_lines(ir);
-    for &trip in NEST_TRIPS {
-        let mut crashed = false;
-        let cands = super::nest::nests(ir, trip);
-        if cands.is_empty() {
-            return Ok(None);
-        }
-        for (k, c) in cands.iter().enumerate() {
+    let by_trip: Vec<Vec<String>> = NEST_TRIPS
+        .iter()
+        .chain(NEST_TRIPS.last().map(|t| t * 2).iter())
+        .map(|&t| super::nest::nests(ir, t))
+        .collect();
+    let n = by_trip[0].len().min(NEST_CANDIDATES);
+    for k in 0..n {
+        for (ti, cands) in by_trip.iter().take(NEST_TRIPS.len()).enumerate() {
+            let Some(c) = cands.get(k) else { break };
             if !judge.ir_crashes("nest.ll", c, cmd)? {
                 continue;
             }
-            let doubled = super::nest::nests(ir, trip * 2).into_iter().nth(k);
-            let c = match doubled {
-                Some(d) if judge.ir_crashes("nest.ll", &d, cmd)? => d,
-                _ => c.clone(),
+            // Doubled: the next trip count in the list is twice this one.
+            let c = match by_trip.get(ti + 1).and_then(|d| d.get(k)) {
+                Some(d) if judge.ir_crashes("nest.ll", d, cmd)? => d,
+                _ => c,
             };
-            let cut = judge.cuts(&c, cmd);
+            let cut = judge.cuts(c, cmd);
             if super::reduce::count_lines(&cut) < before {
                 return Ok(Some(cut));
             }
-            // Crashing but not shorter: the other recurrences may do better; none is tried
-            // with a larger trip count (this one already gave the depth).
-            crashed = true;
-        }
-        if crashed {
-            return Ok(None);
+            break; // crashing but not shorter: the next candidate
         }
     }
     Ok(None)
