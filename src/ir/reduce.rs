@@ -592,16 +592,30 @@ fn shallow(
         return Ok(None);
     };
     progress(&format!("raised the budget ({})", raised.limits.join(" ")));
-    let (mut ir, cmd, why) = shrink(judge, llreduce, &m.ir, &raised, opts, progress)?;
-    progress("rewriting the unrolled recurrence as a two-loop nest");
+    // The nest first, on the IR as the pipeline's head left it: when it keeps the crash,
+    // llvm-reduce and the cuts then work on a dozen lines (opt-gh68553: 159 → 15 lines in
+    // a few seconds, where llvm-reduce takes most of a minute); else again after them.
     let mut nested = None;
-    if let Some(n) = super::depth::nested(judge, &ir, &cmd)? {
-        let change = format!("{} → {} lines", count_lines(&ir), count_lines(&n));
-        progress(&format!(
-            "the recurrence's two-loop nest keeps the crash: {change}"
-        ));
-        nested = Some(change);
-        ir = n;
+    let mut try_nest =
+        |ir: &str, progress: &mut dyn FnMut(&str)| -> Result<Option<String>, IrError> {
+            progress("rewriting the unrolled recurrence as a two-loop nest");
+            let Some(n) = super::depth::nested(judge, ir, &raised)? else {
+                return Ok(None);
+            };
+            let change = format!("{} → {} lines", count_lines(ir), count_lines(&n));
+            progress(&format!(
+                "the recurrence's two-loop nest keeps the crash: {change}"
+            ));
+            nested = Some(change);
+            Ok(Some(n))
+        };
+    let early = try_nest(&m.ir, progress)?;
+    let start = early.as_deref().unwrap_or(&m.ir);
+    let (mut ir, cmd, why) = shrink(judge, llreduce, start, &raised, opts, progress)?;
+    if early.is_none() {
+        if let Some(n) = try_nest(&ir, progress)? {
+            ir = n;
+        }
     }
     Ok(Some(Shallow {
         pass: m.pass,
