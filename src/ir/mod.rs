@@ -91,6 +91,11 @@ pub struct IrSection {
     pub mcpu: Option<String>,
     #[serde(default)]
     pub mattr: Vec<String>,
+    /// What the crashing job's `llc`/`opt` command had and the reduced IR's crash does without
+    /// (each kept flag is needed: ddmin): target features (`+v`: is the vector extension
+    /// needed at IR level?), `-mcpu=…`, the `-O` level.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_needed: Vec<String>,
     /// Non-empty lines of the reduced IR, the RUN line excluded.
     #[serde(default)]
     pub lines: usize,

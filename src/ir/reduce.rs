@@ -139,6 +139,24 @@ pub(super) fn take_target_attrs(ir: &str) -> (String, Option<String>, Vec<String
     (stripped, cpu, features.unwrap_or_default())
 }
 
+/// What the job's command had and `kept` does without: each target feature (`+v`), `-mcpu=…`
+/// and the `-O` level ddmin dropped, in the job's order.
+pub(super) fn dropped_flags(job: &ToolCmd, kept: &ToolCmd) -> Vec<String> {
+    let mut v: Vec<String> = job
+        .mattr
+        .iter()
+        .filter(|f| !kept.mattr.contains(f))
+        .cloned()
+        .collect();
+    if let (Some(c), None) = (&job.mcpu, &kept.mcpu) {
+        v.push(format!("-mcpu={c}"));
+    }
+    if let (Some(o), None) = (&job.olevel, &kept.olevel) {
+        v.push(o.clone());
+    }
+    v
+}
+
 /// Non-empty lines that are not a RUN line.
 pub(super) fn count_lines(ir: &str) -> usize {
     ir.lines()
@@ -432,6 +450,7 @@ pub(super) fn run(
     }
     // ddmin over the features, -mcpu and -O.
     std::fs::write(work.join("cut.ll"), &ir).map_err(io(work))?;
+    let mut not_needed = Vec::new();
     let nfeat = cmd.mattr.len();
     let has_cpu = cmd.mcpu.is_some();
     let has_o = cmd.olevel.is_some();
@@ -459,6 +478,7 @@ pub(super) fn run(
         progress(&format!("minimising {nfeat} target features, -mcpu and -O"));
         let kept = minimize(n, &build, &mut t);
         cmd = rebuild(&kept);
+        not_needed = dropped_flags(&base, &cmd);
     }
 
     // 6. Write and verify from the case directory.
@@ -547,6 +567,7 @@ pub(super) fn run(
         triple: cmd.triple.clone().unwrap_or_default(),
         mcpu: cmd.mcpu.clone(),
         mattr: cmd.mattr.clone(),
+        not_needed,
         lines: count_lines(&text),
         bytes: text.len(),
         start_bytes,

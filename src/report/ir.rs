@@ -23,6 +23,8 @@ struct Ir<'a> {
     bisect: Option<String>,
     tool: &'a str,
     note: Option<&'a str>,
+    /// Flags of the job's command the crash does without (`IrSection::not_needed`).
+    not_needed: Vec<&'a str>,
 }
 
 fn verified_ir(case: &Case) -> Option<Ir<'_>> {
@@ -53,6 +55,11 @@ fn verified_ir(case: &Case) -> Option<Ir<'_>> {
         }),
         tool: ir.get("tool").and_then(|p| p.as_str()).unwrap_or("llc"),
         note: ir.get("note").and_then(|p| p.as_str()),
+        not_needed: ir
+            .get("not_needed")
+            .and_then(|v| v.as_array())
+            .map(|a| a.iter().filter_map(|x| x.as_str()).collect())
+            .unwrap_or_default(),
     })
 }
 
@@ -87,10 +94,50 @@ pub fn section(case: &Case) -> String {
             let _ = writeln!(s, "No Compiler Explorer link: {}.\n", link.note);
         }
     }
+    if let Some(line) = not_needed_line(&ir.not_needed) {
+        let _ = writeln!(s, "{line}\n");
+    }
     if let Some(n) = ir.note {
         let _ = writeln!(s, "{}\n", text(n));
     }
     s
+}
+
+/// How many flags [`not_needed_line`] names before it counts the rest.
+const NAMED: usize = 8;
+
+/// "Not needed at IR level: …": the job's flags the crash does without, `-mcpu`/`-O` and the
+/// vector extension's features first (on RISC-V, whether `+v` is needed is the question the
+/// reader has), then the others up to [`NAMED`], then how many more.
+fn not_needed_line(list: &[&str]) -> Option<String> {
+    if list.is_empty() {
+        return None;
+    }
+    let rank = |f: &str| {
+        if f.starts_with('-') {
+            0
+        } else if f == "+v" || f.starts_with("+zve") || f.starts_with("+zvl") {
+            1
+        } else {
+            2
+        }
+    };
+    let mut v: Vec<&str> = list.to_vec();
+    v.sort_by_key(|f| rank(f)); // stable: the job's order within a rank
+    let named: Vec<String> = v.iter().take(NAMED).map(|f| code(f)).collect();
+    let more = v.len().saturating_sub(NAMED);
+    let tail = if more > 0 {
+        format!(
+            " and {more} more target feature{}",
+            if more == 1 { "" } else { "s" }
+        )
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "Not needed at IR level (the job's `llc`/`opt` flags the crash does without): {}{tail}.",
+        named.join(", ")
+    ))
 }
 
 /// The tool's flags in the command: without the program, the IR file and what only sends the
@@ -245,5 +292,21 @@ mod tests {
             ),
             "{s}"
         );
+    }
+
+    #[test]
+    fn flags_the_crash_does_without_are_named_vector_and_cpu_first() {
+        assert_eq!(not_needed_line(&[]), None);
+        let l =
+            not_needed_line(&["+a", "+m", "+v", "-mcpu=generic-rv64", "+zve32x", "-O2"]).unwrap();
+        assert_eq!(
+            l,
+            "Not needed at IR level (the job's `llc`/`opt` flags the crash does without): \
+             `-mcpu=generic-rv64`, `-O2`, `+v`, `+zve32x`, `+a`, `+m`."
+        );
+        let many: Vec<String> = (0..12).map(|i| format!("+f{i}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        let l = not_needed_line(&many).unwrap();
+        assert!(l.ends_with("`+f7` and 4 more target features."), "{l}");
     }
 }

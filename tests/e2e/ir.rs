@@ -110,13 +110,23 @@ fn ir_rv_gh100855_riscv_isel_crash_needs_only_xventanacondops() {
         "{ir:#}"
     );
     assert!(text.contains("-mattr=+xventanacondops"), "{text}");
+    // The rest of the job's features are recorded as not needed, and the report says so.
+    let not_needed: Vec<&str> = ir["not_needed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    assert!(not_needed.len() > 100, "{ir:#}");
+    assert!(!not_needed.contains(&"+xventanacondops"), "{ir:#}");
     assert_eq!(ir["pass"], "RISC-V DAG->DAG Pattern Instruction Selection");
     let stderr = run_command(&case, &ir);
     assert!(
         stderr.contains("Cannot select") && stderr.contains("RISCVISD::CZERO_EQZ"),
         "{stderr}"
     );
-    report_leads_with_the_ir(&case, &ir);
+    let report = report_leads_with_the_ir(&case, &ir);
+    assert!(report.contains("Not needed at IR level"), "{report}");
 }
 
 /// opt-gh68553, x86 `-O2` stack overflow in ScalarEvolution: the pass is named twice, by the
