@@ -114,12 +114,14 @@ fn not_needed_line(list: &[&str]) -> Option<String> {
         return None;
     }
     let rank = |f: &str| {
-        if f.starts_with('-') {
+        if f.starts_with("-mcpu=") || f.starts_with("-O") {
             0
         } else if f == "+v" || f.starts_with("+zve") || f.starts_with("+zvl") {
             1
-        } else {
+        } else if f.starts_with('+') {
             2
+        } else {
+            3 // a feature the job turned off (`-b`)
         }
     };
     let mut v: Vec<&str> = list.to_vec();
@@ -297,12 +299,21 @@ mod tests {
     #[test]
     fn flags_the_crash_does_without_are_named_vector_and_cpu_first() {
         assert_eq!(not_needed_line(&[]), None);
-        let l =
-            not_needed_line(&["+a", "+m", "+v", "-mcpu=generic-rv64", "+zve32x", "-O2"]).unwrap();
+        // `-b`: a feature the job turned off, named after those it turned on.
+        let l = not_needed_line(&[
+            "-b",
+            "+a",
+            "+m",
+            "+v",
+            "-mcpu=generic-rv64",
+            "+zve32x",
+            "-O2",
+        ])
+        .unwrap();
         assert_eq!(
             l,
             "Not needed at IR level (the job's `llc`/`opt` flags the crash does without): \
-             `-mcpu=generic-rv64`, `-O2`, `+v`, `+zve32x`, `+a`, `+m`."
+             `-mcpu=generic-rv64`, `-O2`, `+v`, `+zve32x`, `+a`, `+m`, `-b`."
         );
         let many: Vec<String> = (0..12).map(|i| format!("+f{i}")).collect();
         let many: Vec<&str> = many.iter().map(String::as_str).collect();
