@@ -20,15 +20,12 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::numbered::{blocks, labelled, numbered, refers};
+use super::numbered::{blocks, defined, labelled, numbered, refers};
 
 /// A conditional branch on a constant.
 static CONST_BR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(\s*)br i1 (true|false), label %v(\d+), label %v(\d+)\s*$").expect("valid regex")
 });
-/// A value definition of the labelled form.
-static VDEF: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s*%v(\d+) = ").expect("valid regex"));
 /// A binary operation whose operands have the result's type.
 static BINOP: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
@@ -108,7 +105,7 @@ pub fn dead_defs(ir: &str) -> Vec<String> {
     let (lines, block_of) = blocks(&text);
     let mut out = Vec::new();
     for (i, l) in lines.iter().enumerate() {
-        let Some(n) = VDEF.captures(l).and_then(|c| c[1].parse::<usize>().ok()) else {
+        let Some(n) = defined(l) else {
             continue;
         };
         if block_of[i].is_none() || block_of[i] == Some(n) {

@@ -118,11 +118,12 @@ fn unwrapped(
     };
     let bare = pipeline::without_params(&min);
     if bare != min && crashes(&bare) {
-        return unwrapped_only(&crashes, bare);
+        min = bare;
     }
-    // Unit by unit: each adaptor unwrapped, each unit's parameters dropped, until neither
-    // keeps the crash (`devirt<4>(function<eager-inv;no-rerun>(loop(…)))` needs the
-    // `no-rerun` gone before the `devirt<4>` can go).
+    // Unit by unit: each adaptor unwrapped, each unit's parameters dropped (a no-op, not
+    // tested, once all went at once), until neither keeps the crash
+    // (`devirt<4>(function<eager-inv;no-rerun>(loop(…)))` needs the `no-rerun` gone before
+    // the `devirt<4>` can go).
     let mut i = 0;
     while i < pipeline::count(&min) {
         let cands = [
@@ -135,24 +136,6 @@ fn unwrapped(
                 i = 0;
             }
             None => i += 1,
-        }
-    }
-    min
-}
-
-/// `min` with each adaptor it can do without unwrapped, one at a time.
-fn unwrapped_only(
-    crashes: &dyn Fn(&[pipeline::Node]) -> bool,
-    mut min: Vec<pipeline::Node>,
-) -> Vec<pipeline::Node> {
-    let mut i = 0;
-    while i < pipeline::count(&min) {
-        let cand = pipeline::unwrap_at(&min, i);
-        if cand != min && crashes(&cand) {
-            min = cand;
-            i = 0;
-        } else {
-            i += 1;
         }
     }
     min

@@ -26,7 +26,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::numbered::{blocks, labelled, numbered, refers};
+use super::numbered::{blocks, defined, labelled, numbered, refers, VDEF};
 
 /// A `phi` of the labelled form: its value, its type and its incoming entries.
 static PHI: LazyLock<Regex> = LazyLock::new(|| {
@@ -45,9 +45,6 @@ static CONDBR: LazyLock<Regex> = LazyLock::new(|| {
 static UNCONDBR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*br label %v(\d+)(?:, ![-\w.]+ ![0-9]+)*\s*$").expect("valid regex")
 });
-/// A value definition of the labelled form.
-static VDEF: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s*%v(\d+) = ").expect("valid regex"));
 /// A local of the labelled form.
 static VREF: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"%v(\d+)\b").expect("valid regex"));
 /// A `define` line: what precedes the name, the name, and the parameter list onwards.
@@ -55,12 +52,10 @@ static DEFINE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"^define (.*?)(@(?:[-a-zA-Z$._0-9]+|"[^"]*"))(\(.*)$"#).expect("valid regex")
 });
 
-/// A loop-carried recurrence of a one-block loop: the `phi`, and the lines of its block that
-/// lead from it to the value it takes on the back edge.
+/// A loop-carried recurrence: a `phi` of a loop's header ([`loop_of`]), and the lines of the
+/// loop that lead from it to the value it takes on the back edge.
 struct Recurrence {
-    /// Index of the `phi` line.
-    phi: usize,
-    /// Its number and type.
+    /// The phi's number and type.
     value: usize,
     ty: String,
     /// The value on entry (a constant; a local becomes the type's zero).
@@ -146,7 +141,7 @@ fn inputs_of(
                 continue;
             }
             let &d = defs.get(&n)?;
-            if PHI.is_match(lines[d].trim_end()) || lines[d].contains(" = phi ") {
+            if lines[d].contains(" = phi ") {
                 return None;
             }
             if taken.insert(d) {
@@ -211,7 +206,8 @@ pub fn nests(ir: &str, trip: u64) -> Vec<String> {
     out
 }
 
-/// The recurrences of the one-block loops of the function on lines `s..=e`.
+/// The recurrences of the loops of the function on lines `s..=e`: for each, the whole cycle
+/// and its shorter ones.
 fn recurrences(lines: &[&str], block_of: &[Option<usize>], s: usize, e: usize) -> Vec<Recurrence> {
     let define = lines[s];
     let Some(params) = define
@@ -228,10 +224,7 @@ fn recurrences(lines: &[&str], block_of: &[Option<usize>], s: usize, e: usize) -
     let nargs = VREF.find_iter(params).count();
     // Where each value of the function is defined.
     let defs: HashMap<usize, usize> = (s + 1..e)
-        .filter_map(|j| {
-            let n = VDEF.captures(lines[j])?[1].parse().ok()?;
-            Some((n, j))
-        })
+        .filter_map(|j| Some((defined(lines[j])?, j)))
         .collect();
     let mut out = Vec::new();
     for i in s + 1..e {
@@ -308,7 +301,6 @@ fn recurrences(lines: &[&str], block_of: &[Option<usize>], s: usize, e: usize) -
                 continue;
             };
             out.push(Recurrence {
-                phi: i,
                 value,
                 ty: ty.clone(),
                 init: init.clone(),
@@ -319,11 +311,6 @@ fn recurrences(lines: &[&str], block_of: &[Option<usize>], s: usize, e: usize) -
         }
     }
     out
-}
-
-/// The value line `l` defines.
-fn defined(l: &str) -> Option<usize> {
-    VDEF.captures(l).and_then(|c| c[1].parse().ok())
 }
 
 /// The lines of `body` (the loop's, in order; the phi on line `phi`) that lead from the phi's
@@ -455,7 +442,6 @@ fn nest(define: &str, lines: &[&str], r: &Recurrence, trip: u64) -> Option<Strin
         r.value, r.init, r.next
     ));
     for &j in &r.chain {
-        debug_assert!(j != r.phi);
         f.push_str(lines[j]);
     }
     f.push_str("  %nest.i1 = add i32 %nest.i, 1\n");

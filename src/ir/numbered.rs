@@ -214,6 +214,15 @@ fn function(define: &str, body: &[&str], types: &[&str], labelled: bool) -> Opti
     Some(f)
 }
 
+/// A value definition of the [`labelled`] form.
+pub(super) static VDEF: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*%v(\d+) = ").expect("valid regex"));
+
+/// The value line `l` of the [`labelled`] form defines.
+pub(super) fn defined(l: &str) -> Option<usize> {
+    VDEF.captures(l).and_then(|c| c[1].parse().ok())
+}
+
 /// A block label of the [`labelled`] form.
 static VLABEL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^v(\d+):$").expect("valid regex"));
 

@@ -141,7 +141,7 @@ pub(super) fn take_target_attrs(ir: &str) -> (String, Option<String>, Vec<String
 
 /// What the job's command had and `kept` does without: each target feature (`+v`), `-mcpu=…`
 /// and the `-O` level ddmin dropped, in the job's order.
-pub(super) fn dropped_flags(job: &ToolCmd, kept: &ToolCmd) -> Vec<String> {
+fn dropped_flags(job: &ToolCmd, kept: &ToolCmd) -> Vec<String> {
     let mut v: Vec<String> = job
         .mattr
         .iter()
