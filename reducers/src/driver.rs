@@ -16,7 +16,7 @@
 //! cached by a 128-bit content hash, because fixpoint rounds and ddmin revisit texts. The test
 //! runs on worker threads; the observer runs on the caller's thread.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -46,6 +46,8 @@ pub struct CancelToken {
     flag: Arc<AtomicBool>,
     /// Tells the driver that the running test is likely interesting (set by the worker).
     hint: Option<Arc<dyn Fn() + Send + Sync>>,
+    /// Set by the driver when it lends the running test a spare worker.
+    spare: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for CancelToken {
@@ -53,6 +55,7 @@ impl std::fmt::Debug for CancelToken {
         f.debug_struct("CancelToken")
             .field("cancelled", &self.is_cancelled())
             .field("hint", &self.hint.is_some())
+            .field("spare", &self.has_spare())
             .finish()
     }
 }
@@ -81,11 +84,25 @@ impl CancelToken {
             h();
         }
     }
+    /// True once the driver has lent the running test a spare worker
+    /// ([`Options::spare_workers`]): the test may run the rest of its check (confirming
+    /// runs) beside its first part instead of after it, two processes at once. An accepted
+    /// test then takes about one compiler run instead of two, which is what the last accepted
+    /// test of a reduction costs when nothing else can overlap it. The worker is the test's
+    /// until it returns.
+    pub fn has_spare(&self) -> bool {
+        self.spare.load(Ordering::Relaxed)
+    }
+    /// Lends the running test a spare worker (the driver does this).
+    pub(crate) fn lend(&self) {
+        self.spare.store(true, Ordering::Relaxed);
+    }
     /// The same token, with `hint` telling the driver.
     fn with_hint(&self, hint: Arc<dyn Fn() + Send + Sync>) -> Self {
         CancelToken {
             flag: self.flag.clone(),
             hint: Some(hint),
+            spare: self.spare.clone(),
         }
     }
 }
@@ -107,6 +124,10 @@ pub struct Options {
     /// Speculate on success too: idle workers test what a serial run would test next if
     /// a candidate is accepted (`speculate.rs`). The output is the same either way.
     pub success_speculation: bool,
+    /// The test makes use of a spare worker ([`CancelToken::has_spare`]): the driver may lend
+    /// one to a running test when that is the best use of it (`speculate.rs`). Off by
+    /// default: a test that ignores the loan would leave the worker idle.
+    pub spare_workers: bool,
 }
 
 impl Default for Options {
@@ -118,6 +139,7 @@ impl Default for Options {
             max_rounds: None,
             pipeline: Pipeline::default(),
             success_speculation: true,
+            spare_workers: false,
         }
     }
 }
@@ -133,6 +155,8 @@ pub struct Stats {
     pub cancelled: u64,
     /// Hints from running tests that they are likely interesting ([`CancelToken::hint`]).
     pub hints: u64,
+    /// Spare workers lent to running tests ([`CancelToken::has_spare`]).
+    pub lent: u64,
     /// Candidates generated (tested, cached, or skipped as empty).
     pub candidates: u64,
     /// Accepted candidates.
@@ -182,6 +206,11 @@ pub struct TestRecord {
     pub bytes: usize,
     /// Its [`content_hash`] (what the caller's test may key its own notes by).
     pub hash: u128,
+    /// What its edit does, wherever in the text (the pass, the bytes removed and put in,
+    /// with a little context): the same deletion retried on a later text has the same key.
+    /// The driver rates a retried edit that failed before by how often such retries were
+    /// accepted; a trace keeps the key so that `simulate` can do the same.
+    pub edit: u64,
     pub result: Tested,
     /// When its test started and ended, since [`reduce`] was called (equal for a cache hit).
     pub start: Duration,
@@ -253,7 +282,8 @@ where
             opts,
             best: input.to_vec(),
             cache: HashMap::new(),
-            tree: Tree::empty(jobs, opts.success_speculation),
+            tree: Tree::empty(jobs, opts.success_speculation).lending(opts.spare_workers),
+            lent: HashSet::new(),
             flight: HashMap::new(),
             started,
             busy: 0,

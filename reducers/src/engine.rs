@@ -3,7 +3,7 @@
 //! speculation across levels), hands them to the workers (`driver.rs`), takes their results
 //! in, and accepts at level 0 in generation order.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
@@ -15,7 +15,7 @@ use crate::driver::{
 use crate::passes::{Hints, Pass, Pipeline};
 use crate::plan::{self, Cursor, START};
 use crate::schedule::Schedule;
-use crate::speculate::{Pick, Tree};
+use crate::speculate::{Kind, Pick, Tree};
 use crate::window::{Slot, State};
 
 /// What the driver keeps with a candidate in a window.
@@ -25,6 +25,8 @@ pub(crate) struct Cand {
     on_success: Cursor,
     /// Where generation resumes when it is accepted.
     ctx: Ctx,
+    /// Its edit's [`plan::edit_key`].
+    edit: u64,
 }
 
 /// The pass a candidate came from, and where in the pipeline that pass ran.
@@ -106,6 +108,7 @@ pub(crate) struct Flight {
     parent: Option<u64>,
     bytes: usize,
     hash: u128,
+    edit: u64,
 }
 
 /// How often a waiting driver looks at the stop flag.
@@ -119,8 +122,11 @@ pub(crate) struct Driver<'a, 'e> {
     /// Tests handed to workers whose `Done` has not arrived.
     pub flight: HashMap<u64, Flight>,
     pub started: Instant,
-    /// Jobs handed to workers whose `Done` has not arrived (stale ones included).
+    /// Jobs handed to workers whose `Done` has not arrived (stale ones included), and the
+    /// spare workers lent to them.
     pub busy: usize,
+    /// The tests lent a spare worker (counted in `busy` until their `Done`).
+    pub lent: HashSet<u64>,
     pub next_id: u64,
     pub stats: Stats,
     pub job_tx: mpsc::Sender<Job>,
@@ -129,8 +135,11 @@ pub(crate) struct Driver<'a, 'e> {
     pub on_event: &'e mut dyn FnMut(Event),
 }
 
-fn pass_of(c: &Cand) -> &'static str {
-    c.ctx.pass.name()
+fn kind_of(c: &Cand) -> Kind<'static> {
+    Kind {
+        pass: c.ctx.pass.name(),
+        edit: Some(c.edit),
+    }
 }
 
 fn open_pass(g: &Gen) -> Option<&'static str> {
@@ -185,10 +194,10 @@ impl Driver<'_, '_> {
             }
             // Accept before generating more: a test that just ended may be the accepted one,
             // and candidates generated now would be thrown away at once.
-            let mut accepted = self.tree.accept(pass_of, &mut cancel);
+            let mut accepted = self.tree.accept(kind_of, &mut cancel);
             if accepted.is_none() {
                 self.fill();
-                accepted = self.tree.accept(pass_of, &mut cancel);
+                accepted = self.tree.accept(kind_of, &mut cancel);
             }
             if let Some((slot, promoted)) = accepted {
                 let bytes = slot
@@ -220,7 +229,7 @@ impl Driver<'_, '_> {
             }
             if self
                 .tree
-                .pick(self.busy, self.now(), open_pass, pass_of)
+                .pick(self.busy, self.now(), open_pass, kind_of)
                 .is_some()
             {
                 // Known results (cache hits) left the window: generate more before waiting.
@@ -243,8 +252,8 @@ impl Driver<'_, '_> {
     fn fill(&mut self) {
         let t0 = Instant::now();
         loop {
-            self.tree.settle(pass_of, &mut cancel);
-            match self.tree.pick(self.busy, self.now(), open_pass, pass_of) {
+            self.tree.settle(kind_of, &mut cancel);
+            match self.tree.pick(self.busy, self.now(), open_pass, kind_of) {
                 None => break,
                 Some(Pick::Branch { level, on }) => {
                     let Some(base) = self.tree.slot(level, on) else {
@@ -257,6 +266,15 @@ impl Driver<'_, '_> {
                     self.tree.branch(level, on, gen);
                 }
                 Some(Pick::Level(k)) => self.step(k),
+                Some(Pick::Lend(id)) => {
+                    let Some(token) = self.tree.lend(id) else {
+                        break;
+                    };
+                    token.lend();
+                    self.busy += 1;
+                    self.stats.lent += 1;
+                    self.lent.insert(id);
+                }
             }
         }
         self.stats.gen_time += t0.elapsed();
@@ -308,6 +326,7 @@ impl Driver<'_, '_> {
             return;
         }
         let hash = content_hash(&cand);
+        let edit = plan::edit_key(pass.name(), &gen.base, &step.edits);
         let id = self.next_id;
         self.next_id += 1;
         let flight = Flight {
@@ -317,6 +336,7 @@ impl Driver<'_, '_> {
             parent: gen.parent,
             bytes: cand.len(),
             hash,
+            edit,
         };
         let ctx = gen.ctx;
         if let Some(&outcome) = self.cache.get(&hash) {
@@ -329,6 +349,7 @@ impl Driver<'_, '_> {
                 bytes,
                 on_success: step.on_success,
                 ctx,
+                edit,
             };
             level
                 .window
@@ -355,6 +376,7 @@ impl Driver<'_, '_> {
             bytes: Some(bytes),
             on_success: step.on_success,
             ctx,
+            edit,
         };
         let at = self.now();
         self.tree.levels[k]
@@ -391,6 +413,9 @@ impl Driver<'_, '_> {
     /// Takes in one test's result.
     fn take_done(&mut self, done: Done) {
         self.busy -= 1;
+        if self.lent.remove(&done.id) {
+            self.busy -= 1;
+        }
         let outcome = match done.result {
             Ok(o) => o,
             Err(p) => {
@@ -403,7 +428,7 @@ impl Driver<'_, '_> {
         } else {
             self.cache.insert(done.hash, outcome);
             let at = done.end.as_secs_f64();
-            if let Some(slot) = self.tree.finish(done.id, outcome, at, pass_of) {
+            if let Some(slot) = self.tree.finish(done.id, outcome, at, kind_of) {
                 if outcome == Outcome::Uninteresting {
                     slot.payload.bytes = None;
                 }
@@ -443,6 +468,7 @@ impl Flight {
             parent: self.parent,
             bytes: self.bytes,
             hash: self.hash,
+            edit: self.edit,
             result,
             start,
             end,

@@ -51,6 +51,33 @@ pub(crate) fn apply(text: &[u8], edits: &[Edit]) -> Vec<u8> {
     out
 }
 
+/// Bytes of context either side of an edit that its [`edit_key`] covers.
+const KEY_CONTEXT: usize = 8;
+
+/// What a candidate does, independent of where in the text: `pass`'s name and, for every edit
+/// [`apply`] would use, the bytes it removes and puts in with up to [`KEY_CONTEXT`] bytes on
+/// either side. The same deletion tried on a later text (a next round, or a level of success
+/// speculation assuming another candidate) gets the same key while its surroundings are the
+/// same, and mostly fails again (`speculate.rs` learns how often). Stable within a process
+/// (a trace's keys are compared only with each other).
+pub(crate) fn edit_key(pass: &str, text: &[u8], edits: &[Edit]) -> u64 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut h = DefaultHasher::new();
+    pass.hash(&mut h);
+    let mut at = 0;
+    for e in edits {
+        if e.start < at || e.end < e.start || e.end > text.len() {
+            continue;
+        }
+        text[e.start.saturating_sub(KEY_CONTEXT)..e.start].hash(&mut h);
+        text[e.start..e.end].hash(&mut h);
+        e.with.hash(&mut h);
+        text[e.end..(e.end + KEY_CONTEXT).min(text.len())].hash(&mut h);
+        at = e.end;
+    }
+    h.finish()
+}
+
 /// True if the edits (as [`apply`] would use them) make the text strictly shorter.
 pub(crate) fn shrinks(text_len: usize, edits: &[Edit]) -> bool {
     let mut at = 0;
@@ -241,6 +268,26 @@ mod tests {
         ];
         assert_eq!(apply(t, &edits), b"acdXYf");
         assert!(!shrinks(t.len(), &edits));
+    }
+
+    #[test]
+    fn an_edit_keeps_its_key_on_another_text_while_its_surroundings_stay() {
+        let del = |s, e| [Edit::delete(s, e)];
+        let a = b"int z; int a; int b; int c; int d;";
+        let b = b"int z; int b; int c; int d;";
+        // `int c; ` with the same 8 bytes either side, 7 bytes further left.
+        let key = edit_key("tokens", a, &del(21, 28));
+        assert_eq!(key, edit_key("tokens", b, &del(14, 21)));
+        // Another pass, another deletion, or other surroundings: other keys.
+        assert_ne!(key, edit_key("lines", a, &del(21, 28)));
+        assert_ne!(key, edit_key("tokens", a, &del(14, 21)));
+        let c = b"int z; int x; int c; int d;";
+        assert_ne!(key, edit_key("tokens", c, &del(14, 21)));
+        // Edits apply ignores do not count.
+        assert_eq!(
+            edit_key("tokens", a, &[Edit::delete(21, 28), Edit::delete(22, 23)]),
+            key
+        );
     }
 
     #[test]

@@ -61,19 +61,29 @@ const MIN_NEED: f64 = -11.5;
 /// get faster: old times would mislead).
 const TIMES: usize = 32;
 
-/// What level 0's decisions taught about hinted tests ([`crate::CancelToken::hint`]): how
-/// many were decided, how many of them were accepted.
+/// Accepted and decided counts of one kind of slot on the serial path.
 #[derive(Default)]
-struct HintRates {
+struct Counts {
     accepted: u32,
     decided: u32,
+}
+
+impl Counts {
+    fn add(&mut self, accepted: bool) {
+        self.accepted += u32::from(accepted);
+        self.decided += 1;
+    }
+
+    /// The accept rate with a prior of `prior` weighing `weight` decisions.
+    fn rate(&self, prior: f64, weight: f64) -> f64 {
+        (f64::from(self.accepted) + prior * weight) / (f64::from(self.decided) + weight)
+    }
 }
 
 /// What level 0's decisions taught about one pass.
 #[derive(Default)]
 struct PassRates {
-    accepted: u32,
-    decided: u32,
+    counts: Counts,
     /// Recent times of its failed tests and of its interesting ones, in seconds.
     fails: VecDeque<f64>,
     wins: VecDeque<f64>,
@@ -85,62 +95,102 @@ fn longer(times: &VecDeque<f64>, t: f64) -> f64 {
     (over as f64 + 1.0) / (times.len() as f64 + 1.0)
 }
 
-/// Accept rates and test times by pass name, and how often a hint came true.
+/// What the odds know of a slot: its pass, and its edit's key (`plan::edit_key`; `None`
+/// when unknown: the simulator's stand-ins for tests the trace does not hold).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Kind<'s> {
+    pub pass: &'s str,
+    pub edit: Option<u64>,
+}
+
+/// Accept rates and test times by pass name; how often a hint came true; and the edits
+/// seen failing, with how often an edit that failed before was accepted when tried again.
 #[derive(Default)]
-pub(crate) struct Rates(HashMap<String, PassRates>, HintRates);
+pub(crate) struct Rates {
+    passes: HashMap<String, PassRates>,
+    hinted: Counts,
+    /// Failed tests by edit key, from every level (a failure is a fact about the edit on
+    /// that text whether or not the level is on the serial path).
+    failed_edits: HashMap<u64, u32>,
+    /// Decisions on the serial path of slots whose edit had failed in another test before
+    /// (kept out of their pass's rate: a fixpoint round retries a whole round's failures).
+    again: Counts,
+}
 
 impl Rates {
     /// The chance that a hinted test turns out interesting, with a prior of 19 in 20
     /// (weighing 20 decisions): a clang crash that reproduced once mostly reproduces again.
     pub fn p_hinted(&self) -> f64 {
-        let h = &self.1;
-        ((f64::from(h.accepted) + 19.0) / (f64::from(h.decided) + 20.0)).clamp(0.5, 0.99)
+        self.hinted.rate(0.95, 20.0).clamp(0.5, 0.99)
     }
 
     /// The running accept rate of `pass`, with a prior of 1 in 4 (weighing 4 decisions).
-    pub fn p(&self, pass: &str) -> f64 {
-        let (acc, n) = self.0.get(pass).map_or((0, 0), |r| (r.accepted, r.decided));
-        ((f64::from(acc) + 1.0) / (f64::from(n) + 4.0)).clamp(0.02, 0.9)
+    pub fn p_pass(&self, pass: &str) -> f64 {
+        let counts = self.passes.get(pass).map(|r| &r.counts);
+        counts.map_or(0.25, |c| c.rate(0.25, 4.0)).clamp(0.02, 0.9)
     }
 
-    /// The chance that a test of `pass` still running after `t` seconds turns out
-    /// interesting: [`Rates::p`], updated by how often its failed and its interesting tests
-    /// ran that long (a crash takes clang further than a parse error: failures are mostly
-    /// quick, so a test that runs on is likely the one accepted).
-    pub fn p_after(&self, pass: &str, t: f64) -> f64 {
-        let p = self.p(pass);
-        let Some(r) = self.0.get(pass).filter(|_| t > 0.0) else {
+    /// Whether `kind`'s edit failed in more than `own` tests (its own failure, when it is
+    /// decided, is among them).
+    fn failed_before(&self, kind: Kind<'_>, own: u32) -> bool {
+        kind.edit
+            .and_then(|e| self.failed_edits.get(&e))
+            .is_some_and(|&n| n > own)
+    }
+
+    /// The chance that a slot of `kind` is accepted: how often an edit that failed before
+    /// was accepted when tried again (prior 1 in 20, weighing 4 decisions) if its edit failed
+    /// before, else its pass's rate.
+    pub fn p(&self, kind: Kind<'_>) -> f64 {
+        if self.failed_before(kind, 0) {
+            self.again.rate(0.05, 4.0).clamp(0.005, 0.9)
+        } else {
+            self.p_pass(kind.pass)
+        }
+    }
+
+    /// The chance that a test of `kind` still running after `t` seconds turns out
+    /// interesting: [`Rates::p`], updated by how often its pass's failed and interesting
+    /// tests ran that long (a crash takes clang further than a parse error: failures are
+    /// mostly quick, so a test that runs on is likely the one accepted).
+    pub fn p_after(&self, kind: Kind<'_>, t: f64) -> f64 {
+        let p = self.p(kind);
+        let Some(r) = self.passes.get(kind.pass).filter(|_| t > 0.0) else {
             return p;
         };
         let (win, fail) = (p * longer(&r.wins, t), (1.0 - p) * longer(&r.fails, t));
-        (win / (win + fail)).clamp(0.02, 0.9)
+        (win / (win + fail)).clamp(0.005, 0.9)
     }
 
     fn entry(&mut self, pass: &str) -> &mut PassRates {
-        if !self.0.contains_key(pass) {
-            self.0.insert(pass.to_string(), PassRates::default());
+        if !self.passes.contains_key(pass) {
+            self.passes.insert(pass.to_string(), PassRates::default());
         }
-        self.0.get_mut(pass).expect("inserted above")
+        self.passes.get_mut(pass).expect("inserted above")
     }
 
     /// Counts a decision on the serial path (level 0's, or a level's that became level 0).
-    fn note(&mut self, pass: &str, accepted: bool, hinted: bool) {
+    fn note(&mut self, kind: Kind<'_>, accepted: bool, hinted: bool) {
         if hinted {
-            self.1.accepted += u32::from(accepted);
-            self.1.decided += 1;
+            self.hinted.add(accepted);
         }
-        let e = self.entry(pass);
-        e.accepted += u32::from(accepted);
-        e.decided += 1;
+        if self.failed_before(kind, u32::from(!accepted)) {
+            self.again.add(accepted);
+        } else {
+            self.entry(kind.pass).counts.add(accepted);
+        }
     }
 
-    /// Keeps the time of a test of `pass` that just ended, in any level: how long a pass's
-    /// failures and successes run does not depend on whether the level turns out to be on
-    /// the serial path, and waiting for level 0 (which lags an accepted test's whole time
-    /// behind the levels in front) left the time-aware odds without the times of the texts
-    /// being tested.
-    fn time(&mut self, pass: &str, interesting: bool, t: f64) {
-        let e = self.entry(pass);
+    /// Keeps what a test of `kind` that just ended, in any level, says: its time (how long
+    /// a pass's failures and successes run does not depend on whether the level turns out
+    /// to be on the serial path, and waiting for level 0, which lags an accepted test's
+    /// whole time behind the levels in front, left the time-aware odds without the times
+    /// of the texts being tested), and its edit's failure.
+    fn ended(&mut self, kind: Kind<'_>, interesting: bool, t: f64) {
+        if let (Some(e), false) = (kind.edit, interesting) {
+            *self.failed_edits.entry(e).or_default() += 1;
+        }
+        let e = self.entry(kind.pass);
         let times = if interesting {
             &mut e.wins
         } else {
@@ -166,7 +216,7 @@ pub(crate) struct Level<R, P, G> {
     pub depth: u64,
     /// The failures decided in this level while it was above level 0 (pass, hinted): they
     /// count for the accept rates once it is level 0 (on the serial path).
-    failed: Vec<(String, bool)>,
+    failed: Vec<(String, Option<u64>, bool)>,
 }
 
 /// Where the next candidate goes.
@@ -176,6 +226,9 @@ pub(crate) enum Pick {
     Level(usize),
     /// Open a level on slot `on` of level `level` (then pick again).
     Branch { level: usize, on: u64 },
+    /// Lend a spare worker to running slot `id` (then pick again): its test runs its
+    /// confirming runs beside its first run ([`crate::CancelToken::has_spare`]).
+    Lend(u64),
 }
 
 /// The levels of speculation, a tree rooted at level 0: `levels[0]` is the current text's,
@@ -184,6 +237,8 @@ pub(crate) struct Tree<R, P, G> {
     pub levels: Vec<Level<R, P, G>>,
     jobs: usize,
     success: bool,
+    /// Spare workers may be lent to running tests ([`Pick::Lend`]).
+    spare: bool,
     rates: Rates,
 }
 
@@ -195,19 +250,27 @@ impl<R, P, G> Tree<R, P, G> {
             levels: Vec::new(),
             jobs: jobs.max(1),
             success,
+            spare: false,
             rates: Rates::default(),
         }
     }
 
+    /// The same tree, lending spare workers to running tests when that is the best use of
+    /// them (`spare`: the test makes use of them).
+    pub fn lending(mut self, spare: bool) -> Self {
+        self.spare = spare;
+        self
+    }
+
     /// Where the next candidate goes while `busy` tests occupy workers, at time `now` (`None`:
-    /// nowhere). `open` gives a generator's pass when it can generate more; `pass_of`, a
-    /// slot's pass.
+    /// nowhere). `open` gives a generator's pass when it can generate more; `kind_of`, a
+    /// slot's pass and edit.
     pub fn pick<'s>(
         &self,
         busy: usize,
         now: f64,
         open: impl Fn(&G) -> Option<&'s str>,
-        pass_of: impl Fn(&P) -> &'s str,
+        kind_of: impl Fn(&P) -> Kind<'s>,
     ) -> Option<Pick> {
         if busy >= self.jobs {
             return None;
@@ -234,15 +297,15 @@ impl<R, P, G> Tree<R, P, G> {
             let mut ahead = here;
             let mut front = true;
             for slot in level.window.slots() {
-                let p = match slot.state {
-                    State::Running(_) if slot.hinted => self.rates.p_hinted(),
-                    State::Running(_) => self
-                        .rates
-                        .p_after(pass_of(&slot.payload), now - slot.started),
-                    State::Finished(Outcome::Interesting) => 1.0,
-                    State::Finished(Outcome::Uninteresting) => continue,
+                let Some(p) = self.p_slot(slot, now, &kind_of) else {
+                    continue;
                 };
                 odds.insert(slot.id, ahead + p.ln());
+                // A spare worker for a test in its first run, on the same odds.
+                let first_run = matches!(slot.state, State::Running(_)) && !slot.hinted;
+                if self.spare && first_run && !slot.lent {
+                    consider(ahead + p.ln(), Pick::Lend(slot.id));
+                }
                 // A branch on the level's front, or on a known or hinted success behind it.
                 let base = std::mem::replace(&mut front, false) || p >= 1.0 || slot.hinted;
                 if branching && base && !based.contains(&slot.id) {
@@ -256,6 +319,30 @@ impl<R, P, G> Tree<R, P, G> {
             }
         }
         best.map(|b| b.1)
+    }
+
+    /// The chance that `slot` is accepted at time `now` (`None`: it failed).
+    fn p_slot<'s>(
+        &self,
+        slot: &Slot<R, P>,
+        now: f64,
+        kind_of: &impl Fn(&P) -> Kind<'s>,
+    ) -> Option<f64> {
+        Some(match slot.state {
+            State::Running(_) if slot.hinted => self.rates.p_hinted(),
+            State::Running(_) => self
+                .rates
+                .p_after(kind_of(&slot.payload), now - slot.started),
+            State::Finished(Outcome::Interesting) => 1.0,
+            State::Finished(Outcome::Uninteresting) => return None,
+        })
+    }
+
+    /// Lends a spare worker to running slot `id` ([`Pick::Lend`]), handing back its running
+    /// state (what tells the test); `None` when it cannot be lent one.
+    pub fn lend(&mut self, id: u64) -> Option<&R> {
+        let k = self.levels.iter().position(|l| l.window.holds(id))?;
+        self.levels[k].window.lend(id)
     }
 
     /// Slot `id` of level `k`.
@@ -282,7 +369,7 @@ impl<R, P, G> Tree<R, P, G> {
     /// `drop`.
     pub fn settle<'s>(
         &mut self,
-        pass_of: impl Fn(&P) -> &'s str,
+        kind_of: impl Fn(&P) -> Kind<'s>,
         drop: &mut impl FnMut(Slot<R, P>),
     ) {
         let rates = &mut self.rates;
@@ -290,9 +377,10 @@ impl<R, P, G> Tree<R, P, G> {
             let failed = &mut level.failed;
             level.window.pop_failed(|s| {
                 if k == 0 {
-                    rates.note(pass_of(&s.payload), false, s.hinted);
+                    rates.note(kind_of(&s.payload), false, s.hinted);
                 } else {
-                    failed.push((pass_of(&s.payload).to_string(), s.hinted));
+                    let kind = kind_of(&s.payload);
+                    failed.push((kind.pass.to_string(), kind.edit, s.hinted));
                 }
             });
             level.window.cut_behind_interesting(&mut *drop);
@@ -315,13 +403,13 @@ impl<R, P, G> Tree<R, P, G> {
     /// caller starts level 0 afresh.
     pub fn accept<'s>(
         &mut self,
-        pass_of: impl Fn(&P) -> &'s str,
+        kind_of: impl Fn(&P) -> Kind<'s>,
         drop: &mut impl FnMut(Slot<R, P>),
     ) -> Option<(Slot<R, P>, bool)> {
-        self.settle(&pass_of, drop);
+        self.settle(&kind_of, drop);
         let slot = self.levels.first_mut()?.window.take_accepted()?;
         let hinted = slot.hinted;
-        self.rates.note(pass_of(&slot.payload), true, hinted);
+        self.rates.note(kind_of(&slot.payload), true, hinted);
         let mut keep = vec![false; self.levels.len()];
         for k in 1..self.levels.len() {
             let level = &self.levels[k];
@@ -336,8 +424,8 @@ impl<R, P, G> Tree<R, P, G> {
         if let Some(root) = self.levels.first_mut() {
             root.on = None;
             root.below = 0;
-            for (pass, hinted) in root.failed.drain(..) {
-                self.rates.note(&pass, false, hinted);
+            for (pass, edit, hinted) in root.failed.drain(..) {
+                self.rates.note(Kind { pass: &pass, edit }, false, hinted);
             }
         }
         for level in &mut self.levels {
@@ -388,20 +476,20 @@ impl<R, P, G> Tree<R, P, G> {
         }
     }
 
-    /// Records the outcome of test `id`, ended `at`, wherever it is (and its time for the
-    /// time-aware odds of its pass, `pass_of` its payload).
+    /// Records the outcome of test `id`, ended `at`, wherever it is (and, for the odds, its
+    /// time and whether its edit failed; `kind_of` its payload).
     pub fn finish<'s>(
         &mut self,
         id: u64,
         outcome: Outcome,
         at: f64,
-        pass_of: impl Fn(&P) -> &'s str,
+        kind_of: impl Fn(&P) -> Kind<'s>,
     ) -> Option<&mut Slot<R, P>> {
         let k = self.levels.iter().position(|l| l.window.holds(id))?;
         let slot = self.levels[k].window.finish(id, outcome, at)?;
         if let Some(t) = slot.took {
             let interesting = outcome == Outcome::Interesting;
-            self.rates.time(pass_of(&slot.payload), interesting, t);
+            self.rates.ended(kind_of(&slot.payload), interesting, t);
         }
         Some(slot)
     }
@@ -418,47 +506,52 @@ impl<R, P, G> Tree<R, P, G> {
 mod tests {
     use super::*;
 
+    /// A slot of `pass` with no edit key.
+    fn k(pass: &str) -> Kind<'_> {
+        Kind { pass, edit: None }
+    }
+
     /// A decision on the serial path, with its test's time.
-    fn decide(r: &mut Rates, pass: &str, accepted: bool, t: f64, hinted: bool) {
-        r.note(pass, accepted, hinted);
-        r.time(pass, accepted, t);
+    fn decide(r: &mut Rates, kind: Kind<'_>, accepted: bool, t: f64, hinted: bool) {
+        r.ended(kind, accepted, t);
+        r.note(kind, accepted, hinted);
     }
 
     #[test]
     fn a_test_that_outlives_its_passs_failures_is_likely_the_accepted_one() {
         let mut r = Rates::default();
         for _ in 0..20 {
-            decide(&mut r, "tokens", false, 0.05, false);
+            decide(&mut r, k("tokens"), false, 0.05, false);
         }
-        decide(&mut r, "tokens", true, 0.4, false);
-        decide(&mut r, "tokens", true, 0.5, false);
-        let p = r.p("tokens");
+        decide(&mut r, k("tokens"), true, 0.4, false);
+        decide(&mut r, k("tokens"), true, 0.5, false);
+        let p = r.p_pass("tokens");
         assert!((p - 3.0 / 26.0).abs() < 1e-9, "{p}");
         // Fresh, or no older than a failure: the accept rate.
-        assert_eq!(r.p_after("tokens", 0.0), p);
-        assert!((r.p_after("tokens", 0.01) - p).abs() < 1e-9);
+        assert_eq!(r.p_after(k("tokens"), 0.0), p);
+        assert!((r.p_after(k("tokens"), 0.01) - p).abs() < 1e-9);
         // Past every failure, before the successes end: most likely a success.
         assert!(
-            r.p_after("tokens", 0.1) > 0.6,
+            r.p_after(k("tokens"), 0.1) > 0.6,
             "{}",
-            r.p_after("tokens", 0.1)
+            r.p_after(k("tokens"), 0.1)
         );
         // A pass with no times yet keeps its prior.
-        assert_eq!(r.p_after("lines", 5.0), r.p("lines"));
+        assert_eq!(r.p_after(k("lines"), 5.0), r.p_pass("lines"));
     }
 
     #[test]
     fn recent_times_replace_old_ones() {
         let mut r = Rates::default();
         for _ in 0..TIMES {
-            decide(&mut r, "lines", false, 2.0, false);
+            decide(&mut r, k("lines"), false, 2.0, false);
         }
-        let before = r.p_after("lines", 1.0);
+        let before = r.p_after(k("lines"), 1.0);
         for _ in 0..TIMES {
-            decide(&mut r, "lines", false, 0.1, false);
+            decide(&mut r, k("lines"), false, 0.1, false);
         }
-        assert!(r.p_after("lines", 1.0) > before);
-        assert_eq!(r.0["lines"].fails.len(), TIMES);
+        assert!(r.p_after(k("lines"), 1.0) > before);
+        assert_eq!(r.passes["lines"].fails.len(), TIMES);
     }
 
     #[test]
@@ -469,7 +562,7 @@ mod tests {
         w.push(0, State::Running(()), "crash-cut", 0.0);
         w.push(1, State::Running(()), "provenance", 0.0);
         let open = |_: &()| Some("provenance");
-        let pass_of = |p: &&'static str| *p;
+        let pass_of = |p: &&'static str| k(p);
         // Only the front may take a level while slot 1 runs unhinted.
         let pick = tree.pick(2, 0.1, open, pass_of);
         assert_ne!(pick, Some(Pick::Branch { level: 0, on: 1 }), "{pick:?}");
@@ -485,10 +578,10 @@ mod tests {
         // Hinted tests that came true raise the odds; wrong ones lower them.
         let mut r = Rates::default();
         let prior = r.p_hinted();
-        decide(&mut r, "tokens", false, 0.2, true);
+        decide(&mut r, k("tokens"), false, 0.2, true);
         assert!(r.p_hinted() < prior);
-        decide(&mut r, "tokens", true, 0.2, true);
-        decide(&mut r, "tokens", true, 0.2, true);
+        decide(&mut r, k("tokens"), true, 0.2, true);
+        decide(&mut r, k("tokens"), true, 0.2, true);
         assert!(r.p_hinted() > 0.9);
     }
 
@@ -503,19 +596,52 @@ mod tests {
         tree.levels[1]
             .window
             .push(1, State::Running(()), "tokens", 0.0);
-        let pass_of = |p: &&'static str| *p;
+        let pass_of = |p: &&'static str| k(p);
         tree.finish(1, Outcome::Uninteresting, 0.1, pass_of);
         tree.settle(pass_of, &mut |_| {});
         // Level 1 may yet be thrown away: its failure does not count for the accept rate
         // yet, but its time counts for the time-aware odds at once (a tokens test still
         // running after 0.2 s has outlived the only failure seen).
-        assert_eq!(tree.rates.p("tokens"), 0.25);
-        assert_eq!(tree.rates.0["tokens"].fails, [0.1]);
-        assert!(tree.rates.p_after("tokens", 0.2) > tree.rates.p("tokens"));
+        assert_eq!(tree.rates.p_pass("tokens"), 0.25);
+        assert_eq!(tree.rates.passes["tokens"].fails, [0.1]);
+        assert!(tree.rates.p_after(k("tokens"), 0.2) > tree.rates.p_pass("tokens"));
         tree.finish(0, Outcome::Interesting, 0.3, pass_of);
         let (slot, promoted) = tree.accept(pass_of, &mut |_| {}).unwrap();
         assert_eq!((slot.id, promoted), (0, true));
-        assert!((tree.rates.p("tokens") - 0.2).abs() < 1e-9);
-        assert!((tree.rates.p("lines") - 0.4).abs() < 1e-9);
+        assert!((tree.rates.p_pass("tokens") - 0.2).abs() < 1e-9);
+        assert!((tree.rates.p_pass("lines") - 0.4).abs() < 1e-9);
+    }
+
+    #[test]
+    fn an_edit_that_failed_before_is_rated_by_how_often_retried_edits_were_accepted() {
+        let mut r = Rates::default();
+        let edit = |e| Kind {
+            pass: "tokens",
+            edit: Some(e),
+        };
+        for e in 0..8 {
+            decide(&mut r, edit(e), false, 0.05, false);
+        }
+        decide(&mut r, edit(8), true, 0.2, false);
+        let fresh = r.p(edit(9));
+        assert_eq!(fresh, r.p_pass("tokens"));
+        // Edit 3 failed once: tried again (a next round), it gets the prior of retries.
+        let again = r.p(edit(3));
+        assert!((again - 0.05).abs() < 1e-9, "{again}");
+        // Decided again: failures that repeat lower it and leave the pass's rate alone;
+        // its first failure was not a retry.
+        for e in 0..8 {
+            decide(&mut r, edit(e), false, 0.05, false);
+        }
+        assert_eq!(r.p_pass("tokens"), fresh);
+        assert!(r.p(edit(3)) < again);
+        assert_eq!(r.p(edit(8)), fresh, "an accepted edit is no failure");
+        // Retries that win raise it.
+        for e in 0..8 {
+            decide(&mut r, edit(e), true, 0.2, false);
+        }
+        assert!(r.p(edit(3)) > again);
+        // The simulator's stand-ins (no key) keep their pass's rate.
+        assert_eq!(r.p(k("tokens")), r.p_pass("tokens"));
     }
 }

@@ -38,6 +38,8 @@ pub(crate) struct Slot<R, P> {
     pub took: Option<f64>,
     /// Its running test said it will likely be interesting ([`crate::CancelToken::hint`]).
     pub hinted: bool,
+    /// An idle worker was lent to its running test ([`crate::CancelToken::has_spare`]).
+    pub lent: bool,
 }
 
 /// Candidates in generation order.
@@ -95,6 +97,7 @@ impl<R, P> Window<R, P> {
             started: at,
             took: None,
             hinted: false,
+            lent: false,
         });
         if stop {
             Filling::Stop
@@ -180,6 +183,17 @@ impl<R, P> Window<R, P> {
             }
             _ => false,
         }
+    }
+
+    /// Marks running slot `id` as lent a spare worker, handing back its running state (what
+    /// tells the test); `None` when it is not here, no longer running or already lent.
+    pub fn lend(&mut self, id: u64) -> Option<&R> {
+        let s = self.slots.iter_mut().find(|s| s.id == id && !s.lent)?;
+        let State::Running(r) = &s.state else {
+            return None;
+        };
+        s.lent = true;
+        Some(r)
     }
 
     /// True when slot `id` is in the window.

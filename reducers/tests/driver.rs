@@ -328,6 +328,47 @@ fn every_hint_reaches_the_driver_and_a_plain_token_ignores_it() {
     }
 }
 
+/// With 8 workers and a short input, workers often have nothing better to do than run a
+/// running test's checks beside its first run (with 2, a new candidate nearly always wins).
+#[test]
+fn spare_workers_are_lent_to_running_tests_and_keep_the_serial_output() {
+    let serial = reduce(SAMPLE.as_bytes(), &opts(1), &oracle, &mut |_| {});
+    let seen = AtomicU64::new(0);
+    let test = |t: &[u8], c: &CancelToken| {
+        // A first run, then the checks: beside it once a spare worker is lent.
+        for _ in 0..10 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if c.has_spare() {
+            seen.fetch_add(1, Ordering::SeqCst);
+        } else if oracle(t, c) == Outcome::Interesting {
+            c.hint();
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        oracle(t, c)
+    };
+    let o = Options {
+        spare_workers: true,
+        ..opts(8)
+    };
+    let r = reduce(SAMPLE.as_bytes(), &o, &test, &mut |_| {});
+    assert_eq!(r.output, serial.output);
+    assert!(r.stats.lent > 0, "no spare worker was lent: {:?}", r.stats);
+    // A loan reaches the test unless it came after the test's last look.
+    let seen = seen.load(Ordering::SeqCst);
+    assert!(
+        seen > 0 && seen <= r.stats.lent,
+        "{seen} of {}",
+        r.stats.lent
+    );
+    let plain = reduce(SAMPLE.as_bytes(), &opts(8), &test, &mut |_| {});
+    assert_eq!(plain.output, serial.output);
+    assert_eq!(
+        plain.stats.lent, 0,
+        "a test that did not ask for spare workers got one"
+    );
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig { cases: 24, ..Default::default() })]
     /// The driver speculates across passes (a pass's successors are generated while its tests
@@ -399,7 +440,8 @@ fn speculation_keeps_the_serial_output(
                 yes || other
             }
         };
-        if sleep {
+        // A test lent a spare worker runs its checks side by side: it is quicker.
+        if sleep && !token.has_spare() {
             std::thread::sleep(Duration::from_micros(500));
         }
         if yes {
@@ -412,6 +454,7 @@ fn speculation_keeps_the_serial_output(
         let o = Options {
             jobs,
             success_speculation: success,
+            spare_workers: jobs % 2 == 0,
             ..Options::default()
         };
         let mut accepted = Vec::new();

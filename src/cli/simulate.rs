@@ -46,6 +46,10 @@ pub struct SimulateArgs {
     /// opens on the test at once), as the driver did before them.
     #[arg(long)]
     no_hints: bool,
+    /// Never lend idle workers to running tests (so that an accepted test runs its
+    /// confirming runs beside its first compiler run), as the driver did before.
+    #[arg(long)]
+    no_spare: bool,
 }
 
 /// The fields of a trace line the simulation needs.
@@ -70,6 +74,9 @@ struct Line {
     confirm: Option<f64>,
     #[serde(default)]
     rejected: Option<String>,
+    /// The edit's key, in hex (traces before it have none).
+    #[serde(default)]
+    edit: Option<String>,
 }
 
 /// The steps of a trace file; an error names the line that is not a trace record.
@@ -105,6 +112,7 @@ fn read_trace(text: &str) -> Result<Vec<Step>, String> {
             },
             cost,
             phases,
+            edit: line.edit.and_then(|e| u64::from_str_radix(&e, 16).ok()),
         });
     }
     Ok(steps)
@@ -228,6 +236,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<u8> {
         concurrent_acceptance: !args.sequential_acceptance,
         success: !args.no_success && !args.pass_barrier,
         hints: !args.no_hints,
+        spare: !args.no_spare,
     };
     let table = rows(&path, &args.workers, args.latency / 1000.0, &policy);
     if let Some(file) = &args.svg {

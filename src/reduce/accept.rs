@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -31,6 +32,10 @@ pub struct Phases {
     pub rejected: Option<&'static str>,
 }
 
+/// How often a test in its first compiler run looks whether the driver lent it a spare
+/// worker (the first run's end is seen at once).
+const SPARE_POLL: Duration = Duration::from_millis(5);
+
 /// Phases of the tests whose record is not written yet, by the candidate's content hash.
 pub type PhaseLog = Mutex<HashMap<u128, Phases>>;
 
@@ -39,6 +44,10 @@ impl Stage<'_> {
     /// (run beside the confirming runs). Records the phases in `self.phases`. Calls `hint`
     /// when the first run crashed the right way and checks remain: the reducer's driver may
     /// then speculate on this candidate's acceptance at once (confirm rejects are rare).
+    /// Once `spare` says the driver lent the test a spare worker (`CancelToken::has_spare`)
+    /// while the first run still runs, the checks start at once beside it, and are killed if
+    /// the first run says no.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn interesting(
         &self,
         text: &[u8],
@@ -47,23 +56,71 @@ impl Stage<'_> {
         timeout: Duration,
         cancel: &(dyn Fn() -> bool + Sync),
         hint: &(dyn Fn() + Sync),
+        spare: &(dyn Fn() -> bool + Sync),
     ) -> bool {
         if self.require_complete && !super::complete::is_complete(text) {
             return false;
         }
+        let has_checks = runs > 1 || self.witness.as_ref().is_some_and(|w| w.engaged());
         let t0 = Instant::now();
-        let first_ok = self
-            .oracle
-            .accepts(&self.run_candidate(text, flags, timeout, cancel));
-        let mut phases = Phases {
-            first: t0.elapsed().as_secs_f64(),
-            ..Phases::default()
+        let said_no = AtomicBool::new(false);
+        let off = || cancel() || said_no.load(Ordering::SeqCst);
+        let (first_ok, mut phases, early) = std::thread::scope(|s| {
+            let (tx, rx) = mpsc::channel();
+            s.spawn(move || {
+                let ok = self
+                    .oracle
+                    .accepts(&self.run_candidate(text, flags, timeout, cancel));
+                let _ = tx.send(ok);
+            });
+            let mut early = None;
+            let first_ok = loop {
+                match rx.recv_timeout(SPARE_POLL) {
+                    Ok(ok) => break ok,
+                    Err(RecvTimeoutError::Timeout) => {
+                        if early.is_none() && has_checks && spare() {
+                            let off = &off;
+                            early = Some(s.spawn(move || {
+                                let mut phases = Phases::default();
+                                let ok = self.confirm_and_witness(
+                                    text,
+                                    flags,
+                                    runs,
+                                    timeout,
+                                    off,
+                                    &mut phases,
+                                );
+                                (ok, phases)
+                            }));
+                        }
+                    }
+                    Err(RecvTimeoutError::Disconnected) => break false,
+                }
+            };
+            let phases = Phases {
+                first: t0.elapsed().as_secs_f64(),
+                ..Phases::default()
+            };
+            if first_ok {
+                hint();
+            } else {
+                said_no.store(true, Ordering::SeqCst);
+            }
+            let early = early.map(|h| h.join().unwrap_or((false, Phases::default())));
+            (first_ok, phases, early)
+        });
+        let ok = match early {
+            Some((ok, checks)) => {
+                phases.witness = checks.witness;
+                phases.confirm = checks.confirm;
+                phases.rejected = checks.rejected;
+                first_ok && ok
+            }
+            None => {
+                first_ok
+                    && self.confirm_and_witness(text, flags, runs, timeout, cancel, &mut phases)
+            }
         };
-        if first_ok {
-            hint();
-        }
-        let ok =
-            first_ok && self.confirm_and_witness(text, flags, runs, timeout, cancel, &mut phases);
         if !first_ok && !cancel() {
             phases.rejected = Some("first");
         }

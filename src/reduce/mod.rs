@@ -341,7 +341,8 @@ impl Stage<'_> {
     ) -> Result<icepick_reducers::Reduction, ReduceError> {
         let test = |text: &[u8], cancel: &CancelToken| {
             let (off, hint) = (|| cancel.is_cancelled(), || cancel.hint());
-            if self.interesting(text, flags, confirm, timeout, &off, &hint) {
+            let spare = || cancel.has_spare();
+            if self.interesting(text, flags, confirm, timeout, &off, &hint, &spare) {
                 Outcome::Interesting
             } else {
                 Outcome::Uninteresting
@@ -581,6 +582,7 @@ pub fn reduce_case_traced(
             h
         },
         stop: settings.stop.clone(),
+        spare_workers: true,
         ..Options::default()
     };
     let prior_runs = |f: fn(&Reduction) -> u64| prior.as_ref().map_or(0, f);

@@ -104,6 +104,7 @@ impl Trace {
             "start": secs(r.start),
             "end": secs(r.end),
             "worker": r.worker,
+            "edit": format!("{:016x}", r.edit),
         });
         if let (Some(p), Some(obj)) = (phases, line.as_object_mut()) {
             let round = |x: f64| (x * 1e4).round() / 1e4;
