@@ -38,6 +38,21 @@
 //! `jobs` + 4 slots a window (cache hits not counted)
 //! (4 × `jobs` without success speculation: `window.rs`).
 //!
+//! A slot whose edit already failed in another test (same [`Kind::edit`] key: the same bytes
+//! removed, with the same few bytes around them; a next round retries a whole round's
+//! edits, and levels of success speculation retry the edits of the level below) is rated by
+//! how often such retries were accepted, prior 1 in 20, instead of by its pass.
+//!
+//! A worker can also be *lent* to a running test ([`Pick::Lend`], when the test makes use of
+//! it: `Options::spare_workers`): the test then runs its confirming runs beside its first
+//! compiler run instead of after it. Levels already open on a test's hint, after its first
+//! run, so a loan does not hurry the chain of levels; it hurries the accepted test that
+//! everything waits for: the last one of a reduction (and level 0's acceptance, which frees
+//! the workers of the levels it cuts). Measured (Session 13): with edit keys and loans,
+//! 64 workers on big-gh59446's quiet trace went from 9.29x to 10.22x; edit keys alone
+//! changed nothing there (17 of its last round's 60 failures are retries); idle-only loans
+//! (only when nothing is worth starting) gave 9.38x, because 64 workers are never idle.
+//!
 //! Tried and measured (`icepick simulate` on the big corpus traces, docs/BENCHMARKS.md):
 //! opening levels on *any* running slot, ranked by the same score, spreads the workers over
 //! many unlikely branches: at 64 workers 5.4x and 6.6x, against 5.9x and 10.0x for levels
