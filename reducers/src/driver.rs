@@ -85,8 +85,8 @@ impl CancelToken {
         }
     }
     /// True once the driver has lent the running test a spare worker
-    /// ([`Options::spare_workers`]): the test may run the rest of its check (confirming
-    /// runs) beside its first part instead of after it, two processes at once. An accepted
+    /// ([`Options::spare_workers`]): the test may run the rest of its check (icepick's:
+    /// a confirming run and the witness) beside its first part instead of after it. An accepted
     /// test then takes about one compiler run instead of two, which is what the last accepted
     /// test of a reduction costs when nothing else can overlap it. The worker is the test's
     /// until it returns.

@@ -351,9 +351,9 @@ impl Driver<'_, '_> {
                 ctx,
                 edit,
             };
-            level
-                .window
-                .push(id, State::Finished(outcome), cand, at.as_secs_f64());
+            let at = at.as_secs_f64();
+            self.tree
+                .push(k, id, State::Finished(outcome), cand, at, kind_of);
             return;
         }
         let bytes: Arc<[u8]> = Arc::from(cand);
@@ -379,9 +379,8 @@ impl Driver<'_, '_> {
             edit,
         };
         let at = self.now();
-        self.tree.levels[k]
-            .window
-            .push(id, State::Running(token), cand, at);
+        self.tree
+            .push(k, id, State::Running(token), cand, at, kind_of);
     }
 
     /// Waits for one test result or hint (or a poll interval, to notice the stop flag).

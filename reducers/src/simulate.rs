@@ -72,8 +72,9 @@ pub struct Policy {
     /// Tests hint that they are likely interesting once their first compiler run crashed
     /// the right way ([`Step::hint_after`], `CancelToken::hint`), as now.
     pub hints: bool,
-    /// Workers that nothing is worth starting on are lent to running tests, which then run
-    /// their checks beside their first compiler run ([`crate::CancelToken::has_spare`]), as now.
+    /// A worker may be lent to a running test instead of starting a new one (scored against
+    /// new tests, `speculate.rs`); the test then runs its checks beside its first compiler
+    /// run ([`crate::CancelToken::has_spare`]), as now.
     pub spare: bool,
 }
 
@@ -482,7 +483,8 @@ fn levels_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
                         let cand = SimCand { i, real };
                         match cost {
                             None => {
-                                level.window.push(id, State::Finished(outcome), cand, now);
+                                let state = State::Finished(outcome);
+                                tree.push(k, id, state, cand, now, kind_of);
                             }
                             Some(c) => {
                                 tests += 1;
@@ -508,7 +510,7 @@ fn levels_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
                                         running.push(Reverse((Ordered(h), id, Ev::Hint)));
                                     }
                                 }
-                                level.window.push(id, State::Running(()), cand, now);
+                                tree.push(k, id, State::Running(()), cand, now, kind_of);
                             }
                         }
                     }

@@ -155,19 +155,18 @@ impl Rates {
         counts.map_or(0.25, |c| c.rate(0.25, 4.0)).clamp(0.02, 0.9)
     }
 
-    /// Whether `kind`'s edit failed in more than `own` tests (its own failure, when it is
-    /// decided, is among them).
-    fn failed_before(&self, kind: Kind<'_>, own: u32) -> bool {
+    /// Whether `kind`'s edit failed in a test that ended.
+    fn failed_before(&self, kind: Kind<'_>) -> bool {
         kind.edit
             .and_then(|e| self.failed_edits.get(&e))
-            .is_some_and(|&n| n > own)
+            .is_some_and(|&n| n > 0)
     }
 
     /// The chance that a slot of `kind` is accepted: how often an edit that failed before
     /// was accepted when tried again (prior 1 in 20, weighing 4 decisions) if its edit failed
     /// before, else its pass's rate.
     pub fn p(&self, kind: Kind<'_>) -> f64 {
-        if self.failed_before(kind, 0) {
+        if self.failed_before(kind) {
             self.again.rate(0.05, 4.0).clamp(0.005, 0.9)
         } else {
             self.p_pass(kind.pass)
@@ -184,7 +183,7 @@ impl Rates {
             return p;
         };
         let (win, fail) = (p * longer(&r.wins, t), (1.0 - p) * longer(&r.fails, t));
-        (win / (win + fail)).clamp(0.005, 0.9)
+        (win / (win + fail)).clamp(p.min(0.02), 0.9)
     }
 
     fn entry(&mut self, pass: &str) -> &mut PassRates {
@@ -194,15 +193,17 @@ impl Rates {
         self.passes.get_mut(pass).expect("inserted above")
     }
 
-    /// Counts a decision on the serial path (level 0's, or a level's that became level 0).
-    fn note(&mut self, kind: Kind<'_>, accepted: bool, hinted: bool) {
+    /// Counts a decision on the serial path (level 0's, or a level's that became level 0):
+    /// for the retries' rate when `retry` (its edit had failed in another test when it was
+    /// generated), else for its pass's.
+    fn note(&mut self, pass: &str, retry: bool, accepted: bool, hinted: bool) {
         if hinted {
             self.hinted.add(accepted);
         }
-        if self.failed_before(kind, u32::from(!accepted)) {
+        if retry {
             self.again.add(accepted);
         } else {
-            self.entry(kind.pass).counts.add(accepted);
+            self.entry(pass).counts.add(accepted);
         }
     }
 
@@ -239,9 +240,9 @@ pub(crate) struct Level<R, P, G> {
     below: usize,
     /// Accepted candidates this level's text assumes beyond level 0's text.
     pub depth: u64,
-    /// The failures decided in this level while it was above level 0 (pass, hinted): they
-    /// count for the accept rates once it is level 0 (on the serial path).
-    failed: Vec<(String, Option<u64>, bool)>,
+    /// The failures decided in this level while it was above level 0 (pass, retry, hinted):
+    /// they count for the accept rates once it is level 0 (on the serial path).
+    failed: Vec<(String, bool, bool)>,
 }
 
 /// Where the next candidate goes.
@@ -363,6 +364,25 @@ impl<R, P, G> Tree<R, P, G> {
         })
     }
 
+    /// Adds a candidate to level `k`'s window, noting whether its edit already failed in
+    /// another test (what its decision will count for: the retries' accept rate).
+    pub fn push<'s>(
+        &mut self,
+        k: usize,
+        id: u64,
+        state: State<R>,
+        payload: P,
+        at: f64,
+        kind_of: impl Fn(&P) -> Kind<'s>,
+    ) {
+        let retry = self.rates.failed_before(kind_of(&payload));
+        let window = &mut self.levels[k].window;
+        window.push(id, state, payload, at);
+        if let Some(slot) = window.last_mut() {
+            slot.retry = retry;
+        }
+    }
+
     /// Lends a spare worker to running slot `id` ([`Pick::Lend`]), handing back its running
     /// state (what tells the test); `None` when it cannot be lent one.
     pub fn lend(&mut self, id: u64) -> Option<&R> {
@@ -402,10 +422,10 @@ impl<R, P, G> Tree<R, P, G> {
             let failed = &mut level.failed;
             level.window.pop_failed(|s| {
                 if k == 0 {
-                    rates.note(kind_of(&s.payload), false, s.hinted);
+                    rates.note(kind_of(&s.payload).pass, s.retry, false, s.hinted);
                 } else {
-                    let kind = kind_of(&s.payload);
-                    failed.push((kind.pass.to_string(), kind.edit, s.hinted));
+                    let pass = kind_of(&s.payload).pass.to_string();
+                    failed.push((pass, s.retry, s.hinted));
                 }
             });
             level.window.cut_behind_interesting(&mut *drop);
@@ -434,7 +454,8 @@ impl<R, P, G> Tree<R, P, G> {
         self.settle(&kind_of, drop);
         let slot = self.levels.first_mut()?.window.take_accepted()?;
         let hinted = slot.hinted;
-        self.rates.note(kind_of(&slot.payload), true, hinted);
+        self.rates
+            .note(kind_of(&slot.payload).pass, slot.retry, true, hinted);
         let mut keep = vec![false; self.levels.len()];
         for k in 1..self.levels.len() {
             let level = &self.levels[k];
@@ -449,8 +470,8 @@ impl<R, P, G> Tree<R, P, G> {
         if let Some(root) = self.levels.first_mut() {
             root.on = None;
             root.below = 0;
-            for (pass, edit, hinted) in root.failed.drain(..) {
-                self.rates.note(Kind { pass: &pass, edit }, false, hinted);
+            for (pass, retry, hinted) in root.failed.drain(..) {
+                self.rates.note(&pass, retry, false, hinted);
             }
         }
         for level in &mut self.levels {
@@ -536,10 +557,12 @@ mod tests {
         Kind { pass, edit: None }
     }
 
-    /// A decision on the serial path, with its test's time.
+    /// A decision on the serial path, with its test's time (a retry if its edit failed
+    /// before it started).
     fn decide(r: &mut Rates, kind: Kind<'_>, accepted: bool, t: f64, hinted: bool) {
+        let retry = r.failed_before(kind);
         r.ended(kind, accepted, t);
-        r.note(kind, accepted, hinted);
+        r.note(kind.pass, retry, accepted, hinted);
     }
 
     #[test]
@@ -635,6 +658,39 @@ mod tests {
         assert_eq!((slot.id, promoted), (0, true));
         assert!((tree.rates.p_pass("tokens") - 0.2).abs() < 1e-9);
         assert!((tree.rates.p_pass("lines") - 0.4).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_retry_is_what_failed_before_the_slot_was_generated_not_after() {
+        let mut tree: Tree<(), (&'static str, u64), ()> = Tree::empty(4, true);
+        tree.restart(());
+        let kind_of = |p: &(&'static str, u64)| Kind {
+            pass: p.0,
+            edit: Some(p.1),
+        };
+        tree.push(0, 0, State::Running(()), ("tokens", 5), 0.0, kind_of);
+        tree.branch(0, 0, ());
+        // Level 1 retries edit 5 on another text; it fails first.
+        tree.push(1, 1, State::Running(()), ("tokens", 5), 0.0, kind_of);
+        tree.finish(1, Outcome::Uninteresting, 0.1, kind_of);
+        assert!(tree.rates.p(kind_of(&("tokens", 5))) < tree.rates.p_pass("tokens"));
+        tree.finish(0, Outcome::Uninteresting, 0.2, kind_of);
+        tree.settle(kind_of, &mut |_| {});
+        // Slot 0 was generated before any failure of edit 5: its pass's decision.
+        assert_eq!(tree.rates.again.decided, 0);
+        assert_eq!(tree.rates.passes["tokens"].counts.decided, 1);
+        // Generated now, edit 5 is a retry.
+        tree.restart(());
+        tree.push(
+            0,
+            2,
+            State::Finished(Outcome::Uninteresting),
+            ("tokens", 5),
+            0.3,
+            kind_of,
+        );
+        tree.settle(kind_of, &mut |_| {});
+        assert_eq!(tree.rates.again.decided, 1);
     }
 
     #[test]

@@ -38,8 +38,11 @@ pub(crate) struct Slot<R, P> {
     pub took: Option<f64>,
     /// Its running test said it will likely be interesting ([`crate::CancelToken::hint`]).
     pub hinted: bool,
-    /// An idle worker was lent to its running test ([`crate::CancelToken::has_spare`]).
+    /// A spare worker was lent to its running test ([`crate::CancelToken::has_spare`]).
     pub lent: bool,
+    /// Its edit had failed in another test when it was generated (`speculate.rs` learns
+    /// how often such retries are accepted).
+    pub retry: bool,
 }
 
 /// Candidates in generation order.
@@ -98,6 +101,7 @@ impl<R, P> Window<R, P> {
             took: None,
             hinted: false,
             lent: false,
+            retry: false,
         });
         if stop {
             Filling::Stop
@@ -183,6 +187,11 @@ impl<R, P> Window<R, P> {
             }
             _ => false,
         }
+    }
+
+    /// The slot pushed last.
+    pub fn last_mut(&mut self) -> Option<&mut Slot<R, P>> {
+        self.slots.back_mut()
     }
 
     /// Marks running slot `id` as lent a spare worker, handing back its running state (what

@@ -46,7 +46,7 @@ pub struct SimulateArgs {
     /// opens on the test at once), as the driver did before them.
     #[arg(long)]
     no_hints: bool,
-    /// Never lend idle workers to running tests (so that an accepted test runs its
+    /// Never lend a worker to a running test (so that an accepted test runs its
     /// confirming runs beside its first compiler run), as the driver did before.
     #[arg(long)]
     no_spare: bool,
@@ -77,6 +77,9 @@ struct Line {
     /// The edit's key, in hex (traces before it have none).
     #[serde(default)]
     edit: Option<String>,
+    /// A spare worker ran its checks beside its first run (a trace of a run with jobs > 1).
+    #[serde(default)]
+    spare: bool,
 }
 
 /// The steps of a trace file; an error names the line that is not a trace record.
@@ -99,6 +102,14 @@ fn read_trace(text: &str) -> Result<Vec<Step>, String> {
             confirm: line.confirm,
             rejected: line.rejected,
         });
+        // A test lent a spare worker took less than its phases: the model wants the time it
+        // takes without one (its checks after its first run), and lends by its own rules.
+        let cost = match (&phases, cost) {
+            (Some(p), Some(_)) if line.spare && p.rejected.as_deref() != Some("first") => {
+                Some(p.first + p.witness.unwrap_or(0.0).max(p.confirm.unwrap_or(0.0)))
+            }
+            _ => cost,
+        };
         steps.push(Step {
             seq: line.seq,
             pass: line.pass,
@@ -299,6 +310,27 @@ mod tests {
         // 0 and 1 side by side, then 3.
         assert_eq!(r[1].wall_s, 2.0);
         assert_eq!(r[1].speedup, 1.5);
+    }
+
+    #[test]
+    fn a_test_that_was_lent_a_spare_worker_is_read_at_its_time_without_one() {
+        let line = |spare: bool, rejected: &str| {
+            format!(
+                r#"{{"seq":0,"pass":"lines","run":0,"base":0,"bytes":9,"outcome":"interesting","interesting":true,"start":0.0,"end":1.25,"worker":0,"first":1.0,"witness":0.25,"confirm":0.5,"rejected":{rejected},"spare":{spare},"edit":"00000000000000ff"}}"#
+            )
+        };
+        let lent = read_trace(&line(true, "null")).unwrap();
+        assert_eq!(lent[0].cost, Some(1.5));
+        assert_eq!(lent[0].edit, Some(255));
+        // Without a loan, or rejected by its first run (the checks were killed), as recorded.
+        assert_eq!(
+            read_trace(&line(false, "null")).unwrap()[0].cost,
+            Some(1.25)
+        );
+        assert_eq!(
+            read_trace(&line(true, "\"first\"")).unwrap()[0].cost,
+            Some(1.25)
+        );
     }
 
     #[test]

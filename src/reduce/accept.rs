@@ -30,6 +30,9 @@ pub struct Phases {
     pub confirm: Option<f64>,
     /// Which phase said no: `first`, `witness` or `confirm` (`None`: accepted, or cancelled).
     pub rejected: Option<&'static str>,
+    /// A spare worker ran the checks beside the first run (the test's time is then less
+    /// than the sum of its phases).
+    pub spare: bool,
 }
 
 /// How often a test in its first compiler run looks whether the driver lent it a spare
@@ -40,13 +43,20 @@ const SPARE_POLL: Duration = Duration::from_millis(5);
 pub type PhaseLog = Mutex<HashMap<u128, Phases>>;
 
 impl Stage<'_> {
+    /// Whether a candidate that crashed the right way once is checked further: by
+    /// confirming runs (`runs` > 1) or by the witness.
+    pub(super) fn has_checks(&self, runs: u32) -> bool {
+        runs > 1 || self.witness.as_ref().is_some_and(|w| w.engaged())
+    }
+
     /// True when `text` crashes the same way `runs` times in a row, and passes the witness
     /// (run beside the confirming runs). Records the phases in `self.phases`. Calls `hint`
-    /// when the first run crashed the right way and checks remain: the reducer's driver may
-    /// then speculate on this candidate's acceptance at once (confirm rejects are rare).
-    /// Once `spare` says the driver lent the test a spare worker (`CancelToken::has_spare`)
-    /// while the first run still runs, the checks start at once beside it, and are killed if
-    /// the first run says no.
+    /// when the first run crashed the right way (and the checks have not said no yet): the
+    /// reducer's driver may then speculate on this candidate's acceptance at once (confirm
+    /// rejects are rare). Once `spare` says the driver lent the test a spare worker
+    /// (`CancelToken::has_spare`) while the first run still runs, the checks start at once
+    /// beside it; they are killed if the first run says no, and what they rejected counts
+    /// only once the first run has said yes.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn interesting(
         &self,
@@ -61,13 +71,13 @@ impl Stage<'_> {
         if self.require_complete && !super::complete::is_complete(text) {
             return false;
         }
-        let has_checks = runs > 1 || self.witness.as_ref().is_some_and(|w| w.engaged());
+        let has_checks = self.has_checks(runs);
         let t0 = Instant::now();
         let said_no = AtomicBool::new(false);
         let off = || cancel() || said_no.load(Ordering::SeqCst);
-        let (first_ok, mut phases, early) = std::thread::scope(|s| {
+        let (first_ok, first, early) = std::thread::scope(|s| {
             let (tx, rx) = mpsc::channel();
-            s.spawn(move || {
+            let first_run = s.spawn(move || {
                 let ok = self
                     .oracle
                     .accepts(&self.run_candidate(text, flags, timeout, cancel));
@@ -75,50 +85,70 @@ impl Stage<'_> {
             });
             let mut early = None;
             let first_ok = loop {
+                if early.is_none() && has_checks && spare() {
+                    let off = &off;
+                    early = Some(s.spawn(move || {
+                        let mut phases = Phases::default();
+                        let ok = self.confirm_and_witness(
+                            text,
+                            flags,
+                            runs,
+                            timeout,
+                            off,
+                            false,
+                            &mut phases,
+                        );
+                        (ok, phases)
+                    }));
+                }
                 match rx.recv_timeout(SPARE_POLL) {
                     Ok(ok) => break ok,
-                    Err(RecvTimeoutError::Timeout) => {
-                        if early.is_none() && has_checks && spare() {
-                            let off = &off;
-                            early = Some(s.spawn(move || {
-                                let mut phases = Phases::default();
-                                let ok = self.confirm_and_witness(
-                                    text,
-                                    flags,
-                                    runs,
-                                    timeout,
-                                    off,
-                                    &mut phases,
-                                );
-                                (ok, phases)
-                            }));
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => {
+                        // The first run's thread panicked: stop the checks, pass it on.
+                        said_no.store(true, Ordering::SeqCst);
+                        if let Err(p) = first_run.join() {
+                            std::panic::resume_unwind(p);
                         }
+                        break false;
                     }
-                    Err(RecvTimeoutError::Disconnected) => break false,
                 }
             };
-            let phases = Phases {
-                first: t0.elapsed().as_secs_f64(),
-                ..Phases::default()
-            };
-            if first_ok {
-                hint();
-            } else {
+            let first = t0.elapsed().as_secs_f64();
+            if !first_ok {
                 said_no.store(true, Ordering::SeqCst);
+            } else if !early.as_ref().is_some_and(|h| h.is_finished()) {
+                hint();
             }
-            let early = early.map(|h| h.join().unwrap_or((false, Phases::default())));
-            (first_ok, phases, early)
+            let early = early.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+            (first_ok, first, early)
         });
+        let mut phases = Phases {
+            first,
+            ..Phases::default()
+        };
         let ok = match early {
             Some((ok, checks)) => {
+                phases.spare = true;
                 phases.witness = checks.witness;
                 phases.confirm = checks.confirm;
-                phases.rejected = checks.rejected;
+                if first_ok && !cancel() {
+                    phases.rejected = checks.rejected;
+                    self.count_reject(checks.rejected);
+                }
                 first_ok && ok
             }
             None => {
                 first_ok
-                    && self.confirm_and_witness(text, flags, runs, timeout, cancel, &mut phases)
+                    && self.confirm_and_witness(
+                        text,
+                        flags,
+                        runs,
+                        timeout,
+                        cancel,
+                        true,
+                        &mut phases,
+                    )
             }
         };
         if !first_ok && !cancel() {
@@ -132,8 +162,26 @@ impl Stage<'_> {
         ok
     }
 
+    /// Counts a reject by the checks (`confirm` or `witness`), as `confirm_and_witness` does
+    /// when it counts.
+    fn count_reject(&self, rejected: Option<&str>) {
+        match rejected {
+            Some("confirm") => {
+                self.confirm_rejects.fetch_add(1, Ordering::Relaxed);
+            }
+            Some("witness") => {
+                if let Some(w) = &self.witness {
+                    w.count_reject();
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// The witness and the `runs - 1` confirming runs, side by side: the first to reject
-    /// cancels the other.
+    /// cancels the other. Rejects are counted when `count` (else the caller counts them:
+    /// checks that run beside the first run count only once it said yes).
+    #[allow(clippy::too_many_arguments)]
     fn confirm_and_witness(
         &self,
         text: &[u8],
@@ -141,6 +189,7 @@ impl Stage<'_> {
         runs: u32,
         timeout: Duration,
         cancel: &(dyn Fn() -> bool + Sync),
+        count: bool,
         phases: &mut Phases,
     ) -> bool {
         let witness = self.witness.as_ref().filter(|w| w.engaged());
@@ -157,7 +206,7 @@ impl Stage<'_> {
                     let t = Instant::now();
                     let run = self.witness_run(&w.argv, text, timeout, off);
                     // Counted as a reject only when nothing cancelled it first.
-                    let ok = w.passes(text, run, off());
+                    let ok = w.passes(text, run, off() || !count);
                     if !ok {
                         failed.store(true, Ordering::SeqCst);
                     }
@@ -177,7 +226,9 @@ impl Stage<'_> {
                 let run = self.run_candidate(text, flags, timeout, &off);
                 if !self.oracle.accepts(&run) {
                     if !off() {
-                        self.confirm_rejects.fetch_add(1, Ordering::Relaxed);
+                        if count {
+                            self.confirm_rejects.fetch_add(1, Ordering::Relaxed);
+                        }
                         phases.rejected = Some("confirm");
                     }
                     failed.store(true, Ordering::SeqCst);

@@ -339,6 +339,11 @@ impl Stage<'_> {
         trace: &mut Trace,
         note: &mut dyn FnMut(Note<'_>),
     ) -> Result<icepick_reducers::Reduction, ReduceError> {
+        // A spare worker is of use only to a test with checks after its first run.
+        let opts = &Options {
+            spare_workers: self.has_checks(confirm),
+            ..opts.clone()
+        };
         let test = |text: &[u8], cancel: &CancelToken| {
             let (off, hint) = (|| cancel.is_cancelled(), || cancel.hint());
             let spare = || cancel.has_spare();
@@ -582,7 +587,6 @@ pub fn reduce_case_traced(
             h
         },
         stop: settings.stop.clone(),
-        spare_workers: true,
         ..Options::default()
     };
     let prior_runs = |f: fn(&Reduction) -> u64| prior.as_ref().map_or(0, f);

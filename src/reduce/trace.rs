@@ -112,6 +112,9 @@ impl Trace {
             obj.insert("witness".into(), p.witness.map(round).into());
             obj.insert("confirm".into(), p.confirm.map(round).into());
             obj.insert("rejected".into(), p.rejected.into());
+            if p.spare {
+                obj.insert("spare".into(), true.into());
+            }
         }
         for (path, f) in &mut self.files {
             if let Err(e) = writeln!(f, "{line}") {

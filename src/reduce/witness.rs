@@ -129,6 +129,12 @@ impl Witness {
         ok
     }
 
+    /// Counts a reject that [`Witness::passes`] was told not to count (its run was beside a
+    /// first compiler run that had not yet said yes), once that run said yes.
+    pub fn count_reject(&self) {
+        self.rejects.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Called with each newly accepted candidate: turns strict when it passed with no error.
     /// True when the candidate should be offered to the witness now (no baseline, not strict,
     /// small enough); then [`Witness::late`] with its run.

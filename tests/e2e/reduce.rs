@@ -47,6 +47,34 @@ fn gh59446_reduces_to_a_few_lines_that_still_crash_the_same_way_for_any_jobs() {
         "--jobs 1 and --jobs 2 must give the same output"
     );
     assert_eq!(r2["bytes_after"], after);
+
+    // With 8 tests in flight, workers with nothing better to do are lent to running tests,
+    // which run their confirming run beside their first one (the trace says which): same
+    // output.
+    let case3 = dir.join("case3");
+    copy_dir(&case1, &case3);
+    let trace = dir.join("trace8.jsonl");
+    let r3 = reduce_json(&case3, &["--jobs", "8", "--trace", trace.to_str().unwrap()]);
+    assert_eq!(
+        std::fs::read(case1.join("reduced.ii")).unwrap(),
+        std::fs::read(case3.join("reduced.ii")).unwrap(),
+        "--jobs 1 and --jobs 8 must give the same output"
+    );
+    assert_eq!(r3["verified"], true, "{r3:#}");
+    let lent: Vec<serde_json::Value> = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["spare"] == true)
+        .collect();
+    assert!(!lent.is_empty(), "no test was lent a spare worker");
+    // A lent test that was accepted ran its checks: their times are in its record.
+    let mut accepted = lent.iter().filter(|r| r["interesting"] == true);
+    assert!(
+        accepted.clone().count() > 0 && accepted.all(|r| r["confirm"].is_f64()),
+        "{lent:?}"
+    );
+    eprintln!("lent tests: {}", lent.len());
 }
 
 pub(crate) fn copy_dir(from: &Path, to: &Path) {
