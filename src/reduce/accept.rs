@@ -86,6 +86,7 @@ impl Stage<'_> {
             let mut early = None;
             let first_ok = loop {
                 if early.is_none() && has_checks && spare() {
+                    self.spare_checks.fetch_add(1, Ordering::Relaxed);
                     let off = &off;
                     early = Some(s.spawn(move || {
                         let mut phases = Phases::default();

@@ -123,12 +123,18 @@ pub struct Reduction {
     /// the stage fell back to a larger accepted candidate: why, in one line.
     #[serde(default)]
     pub backed_off: Option<String>,
-    /// Second runs of interesting candidates (the price of determinism), and how many of
-    /// them did not crash the same way again (candidates it kept out).
+    /// Second runs of candidates whose first run crashed the right way (the price of
+    /// determinism; with a spare worker, also of candidates whose first run was still
+    /// running, then killed if it said no), and how many of them did not crash the same way
+    /// again while the first run had (candidates it kept out).
     #[serde(default)]
     pub confirm_runs: u64,
     #[serde(default)]
     pub confirm_rejects: u64,
+    /// Tests whose checks (confirming run, witness) ran beside their first compiler run on a
+    /// worker the reducer's driver lent them (`CancelToken::has_spare`).
+    #[serde(default)]
+    pub spare_checks: u64,
     /// Compiler runs of the start's and the final checks (back-off included).
     #[serde(default)]
     pub check_runs: u64,
@@ -223,6 +229,8 @@ struct Stage<'a> {
     counter: AtomicU64,
     confirm_runs: AtomicU64,
     confirm_rejects: AtomicU64,
+    /// Tests that ran their checks on a lent spare worker.
+    spare_checks: AtomicU64,
     check_runs: AtomicU64,
     stop: Arc<AtomicBool>,
     /// Candidates must be complete (balanced brackets, a declaration's end): validity is
@@ -473,6 +481,7 @@ pub fn reduce_case_traced(
         counter: AtomicU64::new(0),
         confirm_runs: AtomicU64::new(0),
         confirm_rejects: AtomicU64::new(0),
+        spare_checks: AtomicU64::new(0),
         check_runs: AtomicU64::new(0),
         stop: settings.stop.clone(),
         require_complete: keep_valid && complete::is_complete(&start),
@@ -608,6 +617,7 @@ pub fn reduce_case_traced(
         backed_off: None,
         confirm_runs: 0,
         confirm_rejects: 0,
+        spare_checks: 0,
         check_runs: 0,
         witness: None,
         witness_start_errors: 0,
@@ -749,6 +759,7 @@ pub fn reduce_case_traced(
     rec.confirm_rejects =
         prior_runs(|r| r.confirm_rejects) + stage.confirm_rejects.load(Ordering::Relaxed);
     rec.check_runs = prior_runs(|r| r.check_runs) + stage.check_runs.load(Ordering::Relaxed);
+    rec.spare_checks = prior_runs(|r| r.spare_checks) + stage.spare_checks.load(Ordering::Relaxed);
     let w = stage.witness.as_ref();
     rec.witness = w.filter(|w| w.strict()).map(|w| w.argv.clone());
     rec.witness_start_errors = w.map_or(0, |w| w.start_errors());

@@ -61,6 +61,7 @@ fn gh59446_reduces_to_a_few_lines_that_still_crash_the_same_way_for_any_jobs() {
         "--jobs 1 and --jobs 8 must give the same output"
     );
     assert_eq!(r3["verified"], true, "{r3:#}");
+    assert_eq!(r1["spare_checks"], 0, "one worker has none to lend");
     let lent: Vec<serde_json::Value> = std::fs::read_to_string(&trace)
         .unwrap()
         .lines()
@@ -68,6 +69,7 @@ fn gh59446_reduces_to_a_few_lines_that_still_crash_the_same_way_for_any_jobs() {
         .filter(|r| r["spare"] == true)
         .collect();
     assert!(!lent.is_empty(), "no test was lent a spare worker");
+    assert!(r3["spare_checks"].as_u64().unwrap() > 0, "{r3:#}");
     // A lent test that was accepted ran its checks: their times are in its record.
     let mut accepted = lent.iter().filter(|r| r["interesting"] == true);
     assert!(
