@@ -490,8 +490,9 @@ fn levels_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
                                 tests += 1;
                                 let end = now + c + latency_s;
                                 running.push(Reverse((Ordered(end), id, Ev::End(outcome))));
-                                // What a spare worker would run beside its first run: only
-                                // the trace's accepted tests have checks after it.
+                                // When its first run ends (only the trace's own tests hint:
+                                // stand-ins are failures), and what a spare worker would run
+                                // beside it: the checks after it.
                                 let first = path[i].hint_after().filter(|_| real);
                                 let checks = first.map(|f| (f, (c - f).max(0.0)));
                                 let start = now + latency_s;
@@ -503,8 +504,7 @@ fn levels_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy)
                                     lent: false,
                                 };
                                 live.insert(id, test);
-                                // Only the trace's own tests hint (stand-ins are failures).
-                                let hint = path[i].hint_after().filter(|_| real && policy.hints);
+                                let hint = first.filter(|_| policy.hints);
                                 if let Some(h) = hint.map(|h| now + h + latency_s) {
                                     if h < end {
                                         running.push(Reverse((Ordered(h), id, Ev::Hint)));

@@ -134,9 +134,9 @@ pub(crate) struct Kind<'s> {
 pub(crate) struct Rates {
     passes: HashMap<String, PassRates>,
     hinted: Counts,
-    /// Failed tests by edit key, from every level (a failure is a fact about the edit on
-    /// that text whether or not the level is on the serial path).
-    failed_edits: HashMap<u64, u32>,
+    /// The edit keys of failed tests, from every level (a failure is a fact about the edit
+    /// on that text whether or not the level is on the serial path).
+    failed_edits: HashSet<u64>,
     /// Decisions on the serial path of slots whose edit had failed in another test before
     /// (kept out of their pass's rate: a fixpoint round retries a whole round's failures).
     again: Counts,
@@ -157,9 +157,7 @@ impl Rates {
 
     /// Whether `kind`'s edit failed in a test that ended.
     fn failed_before(&self, kind: Kind<'_>) -> bool {
-        kind.edit
-            .and_then(|e| self.failed_edits.get(&e))
-            .is_some_and(|&n| n > 0)
+        kind.edit.is_some_and(|e| self.failed_edits.contains(&e))
     }
 
     /// The chance that a slot of `kind` is accepted: how often an edit that failed before
@@ -214,7 +212,7 @@ impl Rates {
     /// of the texts being tested), and its edit's failure.
     fn ended(&mut self, kind: Kind<'_>, interesting: bool, t: f64) {
         if let (Some(e), false) = (kind.edit, interesting) {
-            *self.failed_edits.entry(e).or_default() += 1;
+            self.failed_edits.insert(e);
         }
         let e = self.entry(kind.pass);
         let times = if interesting {

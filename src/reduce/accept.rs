@@ -193,10 +193,10 @@ impl Stage<'_> {
         count: bool,
         phases: &mut Phases,
     ) -> bool {
-        let witness = self.witness.as_ref().filter(|w| w.engaged());
-        if witness.is_none() && runs <= 1 {
+        if !self.has_checks(runs) {
             return true;
         }
+        let witness = self.witness.as_ref().filter(|w| w.engaged());
         let failed = AtomicBool::new(false);
         let off = || cancel() || failed.load(Ordering::SeqCst);
         std::thread::scope(|s| {
