@@ -19,6 +19,7 @@ pub mod flags;
 pub mod host;
 pub mod interrupt;
 pub mod ir;
+pub mod pipeline;
 pub mod reduce;
 pub mod report;
 pub mod scanlog;

@@ -529,6 +529,7 @@ fn finish(req: &Request, dir: NewCaseDir, p: Parts<'_>) -> Result<Outcome, Captu
         classification: None,
         versions: None,
         ir: None,
+        triage: None,
     };
     let dest = dir.finish(&case, req.out.as_deref())?;
     Ok(Outcome::Case {

@@ -89,6 +89,32 @@ pub struct Flags {
     /// Where the probes ran when a farm was asked for (`--executor`, docs/farm.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub farm: Option<crate::case::farm::FarmSummary>,
+    /// The triage budget ended the stage before every probe ran: `minimal_command` crashes
+    /// but may not be minimal, and dimensions with a cut probe are undecided.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub budget_cut: bool,
+}
+
+impl Flags {
+    /// Records that the budget cut the stage: a dimension whose probes include a timeout
+    /// cannot tell "needed" from "cut", so it says neither.
+    pub fn mark_budget_cut(&mut self) {
+        self.budget_cut = true;
+        for d in &mut self.dimensions {
+            if d.tried.iter().any(|t| t.outcome == Outcome::Timeout) {
+                d.needed = None;
+                d.note = "not decided: the triage budget ran out during its probes".into();
+            }
+        }
+        if self.vector_needed.is_some()
+            && self
+                .dimensions
+                .iter()
+                .any(|d| d.name == "vector extension" && d.needed.is_none())
+        {
+            self.vector_needed = None;
+        }
+    }
 }
 
 /// One dimension: what was tried and whether it matters.

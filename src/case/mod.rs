@@ -165,6 +165,9 @@ pub struct Case {
     /// The IR stage's section: the reduced IR and its `llc`/`opt` command (see docs/architecture.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ir: Option<serde_json::Value>,
+    /// The triage pipeline's record: which stages ran, how each ended, and the budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub triage: Option<triage::Triage>,
 }
 
 /// Problems reading or writing a case directory. Every variant but [`CaseError::Io`] is about
@@ -445,6 +448,7 @@ pub mod classification;
 mod facts;
 pub mod farm;
 pub mod flags;
+pub mod triage;
 mod validate;
 pub mod versions;
 pub use facts::{involves_riscv, library_dirs, library_dirs_emulated, target_tag};

@@ -72,6 +72,7 @@ pub(crate) fn sample_case() -> Case {
         classification: None,
         versions: None,
         ir: None,
+        triage: None,
     }
 }
 

@@ -60,23 +60,6 @@ pub(crate) fn ir_and_report(dir: &Path, opts: &Options, quiet: bool) -> Result<I
     Ok(s)
 }
 
-/// One-line summary of a section.
-pub(crate) fn summary(s: &IrSection) -> String {
-    format!(
-        "{} lines, {} B ({} B of IR before) in {} tests, {:.1} s, {}",
-        s.lines,
-        s.bytes,
-        s.start_bytes,
-        s.tests,
-        s.seconds,
-        if s.verified {
-            format!("verified {} of {}", s.same, s.runs)
-        } else {
-            format!("NOT verified ({} of {})", s.same, s.runs)
-        }
-    )
-}
-
 /// Runs `icepick ir`.
 pub fn run(args: IrArgs) -> anyhow::Result<u8> {
     let mut opts = Options::default();
@@ -109,7 +92,7 @@ pub fn run(args: IrArgs) -> anyhow::Result<u8> {
         if let Some(p) = &s.pass {
             writeln!(out, "pass:     {p}")?;
         }
-        writeln!(out, "reduced:  {}", summary(&s))?;
+        writeln!(out, "reduced:  {}", crate::ir::summary(&s))?;
         if let Some(n) = &s.note {
             writeln!(out, "note:     {n}")?;
         }

@@ -9,9 +9,11 @@ use clap::Args;
 
 use super::capture::{capture_from_args, print_outcome, CaptureArgs};
 use super::progress::{human_bytes, Progress, Spinner};
+use crate::case::triage::{StageName, StageRun, StageStatus};
 use crate::case::{Case, CaseStatus};
 use crate::error;
-use crate::reduce::{self, Settings};
+use crate::pipeline::{self, Budget};
+use crate::reduce;
 
 /// Arguments of `icepick triage`.
 #[derive(Debug, Args)]
@@ -46,10 +48,17 @@ pub struct TriageArgs {
     /// default $ICEPICK_LEASE_SECONDS, else 120).
     #[arg(long, value_name = "SECONDS")]
     lease: Option<f64>,
+    /// Wall-clock budget of the whole triage in seconds, capture included (0: none). Each
+    /// stage gets a share and ends with its best so far when it runs out; stages with no
+    /// time left are skipped, and the case and report say which. With --pending: per bucket.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    budget: u64,
 }
 
 /// Runs `icepick triage`.
 pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
+    let started = std::time::Instant::now();
+    let budget = Budget::new(started, budget_of(args.budget));
     if args.pending {
         let lease = args
             .lease
@@ -67,6 +76,8 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
             worker: args.worker,
             once: args.once,
             lease,
+            allow_invalid: args.allow_invalid,
+            budget: budget_of(args.budget),
         };
         return pending::run(args.jobs, args.capture.json, args.capture.timeout, how);
     }
@@ -79,96 +90,18 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
     if captured.status != CaseStatus::Captured || args.no_reduce {
         return Ok(code);
     }
-    // What ran, for the final `status:` line.
-    let mut stages: Vec<String> = vec!["captured".into()];
-    let settings = Settings {
+    let opts = pipeline::Options {
         jobs: args
             .jobs
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-        resume: false,
-        timeout: None,
+        allow_invalid: args.allow_invalid,
+        budget,
         stop: crate::interrupt::stop_flag(),
-        allow_invalid: args.allow_invalid,
-        verify_runs: reduce::DEFAULT_VERIFY_RUNS,
-        executor: Default::default(),
+        resume: false,
     };
-    // Flags first: reduce uses the minimal command it finds.
-    let flag_opts = crate::flags::Options {
-        jobs: settings.jobs,
-        allow_invalid: args.allow_invalid,
-        ..crate::flags::Options::default()
-    };
-    let mut spinner = Spinner::start("flags: finding the flags that matter", json);
-    let f = crate::flags::flags_for_case(&dir, &flag_opts, &mut |msg: &str| {
-        spinner.step(&format!("flags: {msg}"))
-    })
-    .map_err(|e| match e {
-        crate::flags::FlagsError::Case(c) => anyhow::Error::from(c),
-    })?;
-    spinner.finish();
-    crate::report::rerender(&dir)?;
-    if !json {
-        log::info!(
-            "flags: {} of {} arguments needed ({} compiler runs)",
-            f.minimal_command.len().saturating_sub(1),
-            captured.replay_command.len().saturating_sub(1),
-            f.compiler_runs
-        );
-    }
-    stages.push("flags".into());
-    // A backend crash also becomes minimal IR and an llc/opt line (issue 13); a frontend
-    // crash has no IR and is skipped. Its failure does not fail the triage. Before the
-    // reduction: the one function the IR keeps is the reducer's hint when the crash names
-    // none (big-hip-rv-gh75010: 447 s -> 222 s of reduction).
-    let ir_opts = crate::ir::Options {
-        jobs: settings.jobs,
-        ..crate::ir::Options::default()
-    };
-    match super::ir::ir_and_report(&dir, &ir_opts, json) {
-        Ok(s) => {
-            if !json {
-                log::info!("ir: {}", super::ir::summary(&s));
-            }
-            stages.push("ir".into());
-        }
-        Err(crate::ir::IrError::Frontend(_)) => {}
-        Err(e) => {
-            if !json {
-                log::info!("ir: {e}");
-            }
-            stages.push("ir failed".into());
-        }
-    }
-    let mut progress = Progress::new(json);
-    // Only the reduction stops gracefully (keeping its best so far); an interrupt in any
-    // other stage ends icepick at once, leaving the case as it was.
-    let r = {
-        let _graceful = crate::interrupt::graceful();
-        reduce::reduce_case(&dir, &settings, &mut |n| progress.note(n))?
-    };
-    progress.finish();
-    crate::report::rerender(&dir)?;
-    stages.push(if r.verified {
-        "reduced".into()
-    } else {
-        "reduced (NOT verified)".into()
-    });
-    let mut spinner = Spinner::start("versions: running the case on each compiler", json);
-    let rows = crate::versions::run_versions(&dir, &[], settings.jobs)?;
-    spinner.finish();
-    crate::report::rerender(&dir)?;
-    if !json {
-        log::info!("versions: {}", crate::versions::summary(&rows));
-    }
-    stages.push("versions".into());
-    let mut spinner = Spinner::start("classify: running the experiments", json);
-    let c = crate::classify::classify(&dir, &crate::classify::Options::default())?;
-    spinner.finish();
-    crate::report::rerender(&dir)?;
-    if !json {
-        log::info!("classification: {} ({})", c.verdict, c.reason);
-    }
-    stages.push(format!("classified ({})", c.verdict));
+    let mut shown = Shown::new(json);
+    let done = pipeline::triage(&dir, &opts, &mut shown).map_err(pipeline_error)?;
+    drop(shown);
     let mut out = std::io::stdout().lock();
     if json {
         // --json: the final case, one object (capture printed the first state already, so a
@@ -178,27 +111,144 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
         v["case_dir"] = dir.to_string_lossy().into_owned().into();
         writeln!(out, "{}", serde_json::to_string(&v)?)?;
     } else {
-        writeln!(
-            out,
-            "reduced:   {} -> {} in {} tests ({} s), {}",
-            human_bytes(r.bytes_before),
-            human_bytes(r.bytes_after),
-            r.tests,
-            r.seconds,
-            if r.verified {
-                "verified"
-            } else {
-                "NOT verified"
-            }
-        )?;
+        if let Some(r) = &done.reduction {
+            writeln!(
+                out,
+                "reduced:   {} -> {} in {} tests ({} s), {}",
+                human_bytes(r.bytes_before),
+                human_bytes(r.bytes_after),
+                r.tests,
+                r.seconds,
+                if r.verified {
+                    "verified"
+                } else {
+                    "NOT verified"
+                }
+            )?;
+        }
         writeln!(out, "report:    {}", dir.join("report.md").display())?;
-        writeln!(out, "status:    {}", stages.join(", "))?;
+        writeln!(out, "status:    {}", status_line(&done))?;
     }
-    Ok(if r.verified {
-        error::OK
-    } else {
-        error::NOT_REPRODUCED
-    })
+    Ok(exit_code(&done))
+}
+
+/// `--budget` in seconds as a limit: 0 is none.
+fn budget_of(seconds: u64) -> Option<std::time::Duration> {
+    (seconds > 0).then(|| std::time::Duration::from_secs(seconds))
+}
+
+/// A reduction that ran and did not verify is exit 4; an interrupt is the signal's code
+/// (main maps it); no reduction at all (the budget ran out first) leaves the captured case,
+/// which capture verified.
+fn exit_code(done: &pipeline::Outcome) -> u8 {
+    match &done.reduction {
+        Some(r) if !r.verified && !done.interrupted => error::NOT_REPRODUCED,
+        _ => error::OK,
+    }
+}
+
+/// The pipeline's errors as the CLI's error chain reads them (exit codes by type).
+fn pipeline_error(e: pipeline::PipelineError) -> anyhow::Error {
+    match e {
+        pipeline::PipelineError::Case(c) => c.into(),
+        pipeline::PipelineError::Reduce(r) => r.into(),
+    }
+}
+
+/// The final `status:` line: what ran, in order, and how it ended when not plainly.
+fn status_line(done: &pipeline::Outcome) -> String {
+    let mut parts: Vec<String> = vec!["captured".into()];
+    for run in &done.triage.stages {
+        let word = match run.stage {
+            StageName::Flags => "flags".to_string(),
+            StageName::Ir => "ir".to_string(),
+            StageName::Reduce => match &done.reduction {
+                Some(r) if r.verified => "reduced".into(),
+                Some(_) => "reduced (NOT verified)".into(),
+                None => "reduce".into(),
+            },
+            StageName::Versions => "versions".into(),
+            StageName::Classify => match &done.verdict {
+                Some(v) => format!("classified ({v})"),
+                None => "classify".into(),
+            },
+        };
+        parts.push(match run.status {
+            StageStatus::Done => word,
+            StageStatus::NotNeeded if run.stage == StageName::Ir => continue,
+            StageStatus::NotNeeded => format!("{word} (kept)"),
+            StageStatus::Cut => format!("{word} (cut by the budget)"),
+            StageStatus::SkippedBudget => format!("{} skipped (budget)", run.stage.as_str()),
+            StageStatus::Failed => format!("{} failed", run.stage.as_str()),
+            StageStatus::Interrupted => format!("{word} (interrupted)"),
+        });
+    }
+    parts.join(", ")
+}
+
+/// The pipeline's progress on the terminal: a spinner per stage, the reduction's bar, and a
+/// line per stage as it ends.
+struct Shown {
+    json: bool,
+    stage: Option<StageName>,
+    spinner: Option<Spinner>,
+    bar: Option<Progress>,
+}
+
+impl Shown {
+    fn new(json: bool) -> Self {
+        Shown {
+            json,
+            stage: None,
+            spinner: None,
+            bar: None,
+        }
+    }
+}
+
+impl pipeline::Progress for Shown {
+    fn begin(&mut self, stage: StageName) {
+        self.stage = Some(stage);
+        let what = match stage {
+            StageName::Flags => "flags: finding the flags that matter",
+            StageName::Ir => "ir: reducing the crash to IR and an llc/opt command",
+            StageName::Reduce => {
+                self.bar = Some(Progress::new(self.json));
+                return;
+            }
+            StageName::Versions => "versions: running the case on each compiler",
+            StageName::Classify => "classify: running the experiments",
+        };
+        self.spinner = Some(Spinner::start(what, self.json));
+    }
+
+    fn step(&mut self, msg: &str) {
+        if let (Some(s), Some(stage)) = (&self.spinner, self.stage) {
+            s.step(&format!("{}: {msg}", stage.as_str()));
+        }
+    }
+
+    fn reduce(&mut self, note: reduce::Note<'_>) {
+        if let Some(bar) = &mut self.bar {
+            bar.note(note);
+        }
+    }
+
+    fn end(&mut self, run: &StageRun) {
+        if let Some(mut s) = self.spinner.take() {
+            s.finish();
+        }
+        if let Some(mut b) = self.bar.take() {
+            b.finish();
+        }
+        if !self.json {
+            let detail = run.detail.as_deref().unwrap_or("");
+            match run.status {
+                StageStatus::Done => log::info!("{}: {detail}", run.stage.as_str()),
+                _ => log::info!("{}: {}: {detail}", run.stage.as_str(), run.status.as_str()),
+            }
+        }
+    }
 }
 
 mod pending {
@@ -209,10 +259,12 @@ mod pending {
     use std::sync::atomic::Ordering;
     use std::time::Duration;
 
-    use super::super::progress::{human_bytes, Progress, Spinner};
+    use super::super::progress::human_bytes;
+    use crate::case::triage::{StageName, StageStatus};
     use crate::case::{Case, CaseStatus};
     use crate::error;
-    use crate::reduce::{self, Reduction, Settings};
+    use crate::pipeline;
+    use crate::reduce::Reduction;
     use crate::store::{lease, Bucket, Status, Store};
 
     /// What became of one bucket.
@@ -230,6 +282,10 @@ mod pending {
         /// With `worker`: stop once no bucket is `new`.
         pub once: bool,
         pub lease: Duration,
+        /// `--allow-invalid`.
+        pub allow_invalid: bool,
+        /// `--budget`, per bucket.
+        pub budget: Option<Duration>,
     }
 
     pub(super) fn run(
@@ -263,7 +319,7 @@ mod pending {
             }
             let heartbeat = lease::Heartbeat::start(&loc, &b.id, &owner, how.lease);
             let triaged = local_case(&store, &b)
-                .and_then(|b| triage_bucket(&mut store, &b, jobs, json, timeout, &stop));
+                .and_then(|b| triage_bucket(&mut store, &b, jobs, json, timeout, &stop, &how));
             drop(heartbeat);
             let (done, dir) = match triaged {
                 Ok(r) => r,
@@ -367,7 +423,9 @@ mod pending {
         json: bool,
         timeout: u64,
         stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+        how: &How,
     ) -> anyhow::Result<(Done, Option<PathBuf>)> {
+        let started = std::time::Instant::now();
         let dir = match &b.case_dir {
             Some(d) => PathBuf::from(d),
             None => {
@@ -418,91 +476,64 @@ mod pending {
                 .unwrap_or_else(|| "not reproducible".into());
             return Ok((Done::Failed(why), Some(dir)));
         }
-        let earlier: Option<Reduction> = case
-            .reduction
-            .clone()
-            .and_then(|v| serde_json::from_value(v).ok());
-        // Flags first, as `triage -- <cmd>` does: reduce uses the minimal command. A case
-        // that already has them (an earlier, interrupted run) keeps them.
-        if case.flags.is_none() && earlier.is_none() {
-            let opts = crate::flags::Options {
-                jobs,
-                ..crate::flags::Options::default()
-            };
-            let mut spinner = Spinner::start("flags: finding the flags that matter", json);
-            let flagged = crate::flags::flags_for_case(&dir, &opts, &mut |msg: &str| {
-                spinner.step(&format!("flags: {msg}"))
-            });
-            spinner.finish();
-            if let Err(e) = flagged {
-                return Ok((Done::Failed(format!("flags failed: {e}")), Some(dir)));
+        let opts = pipeline::Options {
+            jobs,
+            allow_invalid: how.allow_invalid,
+            budget: pipeline::Budget::new(started, how.budget),
+            stop: stop.clone(),
+            // An earlier, interrupted run of this bucket: keep what it did, resume the rest.
+            resume: true,
+        };
+        let mut shown = super::Shown::new(json);
+        let done = match pipeline::triage(&dir, &opts, &mut shown) {
+            Ok(d) => d,
+            Err(pipeline::PipelineError::Reduce(e)) => {
+                return Ok((Done::Failed(format!("reduction failed: {e}")), Some(dir)))
             }
-            crate::report::rerender(&dir)?;
+            Err(pipeline::PipelineError::Case(e)) if e.is_bad_input() => {
+                return Ok((Done::Failed(e.to_string()), Some(dir)))
+            }
+            Err(pipeline::PipelineError::Case(e)) => return Err(e.into()),
+        };
+        drop(shown);
+        if done.interrupted {
+            return Ok((Done::Interrupted, Some(dir)));
         }
-        let done = earlier.filter(|r| r.status == "done" && r.verified);
-        let r = match done {
-            Some(r) => r,
-            None => {
-                let settings = Settings {
-                    jobs,
-                    resume: Case::load(&dir).is_ok_and(|c| c.reduction.is_some()),
-                    timeout: None,
-                    stop: stop.clone(),
-                    allow_invalid: false,
-                    verify_runs: reduce::DEFAULT_VERIFY_RUNS,
-                    executor: Default::default(),
-                };
-                let mut progress = Progress::new(json);
-                let reduced = {
-                    let _graceful = crate::interrupt::graceful();
-                    reduce::reduce_case(&dir, &settings, &mut |n| progress.note(n))
-                };
-                progress.finish();
-                if reduced.is_ok() {
-                    crate::report::rerender(&dir)?;
-                }
-                match reduced {
-                    Ok(r) if r.status == "stopped" => return Ok((Done::Interrupted, Some(dir))),
-                    Ok(r) if r.verified => r,
-                    Ok(r) => {
-                        let why = format!(
-                            "the reduced input ({}) does not reproduce the crash",
-                            r.output
-                        );
-                        return Ok((Done::Failed(why), Some(dir)));
-                    }
-                    Err(e) => {
-                        let why = format!("reduction failed: {e}");
-                        return Ok((Done::Failed(why), Some(dir)));
-                    }
-                }
+        if let Some(v) = &done.verdict {
+            store.set_verdict(&b.id, v)?;
+        }
+        let reduced = match &done.reduction {
+            Some(r) if r.verified => summary(r),
+            Some(r) => {
+                let why = format!(
+                    "the reduced input ({}) does not reproduce the crash",
+                    r.output
+                );
+                return Ok((Done::Failed(why), Some(dir)));
             }
+            None => "not reduced: the triage budget ran out first".into(),
         };
-        // The version table; a host without other clangs is no triage failure.
-        let mut spinner = Spinner::start("versions: running the case on each compiler", json);
-        let ran = crate::versions::run_versions(&dir, &[], jobs);
-        spinner.finish();
-        let versions = match ran {
-            Ok(rows) => {
-                crate::report::rerender(&dir)?;
-                format!("; versions: {}", crate::versions::summary(&rows))
+        let row = |stage| done.triage.stage(stage);
+        let versions = match row(StageName::Versions) {
+            Some(r) if r.status == StageStatus::Done => {
+                format!("; versions: {}", r.detail.as_deref().unwrap_or(""))
             }
-            Err(e) => format!("; versions not run: {e}"),
+            Some(r) => format!(
+                "; versions not run: {}",
+                r.detail.as_deref().unwrap_or(r.status.as_str())
+            ),
+            None => String::new(),
         };
-        // Classification: the verdict goes on the bucket too.
-        let mut spinner = Spinner::start("classify: running the experiments", json);
-        let classified = crate::classify::classify(&dir, &crate::classify::Options::default());
-        spinner.finish();
-        let verdict = match classified {
-            Ok(c) => {
-                crate::report::rerender(&dir)?;
-                store.set_verdict(&b.id, &c.verdict)?;
-                format!("; classified: {}", c.verdict)
-            }
-            Err(e) => format!("; not classified: {e}"),
+        let verdict = match (&done.verdict, row(StageName::Classify)) {
+            (Some(v), _) => format!("; classified: {v}"),
+            (None, Some(r)) => format!(
+                "; not classified: {}",
+                r.detail.as_deref().unwrap_or(r.status.as_str())
+            ),
+            (None, None) => String::new(),
         };
         Ok((
-            Done::Triaged(format!("{}{versions}{verdict}", summary(&r))),
+            Done::Triaged(format!("{reduced}{versions}{verdict}")),
             Some(dir),
         ))
     }

@@ -27,6 +27,7 @@ pub fn analyse(replay: &[String], t: &mut Tester<'_>) -> Flags {
         on_original: Vec::new(),
         original_note: None,
         farm: None,
+        budget_cut: false,
     };
     if replay.len() < 2 {
         flags.reproduced = false;
@@ -165,6 +166,51 @@ mod tests {
         assert_eq!(row(&f, "vector extension").needed, Some(true));
         assert_eq!(f.compiler_runs, t.runs());
         assert!(f.compiler_runs <= 40, "{} runs", f.compiler_runs);
+    }
+
+    #[test]
+    fn a_budget_cut_leaves_probed_dimensions_undecided_never_needed() {
+        // The budget runs out after the first 6 runs: every later probe is a Timeout, as
+        // the flags runner answers past its deadline. Without marking, a dimension whose
+        // other values crashed would read "needed"; marked, it says it was not decided.
+        let replay = v("clang -fno-crash-diagnostics -c --target=riscv64-linux-gnu -march=rv64gcv -O1 -g -w -fno-crash-diagnostics -o /dev/null -x cpp-output input.i");
+        let runs = std::cell::Cell::new(0usize);
+        let oracle = |c: &[Vec<String>]| -> Vec<Outcome> {
+            let real = gh75010(c);
+            real.into_iter()
+                .map(|o| {
+                    runs.set(runs.get() + 1);
+                    if runs.get() > 6 {
+                        Outcome::Timeout
+                    } else {
+                        o
+                    }
+                })
+                .collect()
+        };
+        let mut t = Tester::new(&oracle);
+        let mut f = analyse(&replay, &mut t);
+        assert!(f.reproduced);
+        let cut: Vec<String> = f
+            .dimensions
+            .iter()
+            .filter(|d| d.tried.iter().any(|t| t.outcome == Outcome::Timeout))
+            .map(|d| d.name.clone())
+            .collect();
+        assert!(!cut.is_empty(), "the oracle cut no probe: {f:?}");
+        f.mark_budget_cut();
+        assert!(f.budget_cut);
+        for d in &f.dimensions {
+            if cut.contains(&d.name) {
+                assert_eq!(d.needed, None, "{}: {}", d.name, d.note);
+                assert!(d.note.contains("budget"), "{}", d.note);
+            }
+        }
+        if cut.iter().any(|n| n == "vector extension") {
+            assert_eq!(f.vector_needed, None);
+        }
+        // The minimal command is one that was seen crashing: the baseline at least.
+        assert!(f.minimal_command.len() <= replay.len());
     }
 
     #[test]

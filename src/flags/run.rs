@@ -36,6 +36,10 @@ pub struct Options {
     /// Where the probes of the case's input run (`--executor`); the original command's
     /// recheck (the user's sources and headers) always runs here.
     pub executor: crate::executor::Choice,
+    /// When the stage must end (the triage budget): no run starts after it and none runs
+    /// past it. A probe cut this way is a `Timeout` outcome, and every dimension it touched
+    /// is left undecided ([`Flags::budget_cut`]).
+    pub deadline: Option<Instant>,
 }
 
 impl Default for Options {
@@ -45,6 +49,7 @@ impl Default for Options {
             timeout: Duration::from_secs(300),
             allow_invalid: false,
             executor: Default::default(),
+            deadline: None,
         }
     }
 }
@@ -100,7 +105,25 @@ struct Runner<'a, 'b> {
 
 impl Runner<'_, '_> {
     fn run(&self, cands: &[Vec<String>]) -> Vec<Outcome> {
-        let timeout = self.limit.get().unwrap_or(self.opts.timeout);
+        let Some(deadline) = self.opts.deadline else {
+            return self.run_batch(cands, self.limit.get().unwrap_or(self.opts.timeout));
+        };
+        // Under a deadline, `jobs` runs at a time, each limited to what is left when it
+        // starts: a queued run never starts late with a full time limit.
+        let mut outcomes = Vec::with_capacity(cands.len());
+        for chunk in cands.chunks(self.opts.jobs.max(1)) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                outcomes.resize(outcomes.len() + chunk.len(), Outcome::Timeout);
+                continue;
+            }
+            let timeout = self.limit.get().unwrap_or(self.opts.timeout).min(left);
+            outcomes.extend(self.run_batch(chunk, timeout));
+        }
+        outcomes
+    }
+
+    fn run_batch(&self, cands: &[Vec<String>], timeout: Duration) -> Vec<Outcome> {
         let argvs: Vec<Vec<String>> = cands
             .iter()
             .map(|argv| crate::case::emulated(self.emulator, argv))
@@ -315,6 +338,9 @@ pub fn flags_for_case(
         let base = original_base(&case);
         original::recheck(&mut flags, base.as_deref().map_err(Clone::clone), &mut t);
         flags.compiler_runs += t.runs();
+    }
+    if opts.deadline.is_some_and(|d| Instant::now() >= d) {
+        flags.mark_budget_cut();
     }
     flags.seconds = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
     flags.jobs = opts.jobs;

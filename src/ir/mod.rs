@@ -324,6 +324,23 @@ pub fn oracle_main(spec: &Path, file: &Path) -> bool {
     }
 }
 
+/// One-line summary of a section.
+pub fn summary(s: &IrSection) -> String {
+    format!(
+        "{} lines, {} B ({} B of IR before) in {} tests, {:.1} s, {}",
+        s.lines,
+        s.bytes,
+        s.start_bytes,
+        s.tests,
+        s.seconds,
+        if s.verified {
+            format!("verified {} of {}", s.same, s.runs)
+        } else {
+            format!("NOT verified ({} of {})", s.same, s.runs)
+        }
+    )
+}
+
 /// Runs the stage on the case in `dir`: writes `reduced.ll` and the `ir` section.
 pub fn ir_for_case(
     dir: &Path,

@@ -317,10 +317,12 @@ impl Stage<'_> {
             runs,
             stop_early,
         };
-        let stop = || self.stop.load(Ordering::SeqCst);
+        // Only Ctrl-C cuts a check: after a stop that is not an interrupt (the triage
+        // budget) the best so far is still verified, so what is kept is a reproducer.
+        let interrupted = crate::interrupt::is_interrupted;
         Ok(verify(&check, &mut |argv| {
             self.check_runs.fetch_add(1, Ordering::Relaxed);
-            self.oracle.judge_local(argv, timeout, &stop)
+            self.oracle.judge_local(argv, timeout, &interrupted)
         }))
     }
 
@@ -549,17 +551,21 @@ pub fn reduce_case_traced(
     }
     if keep_valid {
         stage.witness = witness::witness_for(&replay_cmd).map(|argv| {
-            let run = stage.witness_run(&argv, &start, long, &stop);
+            let run = stage.witness_run(&argv, &start, long, &crate::interrupt::is_interrupted);
             witness::Witness::new(argv, run)
         });
     }
     let stage = stage;
+    // The start's reruns are what any result rests on: only Ctrl-C cuts them. A stop that
+    // is not an interrupt (the triage budget) lets them finish, so a cut run is never read
+    // as a flaky start, and the reduction then ends at once with the start, verified.
+    let interrupted = crate::interrupt::is_interrupted;
     let mut same = 1;
     for _ in 1..runs {
         stage.check_runs.fetch_add(1, Ordering::Relaxed);
         if stage
             .oracle
-            .accepts(&stage.run_candidate(&start, &flags, long, &stop))
+            .accepts(&stage.run_candidate(&start, &flags, long, &interrupted))
         {
             same += 1;
         }
@@ -657,7 +663,9 @@ pub fn reduce_case_traced(
         // keeps the test flags only if it needs them.
         note(Note::Verifying);
         verdict = stage.check(&result, &flags, runs, false, long)?;
-        if !verdict.verified() && !stopped {
+        // Also after a stop (the budget): backing off to a verified ancestor is what makes
+        // the kept result a reproducer.
+        if !verdict.verified() {
             let why = format!(
                 "the smallest result ({} B) reproduced {} with the replay command",
                 result.len(),

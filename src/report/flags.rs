@@ -216,6 +216,7 @@ mod tests {
             on_original: Vec::new(),
             original_note: None,
             farm: None,
+            budget_cut: false,
         }
     }
 

@@ -85,6 +85,39 @@ fn verified_reduction(case: &Case) -> Option<(Vec<String>, String)> {
 /// Reduced sources up to this size are shown inline in the report.
 const INLINE_LIMIT: usize = 16 * 1024;
 
+/// What the triage budget cut or kept from running, and how to finish it; empty when it cut
+/// nothing.
+fn budget_note(case: &Case) -> String {
+    use crate::case::triage::{StageName, StageStatus};
+    let Some(t) = case.triage.as_ref().filter(|t| t.budget_ran_out) else {
+        return String::new();
+    };
+    let what: Vec<String> = t
+        .budget_losses()
+        .iter()
+        .map(|r| {
+            let name = r.stage.as_str();
+            match (r.stage, r.status) {
+                (StageName::Flags, StageStatus::Cut) => {
+                    "`flags` was cut short (the command may not be minimal; undecided dimensions say so)".to_string()
+                }
+                (StageName::Reduce, StageStatus::Cut) => {
+                    "`reduce` was cut short (the result is its smallest so far)".to_string()
+                }
+                (_, StageStatus::Cut) => format!("`{name}` was cut short"),
+                _ => format!("`{name}` did not run"),
+            }
+        })
+        .collect();
+    let budget = t
+        .budget_seconds
+        .map_or(String::new(), |b| format!(" of {b:.0} s"));
+    format!(
+        "> **Triage budget{budget} ran out:** {}. Run the stage again on this case (`icepick reduce --resume`, `icepick classify`, …) to finish it.\n\n",
+        what.join("; ")
+    )
+}
+
 /// `report.md`; `reduced` is the content of the case's reduction output and `input` of its
 /// preprocessed input, when they are at hand (the Compiler Explorer link is made from them).
 pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> String {
@@ -119,6 +152,7 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
             );
         }
     }
+    s.push_str(&budget_note(case));
     // A verified IR reproducer comes first: it is what becomes the regression test.
     s.push_str(&ir::section(case));
     if let Some(((replay, output), source)) = &reduction {

@@ -73,11 +73,25 @@ pub fn major_of(version: &str) -> Option<u32> {
     rest.split('.').next()?.trim().parse().ok()
 }
 
+/// The limit on one compiler's run of the case when the caller sets none.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// Runs the case (its verified reduction when it has one) on each compiler, in parallel.
 pub fn run_versions(
     dir: &Path,
     compilers: &[PathBuf],
     jobs: usize,
+) -> Result<Vec<VersionRow>, VersionsError> {
+    run_versions_within(dir, compilers, jobs, DEFAULT_TIMEOUT)
+}
+
+/// [`run_versions`] with each compiler's run limited to `timeout` (the triage budget's
+/// share); a run killed at the limit is a `timeout` row, as any other.
+pub fn run_versions_within(
+    dir: &Path,
+    compilers: &[PathBuf],
+    jobs: usize,
+    timeout: Duration,
 ) -> Result<Vec<VersionRow>, VersionsError> {
     let mut case = Case::load(dir)?;
     let compilers: Vec<PathBuf> = if compilers.is_empty() {
@@ -116,7 +130,6 @@ pub fn run_versions(
                 .collect()
         })
         .unwrap_or_else(|| case.replay_command.clone());
-    let timeout = Duration::from_secs(300);
     let mut cmds = Vec::new();
     for c in &compilers {
         cmds.push(
