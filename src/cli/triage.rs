@@ -116,10 +116,10 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
         );
     }
     stages.push("flags".into());
-    // A backend crash also becomes minimal IR and an llc/opt line (issue 13); a frontend
-    // crash has no IR and is skipped. Its failure does not fail the triage. Before the
-    // reduction: the one function the IR keeps is the reducer's hint when the crash names
-    // none (big-hip-rv-gh75010: 447 s -> 222 s of reduction).
+    // A backend crash also becomes minimal IR and an llc/opt line; a frontend crash has no
+    // IR and is skipped. Its failure does not fail the triage. Before the reduction: the one
+    // function the IR keeps is the reducer's hint when the crash names none, which lets
+    // function focus and the closure cut aim at it (docs/design/ir-reduction.md).
     let ir_opts = crate::ir::Options {
         jobs: settings.jobs,
         ..crate::ir::Options::default()
