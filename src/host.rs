@@ -1,4 +1,4 @@
-//! Host facts for a case captured on a RISC-V machine (`icepick probe`, issue 5 part 4): kernel,
+//! Host facts for a case captured on a RISC-V machine (`icepick probe`): kernel,
 //! `/proc/cpuinfo` ISA and vendor ids, `AT_HWCAP`, `riscv_hwprobe`, the per-task vector control
 //! (`prctl(PR_RISCV_V_GET_CONTROL)`), `/proc/sys/abi/riscv_v_default_allow` and the
 //! `hide_v0p7_ext` boot flag (`docs/rvv.md` §1.1, `docs/classify.md` "Host facts").

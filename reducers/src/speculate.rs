@@ -6,9 +6,8 @@
 //! the candidates a serial run would generate *if one slot of a level below is accepted*
 //! (its base): the base's own pass, resumed from its `on_success` cursor on its text. Levels
 //! form a tree: a level opens on the front (first undecided slot) of any level, or on a slot
-//! already known to be interesting behind a front that still runs (on the 1.9 MB input,
-//! crash-cut's slow failures run while provenance's candidate behind them is accepted: the
-//! subtree above it proceeds), or on a running slot whose test *hinted* that it is likely
+//! already known to be interesting behind a front that still runs (slow failures at the front
+//! do not hold back the subtree above an accepted candidate behind them), or on a running slot whose test *hinted* that it is likely
 //! interesting ([`crate::CancelToken::hint`]: icepick's test does so when its first compiler
 //! run crashed the right way, and only the confirming runs remain, about half of an accepted
 //! test's time; its odds are [`Rates::p_hinted`], how often hints came true, prior 19 in
@@ -30,10 +29,10 @@
 //! updated by how long the test has run against the pass's recent failed and interesting
 //! test times (a crash runs clang further than a parse error, so failures are mostly the
 //! quick tests and a test that outlives them is likely the accepted one: it gets its level
-//! first). Those times come from every test that ended, in any level, at once (Session 11: level 0
-//! lags an accepted test's whole time behind the front levels, so the texts being tested had no
-//! times of their own yet; only the accept *rates* wait for the serial path, where a rate counted
-//! off-path would see mostly the quick failures). Caps keep the waste sane with many workers: no
+//! first). Those times come from every test that ended, in any level, at once (level 0 lags an
+//! accepted test's whole time behind the front levels, so the texts being tested would have no
+//! times of their own yet); only the accept *rates* wait for the serial path, where a rate
+//! counted off-path would see mostly the quick failures. Caps keep the waste sane with many workers: no
 //! test whose chance of being needed is under 1 in 10^5 ([`MIN_NEED`]), at most `jobs` levels, and
 //! `jobs` + 4 slots a window (cache hits not counted)
 //! (4 × `jobs` without success speculation: `window.rs`).
@@ -48,20 +47,14 @@
 //! compiler run instead of after it. Levels already open on a test's hint, after its first
 //! run, so a loan does not hurry the chain of levels; it hurries the accepted test that
 //! everything waits for: the last one of a reduction (and level 0's acceptance, which frees
-//! the workers of the levels it cuts). Measured (Session 13): with edit keys and loans,
-//! 64 workers on big-gh59446's quiet trace went from 9.29x to 10.22x; edit keys alone
-//! changed nothing there (17 of its last round's 60 failures are retries); idle-only loans
-//! (only when nothing is worth starting) gave 9.38x, because 64 workers are never idle.
+//! the workers of the levels it cuts). Loans are not kept for idle workers only: with many
+//! workers the speculation always has something to start, so no worker is ever idle.
 //!
-//! Tried and measured (`icepick simulate` on the big corpus traces, docs/BENCHMARKS.md):
-//! opening levels on *any* running slot, ranked by the same score, spreads the workers over
-//! many unlikely branches: at 64 workers 5.4x and 6.6x, against 5.9x and 10.0x for levels
-//! on fronts and known successes as here (and 4.9x and 8.6x for the earlier chain of levels
-//! on the top level's front only). With hints (Session 10): 7.2x and 11.3x; levels on fronts
-//! only once their odds reach 0.3 or more, or on hints and known successes alone, were far
-//! slower (the front rule chains one-candidate texts at no delay); levels also on running
-//! slots with odds of 0.5 or more, other caps and floors, and the hint time in place of the
-//! test time for the odds changed little.
+//! Levels do not open on *any* running slot: ranked by the same score, that spreads the
+//! workers over many unlikely branches (a text has tens of about equally likely candidates).
+//! Levels do open on every front, not only on likely ones: the front rule is what chains
+//! one-candidate texts at no delay. What else was tried, the bounds on the speedup and the
+//! measurements: `docs/design/speculation.md`.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -75,11 +68,9 @@ const MIN_NEED: f64 = -11.5;
 /// What a spare worker lent to a running test ([`Pick::Lend`]) is worth against a new test,
 /// in log-odds: the lend scores its slot's chance of being accepted (and needed) times e^-2,
 /// a new test its chance of being needed. A lend only shortens a test that turns out
-/// accepted, and holds the worker to the end of the first run even when it does not.
-/// Measured with `icepick simulate` on the big corpus traces (docs/BENCHMARKS.md): at 0,
-/// lends took workers from new tests at 2–8 workers (big-gh59446 at 4: 2.52x against 2.71x
-/// without lending); at −2, 2–8 workers are as fast as without lending or faster, and 64
-/// workers gain as much (9.29x → 10.22x).
+/// accepted, and holds the worker to the end of the first run even when it does not. At 0,
+/// lends take workers from new tests when workers are few; at −2, few workers are as fast as
+/// without lending and many workers keep the gain (`docs/design/speculation.md`).
 const LEND: f64 = -2.0;
 
 /// How many recent test times of each kind a pass keeps (texts shrink, and their tests

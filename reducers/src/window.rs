@@ -13,8 +13,7 @@ use crate::driver::Outcome;
 /// Slots a window may hold beyond one per job under success speculation (finished ones
 /// waiting for an earlier test included). Few: with many workers, levels of success
 /// speculation put idle workers to better use than failure speculation far behind the front
-/// (measured with `icepick simulate`: 4 × `jobs` slots gave 8.7x at 64 workers on
-/// big-amdgpu-si-flat, `jobs` + 4 gave 10.0x).
+/// (`docs/design/speculation.md`).
 pub(crate) const SPARE: usize = 4;
 
 /// Slots per job a window may hold with failure speculation only (nothing else can use an

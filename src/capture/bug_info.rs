@@ -2,7 +2,7 @@
 //! the target triple, the diagnostics clang printed before the crash, and the `-cc1` line of
 //! the crashing job.
 //!
-//! Why this exists (issue 12, item 4): the report must carry them, and only capture has the
+//! Why this exists: the report must carry them, and only capture has the
 //! original command, its build directory and its output at hand. The `-cc1` line comes from
 //! one extra `-###` run of the original command (cheap: nothing is compiled); for an
 //! offload (HIP/CUDA) compile it is the line of the job that crashed. A cc1 command is its

@@ -1,4 +1,4 @@
-//! The classify stage (issue 5): is a crash the compiler's fault, or the RISC-V host's
+//! The classify stage: is a crash the compiler's fault, or the RISC-V host's
 //! (its vector unit, its kernel), or the machine's (memory, time)? Decided by experiment,
 //! with every experiment recorded as [`Evidence`] in `case.json`'s `classification` section.
 //!

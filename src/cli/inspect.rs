@@ -1,5 +1,5 @@
-//! `icepick inspect BINARY… [--sysroot DIR] [--json]`: the static vector scan (experiment E3 of
-//! issue 5) of ELF files and, unless `--no-deps`, their `DT_NEEDED` closure resolved as the
+//! `icepick inspect BINARY… [--sysroot DIR] [--json]`: the static vector scan (experiment E3,
+//! `docs/classify.md`) of ELF files and, unless `--no-deps`, their `DT_NEEDED` closure resolved as the
 //! loader would. Output: a table, or one JSON object (`files[]`, `verdict`, `missing[]`,
 //! `errors[]`).
 

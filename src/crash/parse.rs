@@ -78,7 +78,8 @@ const SIGTERM: i32 = 15;
 const FATAL_ERROR_EXIT: i32 = 70;
 
 /// Frames at least this many times the same function (or the same unnamed module+offset)
-/// mean runaway recursion. opt-gh68553 repeats `getSCEVAtScope` 115 times.
+/// mean runaway recursion (a ScalarEvolution overflow repeats `getSCEVAtScope` over a hundred
+/// times in the 256 frames LLVM prints).
 const RECURSION_REPEATS: usize = 20;
 /// A long trace (LLVM stops printing at 256) with some repetition is also a stack overflow.
 const DEEP_TRACE: usize = 100;

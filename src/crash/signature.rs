@@ -142,8 +142,8 @@ fn raw_message(crash: &Crash) -> String {
 /// `norm_msg` of the reference: addresses, DAG node ids, IR values and source lines go.
 /// `Cannot select: <node>: <types> = <opcode><…> <operands>`: the node's id, memory operand,
 /// metadata and operands change with every edit of the source, so a reduction would lose the
-/// crash at once (measured: 301 tests, 35% removed in 10 minutes on big-amdgpu-si-flat, where
-/// keeping only the opcode reaches 181 bytes). The opcode is the identity of an ISel failure.
+/// crash at once and stall (`docs/design/source-passes.md`). The opcode is the identity of an
+/// ISel failure.
 static CANNOT_SELECT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^Cannot select: (?:\S+: )?(?:[^=]*= )?([A-Za-z_][\w:]*)").expect("valid regex")
 });

@@ -1,5 +1,5 @@
 //! RISC-V ELF inspection for telling host vector (RVV) faults from compiler bugs
-//! (issue 5, `docs/rvv.md`): header facts and `.riscv.attributes`
+//! (`docs/rvv.md`): header facts and `.riscv.attributes`
 //! ([`header`]), the vector-instruction classifier and [`decode_at`] for a faulting
 //! instruction ([`insn`]), the static scan of executable sections ([`scan`]), and the loader's
 //! `DT_NEEDED` closure ([`closure`]).

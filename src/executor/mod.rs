@@ -105,8 +105,8 @@ pub struct Job<'a> {
     pub timeout: Duration,
     /// Let the compiler run `llvm-symbolizer` on its own stack dump. Off for tests: icepick
     /// names the frames from the ELF files itself (`crash::symbolize`, the same names on a
-    /// Debian build), and the symbolizer is most of a crashing test's time (clang-16 on
-    /// fe-gh59446: 0.19–0.39 s with it, 0.06–0.12 s without). On only where a compiler
+    /// Debian build), and the symbolizer is most of a crashing test's time (about two thirds
+    /// of a crashing clang-16 run). On only where a compiler
     /// built with debug info names inlined frames the ELF tables cannot: the stages turn it
     /// on when the start does not reproduce without it.
     pub symbolize: bool,

@@ -1,7 +1,7 @@
 //! `icepick flags`: the minimal command line of a case and the crash's dimensions.
 //!
 //! Why this exists: a maintainer's first questions are "which flags matter?" and, on RISC-V,
-//! "does it need the vector extension?" (issue 4). This stage ddmins the case's
+//! "does it need the vector extension?". This stage ddmins the case's
 //! `replay_command` over argument units ([`args`], [`ddmin`]), then probes dimensions one
 //! row each: `-O` level, `-g`, `-std=`, RISC-V `-march` extensions and whether a vector
 //! extension is needed ([`isa`], [`riscv`]), GPU offload arches and their neighbours

@@ -1,6 +1,6 @@
 //! Dimensions confounded by preprocessing, probed again on the original command.
 //!
-//! Why this exists (issue 12, item 4): the probes run on the case's preprocessed input, which
+//! Why this exists: the probes run on the case's preprocessed input, which
 //! was made for the command's own `-std`, `-O`, `-march`, GPU arch … (libstdc++ headers
 //! preprocessed for C++17 do not compile as C++11; `__OPTIMIZE__`, `__riscv_vector` and
 //! `__gfx906__` are already expanded). A value that loses the crash there may only have lost
@@ -168,7 +168,7 @@ mod tests {
     }
 
     /// Input preprocessed for C++17: every other -std gives errors. The original source
-    /// crashes with every -std (the destructor-lookup case of issue 12).
+    /// crashes with every -std (as the destructor-lookup case does).
     fn preprocessed(cands: &[Vec<String>]) -> Vec<Outcome> {
         cands
             .iter()

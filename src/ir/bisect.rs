@@ -3,7 +3,7 @@
 //!
 //! Why this exists: ddmin's minimal pipeline says which passes the crash needs, not which one
 //! crashes. In a loop or CGSCC adaptor the passes run once per loop or SCC, so the last pass
-//! of the text is not always the last pass run (opt-gh68553: in `loop(indvars,loop-unroll-full)`
+//! of the text is not always the last pass run (in `loop(indvars,loop-unroll-full)`
 //! the unrolling of the inner loops is needed, and `indvars` on the outer loop then overflows
 //! the stack). OptBisect counts the passes as they run: the smallest limit that still crashes
 //! the case's way is the pass that crashes. Its output names the pass's class

@@ -2,8 +2,8 @@
 //!
 //! Why this exists: llvm-reduce works on the module, not on its text, and some of its
 //! reductions cannot be used on every crash: its `di-metadata` pass leaves debug info the
-//! verifier rejects (opt then strips all of it, and a crash that needs debug info is lost:
-//! rv-gh75010), so the stage skips it when the IR has debug info. What it leaves is cut here,
+//! verifier rejects (opt then strips all of it, and a crash that needs debug info is lost),
+//! so the stage skips it when the IR has debug info. What it leaves is cut here,
 //! each step kept only when the signature oracle still sees the case's crash:
 //! - [`lines`]: whole lines (an unused declaration, metadata nothing refers to);
 //! - [`fields`]: `key: value` fields of debug-info nodes (`!DISubprogram(…)`), most of which

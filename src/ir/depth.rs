@@ -1,11 +1,11 @@
 //! Depth for a stack overflow from budgets and trip counts, not from IR size.
 //!
 //! Why this exists: a middle-end stack overflow is a deep recursion over a long chain of
-//! values (opt-gh68553: `getSCEVAtScope` through 25,920 `xor`s). When the chain is written by
-//! an unrolling pass of the minimal pipeline, its length is the product of the loops' trip
-//! counts, capped by the unroller's size budget; llvm-reduce can delete loops and make
-//! constants smaller, never larger, so it keeps the whole loop nest (84 lines). Two changes
-//! llvm-reduce cannot make give it room:
+//! values (`getSCEVAtScope` through tens of thousands of unrolled instructions). When the
+//! chain is written by an unrolling pass of the minimal pipeline, its length is the product
+//! of the loops' trip counts, capped by the unroller's size budget; llvm-reduce can delete
+//! loops and make constants smaller, never larger, so it keeps the whole loop nest. Two
+//! changes llvm-reduce cannot make give it room:
 //! - the budget of a pass that grows the IR is raised on the command line (a flag that only
 //!   raises a limit, as upstream tests carry; [`LIMIT_FLAGS`]), kept only when the crash stays;
 //! - a loop bound (the constant of an integer `icmp`) is multiplied, one bound at a time, kept
@@ -17,9 +17,10 @@
 //!
 //! Cheaper still, tried first ([`shallow_stack`], [`deepen_reduced`]): the whole reduction
 //! under a small stack, where the depth the crash needs is 16–64 times smaller, so no bound
-//! is multiplied while the tests run (opt-gh68553: 0.2 s a test instead of 0.9–2.3 s), and
-//! one bound of the *reduced* IR multiplied at the end, for the inherited stack the RUN line
-//! runs with (222 s → 41 s on opt-gh68553, docs/BENCHMARKS.md, Session 11).
+//! is multiplied while the tests run (each test unrolls a few iterations, not hundreds, and
+//! overflows a small stack instead of 8 MB), and one bound of the *reduced* IR multiplied at
+//! the end, for the inherited stack the RUN line runs with. What was measured and tried:
+//! `docs/design/ir-depth.md`.
 
 use std::sync::LazyLock;
 
@@ -152,9 +153,9 @@ fn scale_one(
 }
 
 /// The limit flags of the pipeline's passes, then one loop bound multiplied: the largest of
-/// [`FACTORS`] first, over every bound (last first), then the next (opt-gh68553: the outer
-/// bound 5 × 100 unrolls past the test's timeout, the inner 8 × 100 crashes in 0.5 s and
-/// leaves its outer loops to llvm-reduce). Unchanged when no flag applies or the crash needs
+/// [`FACTORS`] first, over every bound (last first), then the next: an outer bound multiplied
+/// may unroll past the test's timeout, where an inner one gives the depth alone and leaves
+/// its outer loops to llvm-reduce. Unchanged when no flag applies or the crash needs
 /// the budget as it is.
 pub(super) fn deepen(judge: &Judge, ir: &str, cmd: &ToolCmd) -> Result<Deepened, IrError> {
     let Some(raised) = raised(judge, ir, cmd)? else {
@@ -177,10 +178,10 @@ const SHALLOW_STACKS: &[u64] = &[128 << 10, 256 << 10, 512 << 10];
 /// The smallest of [`SHALLOW_STACKS`] the IR overflows the case's way under `cmd` (whose
 /// budget is raised): the depth it needs there is 16–64 times smaller than with 8 MB, so
 /// llvm-reduce and the cuts can delete the loops that only gave depth, without the bound
-/// multiplied first (each test unrolls 8 iterations instead of 800: opt-gh68553's tests
-/// take 0.2 s instead of 0.9–2.3 s), and the reduced IR is deepened afterwards
-/// ([`deepen_reduced`]). Below 128 KB opt-gh68553 overflows elsewhere (32 KB: no
-/// ScalarEvolution frame).
+/// multiplied first (each test unrolls a few iterations instead of hundreds, several times
+/// cheaper), and the reduced IR is deepened afterwards ([`deepen_reduced`]). Not below
+/// 128 KB: a run costs the same there (process start dominates), and opt may overflow
+/// elsewhere before the crashing pass.
 pub(super) fn shallow_stack(
     judge: &Judge,
     ir: &str,

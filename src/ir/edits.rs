@@ -2,8 +2,8 @@
 //!
 //! Why this exists: after llvm-reduce and the line cuts, the IR is in the numbered form
 //! ([`super::numbered`]), where a line that defines a value cannot simply go (the numbers
-//! after it would be off), and some edits need more than one line changed at once. On
-//! opt-gh68553's reduced loop nest three such edits were left (24 lines):
+//! after it would be off), and some edits need more than one line changed at once. On a
+//! reduced loop nest these are left:
 //! - [`constant_branches`]: `br i1 false, label %a, label %b` becomes `br label %b`, and the
 //!   block no longer branched to loses its `phi` entries from this block (a loop that never
 //!   iterates; its blocks then fold away as forwarding blocks, [`super::numbered::folded`]);

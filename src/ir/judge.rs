@@ -31,11 +31,11 @@ pub(super) struct Judge<'a> {
     pub(super) timeout: Duration,
     pub(super) runs: std::cell::Cell<usize>,
     /// For a stack overflow: candidates run first with this small stack, where the deep
-    /// recursion overflows sooner (opt-gh68553: 0.3 s instead of 1.3 s); only those that
+    /// recursion overflows sooner and the run is several times cheaper; only those that
     /// overflow the same way there are run again with the inherited stack, which decides.
     /// Not a substitute: the recursion is deep, not endless, and IR that only overflows a
-    /// 1 MB stack does not reproduce the case (llvm-reduce with a 1 MB stack alone gave
-    /// 50 lines that no longer crash opt with 8 MB).
+    /// 1 MB stack does not reproduce the case (llvm-reduce with a 1 MB stack alone writes IR
+    /// that no longer overflows 8 MB).
     pub(super) prefilter: Option<u64>,
     /// After this instant candidates are not run and count as timeouts (ddmin then keeps
     /// what it has): the textual cuts get the same budget as llvm-reduce.

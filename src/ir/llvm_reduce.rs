@@ -29,11 +29,11 @@ pub(super) struct LlvmReduce<'a> {
     pub quick: bool,
 }
 
-/// llvm-reduce 19's delta passes a quick run skips. On opt-gh68553's IR under a 128 KB stack
-/// (2026-12-04, by hand, load 5-7): all passes, 5 rounds: 36 lines in 134-182 s, 1,706-1,736
-/// tests; one round without the first six: 40 lines in 51 s, 409 tests; without all ten:
-/// 45 lines in 28 s, 212 tests (the operand rewrites left are what the cuts' bypass edits,
-/// [`super::edits::bypassed`], take out).
+/// llvm-reduce 19's delta passes a quick run skips: under a small stack most of its tests are
+/// candidates these passes make that fail, so the count of candidates, not the cost of a
+/// crash, bounds its time; one round without them ends a few lines longer in a fraction of
+/// the time, and the operand rewrites left are what the cuts' bypass edits
+/// ([`super::edits::bypassed`]) take out (`docs/design/ir-depth.md`).
 const QUICK_SKIP: &str =
     "operands-to-args,operands-skip,opcodes,instruction-flags,basic-blocks,operands-nan,\
 operands-one,operands-zero,ir-passes,simplify-instructions";
@@ -75,8 +75,8 @@ impl LlvmReduce<'_> {
         let me = std::env::current_exe().map_err(|e| IrError::Io(e.to_string()))?;
         let stop = crate::interrupt::stop_flag();
         let cancelled = || stop.load(std::sync::atomic::Ordering::Relaxed);
-        // llvm-reduce 19 with -j > 1 can write a result that is no longer interesting (seen on
-        // rv-gh75010: every final run lost the crash); such a result is rerun with -j 1.
+        // llvm-reduce 19 with -j > 1 can write a result that is no longer interesting; such a
+        // result is rerun with -j 1.
         let mut jobs = self.jobs;
         let has_debug_info = ir.contains("!llvm.dbg.cu");
         loop {
@@ -87,7 +87,7 @@ impl LlvmReduce<'_> {
                 format!("--test-arg={}", spec_path.display()),
             ];
             // llvm-reduce 19's di-metadata pass leaves debug info the verifier rejects, and
-            // writes such a module as its result (rv-gh75010: 61 lines that no longer crash):
+            // writes such a module as its result, one that no longer crashes:
             // with debug info in the IR it is skipped, and the debug info is cut here instead.
             let mut skip = Vec::new();
             if has_debug_info {

@@ -3,9 +3,9 @@
 //! Why this exists: the textual cuts remove a debug-info field (`enums:`, `retainedTypes:`,
 //! `imports:` of a `!DICompileUnit`) in one line, but the thousands of nodes that only that
 //! field reached stay in the text as lines of their own. LLVM drops them when it parses the
-//! file, so they change nothing, yet they are what the report would show. On a 3.7 MB HIP
-//! host TU with rocPRIM (corpus/big-hip-rv-gh75010) they were 2,200 of the 2,228 lines left,
-//! and the line cuts spent their whole time budget on them one ddmin step at a time.
+//! file, so they change nothing, yet they are what the report would show. On a big TU (a
+//! HIP host TU with rocPRIM) they are nearly all the lines left, and the line cuts would spend
+//! their whole time budget on them one ddmin step at a time.
 //! [`collect`] keeps a `!N = …` definition only when something outside the numbered
 //! definitions reaches it: an instruction, a function or global, named metadata
 //! (`!llvm.dbg.cu`, `!llvm.module.flags`), through any chain of other definitions.

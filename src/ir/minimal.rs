@@ -2,8 +2,8 @@
 //!
 //! Why this exists: clang's `-O2` pipeline is 122 passes and adaptors; ddmin keeps the passes
 //! the crash needs, the adaptors and parameters it can do without go, and the pipeline is
-//! split where the IR its head writes still crashes under its tail alone (opt-gh68553: only
-//! `loop(indvars,loop-unroll-full)` runs in each later test). Kept apart from the stage's
+//! split where the IR its head writes still crashes under its tail alone (so a later test runs
+//! only the tail, e.g. `loop(indvars,loop-unroll-full)`, on IR the head already simplified). Kept apart from the stage's
 //! other steps ([`super::reduce`]) so that it can run twice: first under a small stack for a
 //! stack overflow (cheap tests), again with the inherited stack when that result does not
 //! crash there.
@@ -56,8 +56,8 @@ pub(super) fn minimal(
     let pass = pipeline::crashing_pass(&min);
     cmd.passes = Some(pipeline::render(&min));
     // The IR just before the crash: the shortest tail of the pipeline that still
-    // crashes on what its head writes (opt-gh68553: only the loop passes run in each
-    // llvm-reduce test, on IR the earlier passes already simplified).
+    // crashes on what its head writes (each llvm-reduce test then runs only that tail, on IR
+    // the earlier passes already simplified).
     for at in (1..pipeline::passes(&min)).rev() {
         let Some((head, tail)) = pipeline::split_at(&min, at) else {
             continue;
@@ -142,9 +142,9 @@ fn unwrapped(
 }
 
 /// `cmd`'s pipeline with the adaptors and parameters the *reduced* IR can do without
-/// ([`unwrapped`]): on clang's IR they were needed (opt-gh68553 kept
-/// `devirt<4>(function<eager-inv;no-rerun>(…))`), on the reduced IR often not (there:
-/// `indvars,loop-unroll-full`, opt adding the adaptors, as upstream RUN lines write it). `cmd`
+/// ([`unwrapped`]): on clang's IR they may be needed (`devirt<4>(function<eager-inv;no-rerun>(…))`),
+/// on the reduced IR often not (`indvars,loop-unroll-full`, opt adding the adaptors, as
+/// upstream RUN lines write it). `cmd`
 /// unchanged when it runs no pipeline.
 pub(super) fn tidied(judge: &Judge, ir: &str, cmd: &ToolCmd) -> Result<ToolCmd, IrError> {
     let Some(tree) = cmd.passes.as_deref().and_then(pipeline::parse) else {

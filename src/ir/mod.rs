@@ -1,5 +1,5 @@
 //! `icepick ir`: a backend crash becomes the minimal IR and the one `llc`/`opt` command an
-//! LLVM maintainer turns into a regression test (issue 13).
+//! LLVM maintainer turns into a regression test.
 //!
 //! Why this exists: for a crash in a pass (middle-end `opt` passes, or codegen: ISel,
 //! register allocation, AsmPrinter, "Cannot select"), upstream wants a few lines of IR and

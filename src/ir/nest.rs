@@ -1,20 +1,20 @@
 //! A stack overflow over an unrolled recurrence, rewritten as the smallest loop nest that
 //! unrolls it.
 //!
-//! Why this exists: opt-gh68553's crash is a recursion in ScalarEvolution as deep as a chain
+//! Why this exists: a ScalarEvolution stack overflow is a recursion as deep as a chain
 //! of values the unroller writes: a loop-carried recurrence (`%c = phi i32 [ 0, … ], [ %n, … ]`,
 //! `%n` computed from `%c` by a `sext`, a `getelementptr` and a `load`) unrolled a few thousand
 //! times, inside a loop whose exit value `indvars` rewrites. llvm-reduce and the textual cuts
 //! delete code; they cannot trade a loop of the nest for a larger trip count of another, nor
 //! give the function a `ret` of the chain's value, so they stop at the four-loop nest clang
-//! wrote (23 lines; BENCHMARKS.md, Sessions 9–11). By hand the crash needs only two loops:
+//! wrote (`docs/design/ir-depth.md`). The crash needs only two loops:
 //! - the recurrence alone (with the values it takes from outside the loop computed before)
 //!   in a one-block loop that runs `trip` + 1 times (unrolled fully),
 //! - inside a loop that never iterates (`br i1 false`), whose exit value is the chain's last
 //!   value, returned: `indvars` rewrites that exit value and walks the unrolled chain.
 //!
 //! [`nests`] writes that nest around each recurrence of a loop of the reduced IR (or of the IR
-//! llvm-reduce had no time for: opt-gh68553's 159 lines unreduced give 19), as a replacement
+//! llvm-reduce has not walked yet, which is why the stage tries it first), as a replacement
 //! of its function (the other functions and globals stay). It is a rewrite, not a deletion:
 //! the stage keeps it only when the crash stays and the result is shorter, and searches the
 //! trip count (the depth) by testing.
@@ -282,7 +282,7 @@ fn recurrences(lines: &[&str], block_of: &[Option<usize>], s: usize, e: usize) -
             continue;
         };
         // The whole cycle, then each shorter one: the phi fed back from an earlier value of
-        // its type (opt-gh68553 unrolled five `load`s per iteration; one is a recurrence too).
+        // its type (an unrolled body repeats its `load`s; one of them is a recurrence too).
         let mut ends = vec![next];
         for &j in &full {
             let d = defined(lines[j]);
@@ -456,8 +456,8 @@ fn nest(define: &str, lines: &[&str], r: &Recurrence, trip: u64) -> Option<Strin
 mod tests {
     use super::*;
 
-    /// opt-gh68553's IR as the stage reduced it in Session 11 (23 lines): four loops, the
-    /// recurrence in the innermost.
+    /// opt-gh68553's IR as llvm-reduce and the cuts leave it without the nest (23 lines): four
+    /// loops, the recurrence in the innermost.
     const NEST4: &str = "define ptr @j() {
   br label %1
 

@@ -3,12 +3,12 @@
 //!
 //! Why this exists: llvm-reduce keeps the names clang and the passes gave (`.lr.ph`,
 //! `._crit_edge`, `%.lcssa7`), and a named block needs its `name:` line, which the line cuts
-//! cannot drop while a `br`/`phi` refers to it (opt-gh68553: two such lines in 26). With every
+//! cannot drop while a `br`/`phi` refers to it. With every
 //! argument, block and value of a function numbered in the order LLVM numbers unnamed ones
 //! (arguments, then each block and the values defined in it), every label is implicit and is
 //! left out, as the stage's numbered labels already are. In that form a block that only
-//! branches on (`br label %X`), from one predecessor, is a line llvm-reduce 19 left in
-//! opt-gh68553's IR (two of them): [`folded`] offers each such block folded into its
+//! branches on (`br label %X`), from one predecessor, is a line llvm-reduce 19 leaves:
+//! [`folded`] offers each such block folded into its
 //! predecessor's branch.
 //!
 //! Pure: text in, text out; the stage keeps the result only when the crash stays.
@@ -256,8 +256,8 @@ pub(super) fn refers(l: &str, n: usize) -> bool {
 
 /// Candidates with one forwarding block folded away, each numbered again: a block that is
 /// only `br label %X`, branched to from one terminator that does not branch to X already;
-/// that terminator then branches to X, and X's `phi`s take the value from its block
-/// (opt-gh68553: 24 → 22 lines by hand, still crashing). One candidate per such block.
+/// that terminator then branches to X, and X's `phi`s take the value from its block. One
+/// candidate per such block.
 pub fn folded(ir: &str) -> Vec<String> {
     let Some(text) = labelled(ir) else {
         return Vec::new();

@@ -261,9 +261,9 @@ pub(super) fn run(
         Some(_) => {}
     }
     // Without the tool's own llvm-symbolizer (icepick names the frames from the ELF files):
-    // kept when it reproduces and is faster. An llc crash takes a third of the time (0.08 s
-    // against 0.25 s on amdgpu-si-flat); a deep stack overflow's dladdr fallback costs more
-    // than the symbolizer (opt-gh68553: 0.75 s against 0.65 s), so there it stays on.
+    // kept when it reproduces and is faster. An llc crash takes about a third of the time
+    // without it; a deep stack overflow's dladdr fallback costs more than the symbolizer, so
+    // there it stays on.
     let t = Instant::now();
     judge.symbolize = false;
     let quiet = judge.run(&[cmd.argv("start.ll")], None);
@@ -330,8 +330,8 @@ pub(super) fn run(
     let mut deep_why = None;
     let mut shrunk = None;
     // 3a. A stack overflow in a pipeline that unrolls, reduced shallow: everything under the
-    // smallest stack it overflows the case's way (each test 0.2 s instead of a 1 MB and an
-    // 8 MB run), with the unroller's budget raised and no bound multiplied; then one loop bound
+    // smallest stack it overflows the case's way (one cheap run per test instead of a 1 MB
+    // and an 8 MB run), with the unroller's budget raised and no bound multiplied; then one loop bound
     // of the reduced IR multiplied until it overflows the inherited stack. When that fails,
     // the stage starts again from the pipeline with the inherited stack.
     if let (true, Some(tree)) = (overflow, &tree) {
@@ -614,8 +614,9 @@ fn shallow(
     };
     progress(&format!("raised the budget ({})", raised.limits.join(" ")));
     // The nest first, on the IR as the pipeline's head left it: when it keeps the crash,
-    // llvm-reduce and the cuts then work on a dozen lines (opt-gh68553: 159 → 15 lines in
-    // a few seconds, where llvm-reduce takes most of a minute); else again after them.
+    // llvm-reduce and the cuts then work on a dozen lines (the rewrite shortens the IR they
+    // have to walk, in a few tests where llvm-reduce would take most of a minute); else again
+    // after them.
     let mut nested = None;
     let mut try_nest =
         |ir: &str, progress: &mut dyn FnMut(&str)| -> Result<Option<String>, IrError> {

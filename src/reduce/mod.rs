@@ -6,7 +6,7 @@
 //! case, or the file itself for `--test`), so Ctrl-C, a crash or `kill -9` at any moment
 //! leaves a result that reproduces; `--resume` starts from it.
 //!
-//! "The same crash" (issue #12) is more than the signature: when the original crashes with no
+//! "The same crash" is more than the signature: when the original crashes with no
 //! source error before the crash, every candidate must too (`oracle.rs`), unless
 //! `--allow-invalid`; and a candidate counts only when a second run (another file name, ASLR
 //! on) crashes the same way. The start must reproduce N of N; the final result is checked N
@@ -697,9 +697,8 @@ pub fn reduce_case_traced(
                     why: &why,
                 });
                 // Continue from the fallback with a stricter test: N runs per candidate and,
-                // when validity is kept, the plain command the final check uses (no `-w`:
-                // on gh200682 a 210-byte candidate crashed twice with `-w` and then 0 of 3
-                // times without it).
+                // when validity is kept, the plain command the final check uses (no `-w`: a
+                // candidate can crash with `-w` and not without it).
                 let strict_flags: Vec<String> = if keep_valid {
                     Vec::new()
                 } else {

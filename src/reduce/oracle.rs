@@ -16,8 +16,8 @@ use crate::exec::Status;
 use crate::executor::{Choice, Executor, Job, Kind};
 
 /// Flags added to every test command. For a reduction that may go invalid: more candidates
-/// stay interesting when clang does not stop after 20 errors (reduction-notes.md: the
-/// measured crash came after 19), and warnings are noise. When validity is kept, an error
+/// stay interesting when clang does not stop after 20 errors (a crash can come after many
+/// errors: `docs/design/source-passes.md`), and warnings are noise. When validity is kept, an error
 /// limit is pointless (every error rejects the candidate), so only `-w` stays; the final
 /// check runs without it, so a warning that `-Werror` would promote cannot slip through.
 pub(super) fn test_flags(cmd: &CompilerCommand, keep_valid: bool) -> Vec<String> {

@@ -9,8 +9,9 @@
 //! `__make_integer_seq`), its errors on the start become a baseline: a candidate may only
 //! keep some of them, never add one (an error is its file as printed, through the line
 //! markers, and its message). The first accepted candidate GCC takes without any error makes
-//! the witness strict for the rest of the reduction. On big-gh200682 this is what keeps the
-//! crashing code whole while the headers go: before, the witness never engaged there.
+//! the witness strict for the rest of the reduction. On clang-preprocessed libstdc++ this is
+//! what keeps the crashing code whole while the headers go: a strict witness would never
+//! engage there (`docs/design/valid-reduction.md`).
 
 use std::collections::{BTreeSet, HashSet};
 use std::hash::{Hash, Hasher};

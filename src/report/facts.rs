@@ -1,5 +1,5 @@
-//! The report's statements about the crash and the reduced case that need care to be true
-//! (issue 12, item 4): the Crash table (phase in clang's own words, the target triple), the
+//! The report's statements about the crash and the reduced case that need care to be true:
+//! the Crash table (phase in clang's own words, the target triple), the
 //! diagnostics clang printed before the crash and the crashing job's `-cc1` line, what the
 //! reduction verified (k of n reproductions, valid or `--allow-invalid`, a back-off), which
 //! code the labels describe, and whether a RISC-V host or target is involved at all.
@@ -18,7 +18,7 @@ use super::markdown::{code, fence, table_code, table_text, text};
 use crate::case::Case;
 use crate::command::shell_join;
 
-/// What the case's `reduction` section says about its result (the contract of issue 12;
+/// What the case's `reduction` section says about its result (what the report may claim;
 /// every field optional, so older sections read as "not recorded").
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReductionFacts {

@@ -5,7 +5,7 @@
 //! corpus in a home directory (`/home/alice/build-pioneer/…`): `destructor-lookup` after
 //! `icepick triage` (flags, reduction, versions and classification sections) and
 //! `hip-two-arch` after `icepick capture` (a HIP device job, small preprocessed input).
-//! `destructor-lookup` is the x86 frontend crash of issue 12: its `bug_info` (triple,
+//! `destructor-lookup` is an x86 frontend crash: its `bug_info` (triple,
 //! diagnostics before the crash, cc1 line) and `flags` (the `-std` and `-O` rows probed on
 //! the original command) come from a capture and `icepick flags` run by this build.
 //! Snapshots live in `snapshots/`; a missing or changed one fails the test (`scripts/test`
@@ -129,7 +129,7 @@ fn destructor_lookup_markdown() {
     insta::assert_snapshot!(md);
 }
 
-/// Issue 12, item 4: an x86 frontend crash's report names the target triple, shows the
+/// An x86 frontend crash's report names the target triple, shows the
 /// diagnostics clang printed before the crash and the crashing job's cc1 line, shows the
 /// phase in clang's words, never says `-std` is needed (the source crashes with -std=c++11
 /// too) and has no RISC-V experiments, next step or "not run here" list.

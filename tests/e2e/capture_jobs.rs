@@ -34,7 +34,7 @@ fn two_arch_hip_device_crash_without_frames_finds_the_arch() {
     assert_eq!(case["job"]["kind"], "device");
     assert_eq!(case["job"]["offload_arch"], "gfx601");
     assert_eq!(case["preprocessing"]["status"], "reproduced");
-    // Issue 12: the cc1 line (from -###) is the crashing device job's, with its triple.
+    // The cc1 line (from -###) is the crashing device job's, with its triple.
     let cc1 = strings(&case["bug_info"]["cc1"]);
     assert!(
         cc1.windows(2).any(|w| w == ["-target-cpu", "gfx601"]),

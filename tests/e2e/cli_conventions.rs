@@ -1,4 +1,4 @@
-//! The command-line conventions of issue 17 (items 5, 6, 7, 10): `-v`/`-q`, progress on a
+//! The command-line conventions: `-v`/`-q`, progress on a
 //! terminal and off it, completions and the man page, and the messages that lead the way
 //! (a bucket id where a case is expected, a mistyped case path, the forgotten `--`, the
 //! next command for a new bucket, `triage`'s last lines, plurals, aligned `list` columns).

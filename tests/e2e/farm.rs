@@ -1,4 +1,4 @@
-//! `--executor distcc|icecream` (issue #14) end to end, on loopback farms the tests make
+//! `--executor distcc|icecream` end to end, on loopback farms the tests make
 //! (farm_util.rs): every daemon runs inside a network namespace and a PID namespace of its
 //! own, so no test traffic leaves the machine and every daemon dies with the test. distcc:
 //! two distccd on 127.0.0.1 as `nobody`; icecream: a scheduler, this machine's iceccd with

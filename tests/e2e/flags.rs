@@ -215,8 +215,8 @@ fn cxx20_case(dir: &Path) -> std::path::PathBuf {
     case
 }
 
-/// Issue 12: the flags stage dropped `-std=c++20` of a crash-on-valid because the crash
-/// survived in C++17 after errors, which made the reduced code invalid.
+/// Guards against the flags stage dropping `-std=c++20` of a crash-on-valid because the
+/// crash survives in C++17 after errors, which would make the reduced code invalid.
 #[test]
 fn flags_dropped_std_cxx20_of_a_crash_on_valid() {
     let tmp = tempfile::tempdir().unwrap();
@@ -263,8 +263,8 @@ fn flags_dropped_std_cxx20_of_a_crash_on_valid() {
     );
 }
 
-/// Issue 12: the Flags table said `-std` is needed ("-std=c++11 (error)") because the
-/// probe ran on input preprocessed for C++17, although the source crashes with -std=c++11.
+/// Guards against the Flags table saying `-std` is needed ("-std=c++11 (error)") because
+/// the probe ran on input preprocessed for C++17, although the source crashes with -std=c++11.
 #[test]
 fn std_probe_confounded_by_preprocessing_said_needed() {
     let (_tmp, dir) = scratch_copy(&corpus("destructor-lookup"));

@@ -1,4 +1,4 @@
-//! Issue #12, item 2: determinism is part of "the same crash". A FAKE compiler models what no
+//! Determinism is part of "the same crash". A FAKE compiler models what no
 //! real binary here shows on demand: a crash that depends on chance (memory layout) in small
 //! inputs only. It wraps real clang-19 (the input holds `#pragma clang __debug crash`, so a
 //! run it lets through crashes for real): inputs of at least LIMIT bytes always crash; a

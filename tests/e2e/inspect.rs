@@ -1,4 +1,4 @@
-//! `icepick inspect` on real riscv64 programs (issue 5): static test programs built here with
+//! `icepick inspect` on real riscv64 programs: static test programs built here with
 //! `riscv64-linux-gnu-gcc -O2 -static` from `corpus/rvv-programs/`, checked instruction by
 //! instruction against `riscv64-linux-gnu-objdump -d`, run under `qemu-riscv64` with the
 //! vector unit on and off, and Debian's riscv64 clang-19 closure fetched by

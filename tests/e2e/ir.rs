@@ -1,4 +1,4 @@
-//! `icepick ir` on real crashes (issue 13): each test captures a corpus case in a scratch copy,
+//! `icepick ir` on real crashes: each test captures a corpus case in a scratch copy,
 //! runs `icepick ir CASE --json`, then runs the recorded `llc`/`opt` command itself from the
 //! case directory and checks it crashes the case's way, that the `.ll` is at most 15
 //! non-empty lines besides its RUN line, and that the target features are minimal.
@@ -134,12 +134,11 @@ fn ir_rv_gh100855_riscv_isel_crash_needs_only_xventanacondops() {
 /// `loop(indvars,loop-unroll-full)`: the unrolling of the inner loops is needed, but the crash
 /// is in `indvars` on an outer loop afterwards (OptBisect: `IndVarSimplifyPass`, the last pass
 /// counted). Each `opt` run on it overflows an 8 MB stack (seconds each), so the stage reduces
-/// it under a 128 KB stack (0.2 s a test) with the unroller's budget raised on the RUN line
-/// (`-unroll-threshold=1000000`), rewrites the loop nest's recurrence as a two-loop nest
-/// before llvm-reduce (167 → 15 lines when measured; with llvm-reduce given 1 s and the nest
-/// after it, 159 → 15), then multiplies its loop bound until it overflows the inherited stack
-/// (256 → 12800). llvm-reduce and the textual cuts get 30 s each here. The test asserts the
-/// issue's 15 lines, the flag the IR needs, the nest and the multiplied bound in the note, and
+/// it under a 128 KB stack (a cheap run per test) with the unroller's budget raised on the RUN
+/// line (`-unroll-threshold=1000000`), rewrites the loop nest's recurrence as a two-loop nest
+/// before llvm-reduce, then multiplies its loop bound until it overflows the inherited stack.
+/// llvm-reduce and the textual cuts get 30 s each here. The test asserts at most 15 lines,
+/// the flag the IR needs, the nest and the multiplied bound in the note, and
 /// the verification.
 #[test]
 fn ir_opt_gh68553_names_the_scalar_evolution_pass() {
@@ -306,7 +305,7 @@ fn ir_fe_gh59446_frontend_crash_has_no_ir() {
 }
 
 /// `icepick triage` on a backend crash ends with a report whose first reproducer is the
-/// verified minimal IR and its `llc` RUN line (issue 13's done-when). One kind is run end to
+/// verified minimal IR and its `llc` RUN line. One kind is run end to
 /// end here, RISC-V `llc` (rv-gh100855: its source reduction is the fastest of the three,
 /// seconds against minutes). The other two kinds are covered without a second whole triage:
 /// triage's IR step is `icepick ir`'s own code (`cli::ir::ir_and_report`, the same call), and

@@ -1,4 +1,4 @@
-//! Processes, signals, output caps and temporary files (issue #11 items 5, 6, 7, 12): nothing
+//! Processes, signals, output caps and temporary files: nothing
 //! icepick starts outlives it, Ctrl-C/SIGTERM act at once in every stage, a crash at the end
 //! of huge output is still a crash, and no temporary file is left behind.
 //!

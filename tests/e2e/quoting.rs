@@ -1,4 +1,4 @@
-//! Hostile text through the binary (issue #11, items 3, 11 and 12): shell syntax in a
+//! Hostile text through the binary: shell syntax in a
 //! compiler path, a working directory and `-D` values never runs, in `repro.sh` or in a
 //! command icepick prints; a `-D` value with a code fence cannot break `report.md`;
 //! `--redact` removes what the case recorded of its machine, and `dashboard --redact` the

@@ -1,7 +1,7 @@
 //! `icepick reduce --test` as a drop-in for C-Vise on raw (unpreprocessed) C, with real
 //! compilers (clang-19, gcc): directives reduced away down to the one line the script needs,
 //! several files at once, the file's mode kept, TMPDIR left empty even when tests are killed,
-//! and the same result for any `--jobs` (issue #16).
+//! and the same result for any `--jobs`.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! Issue #12, item 1: a crash-on-valid stays valid. On a real C++20 crash-on-valid
+//! A crash-on-valid stays valid. On a real C++20 crash-on-valid
 //! (corpus/fe-gh200682, llvm-project#200682: clang-19 SIGSEGV in Sema::SubstParmVarDecl with
 //! zero errors before the crash), the default reduction gives a file that clang compiles with
 //! no source error before the same crash, checked N of N, which GCC accepts too (it accepts
@@ -191,8 +191,8 @@ fn a_valid_case_whose_input_shows_errors_with_the_test_command_is_explained() {
     assert_eq!(r["allow_invalid"], true);
 }
 
-/// Issue #12's "every crash-on-valid case in the corpus triages to a valid, deterministic,
-/// verified reproducer", on llvm-project#85667 (clang-16 crash in a C++20 lambda pack with an
+/// Every crash-on-valid case in the corpus triages to a valid, deterministic, verified
+/// reproducer: here llvm-project#85667 (clang-16 crash in a C++20 lambda pack with an
 /// init-capture, no error before the crash; GCC accepts the original).
 #[test]
 fn crash_on_valid_gh85667_triages_to_a_valid_verified_reproducer_labelled_crash_on_valid() {

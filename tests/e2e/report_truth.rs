@@ -1,4 +1,4 @@
-//! Issue 12, item 4: every statement of `report.md` holds, and the report carries what
+//! Every statement of `report.md` holds, and the report carries what
 //! LLVM's "How to submit a bug" asks for. Real clang-19 crashes (`#pragma clang __debug
 //! crash`), captured and classified by the `icepick` binary.
 

@@ -1,4 +1,4 @@
-//! The repository stands alone on a fresh Debian 12 machine (issue 11): nothing reads or cites
+//! The repository stands alone on a fresh Debian 12 machine: nothing reads or cites
 //! a sibling `shared` folder, and `scripts/setup`'s table names, for every package, a file that
 //! package really installs (so a missing package is noticed and installed).
 

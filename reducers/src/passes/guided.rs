@@ -1,8 +1,8 @@
 //! Passes guided by what we know about the crash and the file, tried before any blind search.
 //!
-//! Measured on a 2.1 MB libstdc++ TU (`reduction-notes.md`): one candidate built from the line
-//! markers ("keep only the main file") reached 1.3 KB in one test, where blind ddmin removed 11%
-//! in 170 s. The crash location and the crashing function give similar one-shot cuts. Each pass
+//! One candidate built from the line markers ("keep only the main file") can take a
+//! preprocessed TU of megabytes to a few KB in one test, where blind ddmin spends minutes on a
+//! tenth of it (`docs/design/source-passes.md`). The crash location and the crashing function give similar one-shot cuts. Each pass
 //! here therefore offers its boldest candidate first and falls back to finer ones.
 
 use std::borrow::Cow;
@@ -308,7 +308,7 @@ pub(crate) fn crash_name(hint: &str) -> Option<&str> {
 /// Backend crash in one function: every other function body is a first candidate. All other
 /// bodies become `;` (declarations), then `{}`, then halves, quarters and eighths of them
 /// become `{}` (largest bodies first). No one-at-a-time tail: removing bodies singly cost one
-/// test each (measured: 200 tests for 20% of big-amdgpu-si-flat), and the main phase's
+/// test each, a few tests per percent of a big TU, and the main phase's
 /// declaration ddmin does that job better.
 pub(crate) fn function_focus(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
     let Some(name) = hints.crash_function.as_deref().and_then(crash_name) else {

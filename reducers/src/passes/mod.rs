@@ -188,12 +188,13 @@ impl Default for Pipeline {
     fn default() -> Self {
         use Pass::*;
         Pipeline {
-            // Main-only first: when the headers are not needed (big-gh59446) it is one quick
+            // Main-only first: when the headers are not needed it is one quick
             // test to a few KB, and crash-cut's candidates, which differ from the input by the
             // few bytes after a crash near the end of the file, then run on that instead of
             // taking a full compile of the input each. When they are needed it is one failed
             // test, which with two or more jobs runs beside crash-cut's. Crash-cut still comes
-            // before provenance and closure, whose cuts it can enable (big-gh200682).
+            // before provenance and closure, whose cuts it can enable (a crash-on-valid whose
+            // headers only the code after the crash uses).
             first: vec![MainOnly, CrashCut, Provenance, Closure, FunctionFocus],
             main: vec![
                 Markers,
