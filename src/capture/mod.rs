@@ -14,6 +14,7 @@ mod bug_info;
 mod jobs;
 mod reproducer;
 mod sources;
+mod tool;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -196,6 +197,23 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
             });
         }
     };
+    if command.llvm_tool().is_some() {
+        progress(&format!(
+            "crashed: {} (signature {})",
+            crate::crash::kind_words(crash.kind),
+            signature.id
+        ));
+        let found_tool = tool::Found {
+            command,
+            found: &found,
+            resolved: &resolved,
+            crash,
+            signature,
+            stderr: first.output.stderr,
+            started,
+        };
+        return tool::capture_tool(req, &mut runner, found_tool, progress);
+    }
     let mut original_stderr = first.output.stderr.clone();
     let reproducer_files = crash.reproducer_files.clone();
     let mut added_flags = Vec::new();
@@ -291,16 +309,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
         }
     }
 
-    let case_dir = NewCaseDir::start(req.out.as_deref().and_then(Path::parent).map_or(
-        req.cases_parent.as_path(),
-        |p| {
-            if p.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                p
-            }
-        },
-    ))?;
+    let case_dir = NewCaseDir::start(case_parent(req))?;
     let _unfinished = exec::remove_at_exit(case_dir.path()); // Ctrl-C leaves no half case
     case_dir.write("original.stderr", &original_stderr)?;
     if let Some(stderr) = &job_stderr {
@@ -536,6 +545,20 @@ fn finish(req: &Request, dir: NewCaseDir, p: Parts<'_>) -> Result<Outcome, Captu
         dir: dest,
         case: Box::new(case),
     })
+}
+
+/// The directory the new case is made in: `--out`'s parent, else the default place.
+fn case_parent(req: &Request) -> &Path {
+    req.out
+        .as_deref()
+        .and_then(Path::parent)
+        .map_or(req.cases_parent.as_path(), |p| {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+        })
 }
 
 /// The replay of a command whose input was already preprocessed: the same command with the

@@ -12,10 +12,18 @@ use crate::command::CompilerCommand;
 /// The backend a case exercises, from its command: `RISC-V`, `AMDGPU`, `X86` or `None`.
 pub fn target_tag(case: &Case) -> Option<&'static str> {
     let cmd = CompilerCommand::from_argv(&case.command)?;
+    // An llc/opt command names its target with -mtriple, or not at all (the IR's own
+    // `target triple`, which capture keeps in bug_info).
     let triple = cmd
         .option_value("--target")
         .or_else(|| cmd.option_value("-target"))
         .or_else(|| cmd.option_value("-triple"))
+        .or_else(|| cmd.option_value("-mtriple"))
+        .or_else(|| {
+            cmd.llvm_tool()
+                .and(case.bug_info.as_ref())
+                .and_then(|b| b.triple.clone())
+        })
         .unwrap_or_default();
     if case
         .job

@@ -225,6 +225,16 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> CaseError + '_ {
 }
 
 impl Case {
+    /// `llc` or `opt` when the case is a crash of one of LLVM's tools on IR (its command's
+    /// program), not of a compiler on source.
+    pub fn llvm_tool(&self) -> Option<&'static str> {
+        crate::command::CompilerCommand::from_argv(&self.command).and_then(|c| c.llvm_tool())
+    }
+
+    pub fn is_llvm_tool(&self) -> bool {
+        self.llvm_tool().is_some()
+    }
+
     /// Reads `DIR/case.json` and checks it ([`validate`]): every file it names is inside
     /// `DIR`, its input exists, and the fields stages rely on have the right shape. Any
     /// error is a typed [`CaseError`]; nothing here panics on any content.

@@ -141,8 +141,18 @@ fn budget_of(seconds: u64) -> Option<std::time::Duration> {
 /// (main maps it); no reduction at all (the budget ran out first) leaves the captured case,
 /// which capture verified.
 fn exit_code(done: &pipeline::Outcome) -> u8 {
+    if done.interrupted {
+        return error::OK;
+    }
+    if done.llvm_tool {
+        return if done.verified() {
+            error::OK
+        } else {
+            error::NOT_REPRODUCED
+        };
+    }
     match &done.reduction {
-        Some(r) if !r.verified && !done.interrupted => error::NOT_REPRODUCED,
+        Some(r) if !r.verified => error::NOT_REPRODUCED,
         _ => error::OK,
     }
 }
@@ -176,6 +186,7 @@ fn status_line(done: &pipeline::Outcome) -> String {
         parts.push(match run.status {
             StageStatus::Done => word,
             StageStatus::NotNeeded if run.stage == StageName::Ir => continue,
+            StageStatus::NotNeeded if done.llvm_tool => continue,
             StageStatus::NotNeeded => format!("{word} (kept)"),
             StageStatus::Cut => format!("{word} (cut by the budget)"),
             StageStatus::SkippedBudget => format!("{} skipped (budget)", run.stage.as_str()),

@@ -148,6 +148,22 @@ impl CompilerCommand {
         self.args.first().map(String::as_str) == Some("-cc1")
     }
 
+    /// `llc` or `opt` when the program is one of LLVM's tools that take IR (`llc-19`,
+    /// `/usr/lib/llvm-19/bin/opt`): its input is already portable and its crash is reduced
+    /// as IR, not as source.
+    pub fn llvm_tool(&self) -> Option<&'static str> {
+        let name = self.program.rsplit('/').next().unwrap_or(&self.program);
+        let base = match name.rsplit_once('-') {
+            Some((b, v)) if !v.is_empty() && v.chars().all(|c| c.is_ascii_digit()) => b,
+            _ => name,
+        };
+        match base {
+            "llc" => Some("llc"),
+            "opt" => Some("opt"),
+            _ => None,
+        }
+    }
+
     /// True when the program is GCC rather than clang.
     pub fn is_gcc(&self) -> bool {
         let name = self.program.rsplit('/').next().unwrap_or(&self.program);

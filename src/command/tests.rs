@@ -251,3 +251,22 @@ fn cc1_options_missing_from_the_table_do_not_become_inputs() {
         p.args
     );
 }
+
+#[test]
+fn llvm_tools_are_told_by_their_name_whatever_the_version_suffix() {
+    assert_eq!(cmd("llc -O2 x.ll -o /dev/null").llvm_tool(), Some("llc"));
+    assert_eq!(
+        cmd("/usr/lib/llvm-19/bin/llc x.ll").llvm_tool(),
+        Some("llc")
+    );
+    assert_eq!(
+        cmd("opt-19 -passes=safe-stack x.ll").llvm_tool(),
+        Some("opt")
+    );
+    assert_eq!(cmd("clang -c x.c").llvm_tool(), None);
+    assert_eq!(cmd("clang-19 -c x.c").llvm_tool(), None);
+    assert_eq!(cmd("llc-lto x.ll").llvm_tool(), None);
+    assert_eq!(cmd("/opt/bin/clang -c x.c").llvm_tool(), None);
+    let c = cmd("llc-19 -mtriple=riscv64 -mattr=+v x.ll -o out.s");
+    assert_eq!(c.inputs(), ["x.ll"]);
+}

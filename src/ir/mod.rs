@@ -349,11 +349,15 @@ pub fn ir_for_case(
 ) -> Result<IrSection, IrError> {
     let started = Instant::now();
     let mut case = Case::load(dir)?;
-    let w = where_of(&case.crash, &case.signature);
-    let tool = match w {
-        Where::Frontend(phase) => return Err(IrError::Frontend(phase)),
-        Where::MiddleEnd => Tool::Opt,
-        Where::Codegen => Tool::Llc,
+    // An llc/opt case is its own tool; a clang case's tool follows where the crash is.
+    let tool = match case.llvm_tool() {
+        Some("opt") => Tool::Opt,
+        Some(_) => Tool::Llc,
+        None => match where_of(&case.crash, &case.signature) {
+            Where::Frontend(phase) => return Err(IrError::Frontend(phase)),
+            Where::MiddleEnd => Tool::Opt,
+            Where::Codegen => Tool::Llc,
+        },
     };
     let mut section = reduce::run(dir, &case, tool, opts, progress)?;
     section.seconds = started.elapsed().as_secs_f64();

@@ -47,6 +47,9 @@ pub(super) struct ToolCmd {
     pub passes: Option<String>,
     /// Flags that only raise a pass's budget ([`super::depth`]), after the pipeline.
     pub limits: Vec<String>,
+    /// Flags of a given `llc`/`opt` command that no field above models
+    /// (`-filetype=obj`, `-enable-…`), kept as written.
+    pub extra: Vec<String>,
 }
 
 impl ToolCmd {
@@ -79,6 +82,7 @@ impl ToolCmd {
             v.push(format!("-passes={p}"));
         }
         v.extend(self.limits.iter().cloned());
+        v.extend(self.extra.iter().cloned());
         v
     }
 
@@ -157,6 +161,113 @@ fn dropped_flags(job: &ToolCmd, kept: &ToolCmd) -> Vec<String> {
     v
 }
 
+/// The IR and command of a case that is itself an `llc`/`opt` crash: its input (bitcode read
+/// back as text with the same LLVM's `llvm-dis`) written to `start_path`, and its replay
+/// command as a [`ToolCmd`]. An `opt -O2` becomes the pipeline that level runs, printed by
+/// opt itself, so the minimal-pipeline step can cut it.
+fn given_ir(
+    dir: &Path,
+    case: &Case,
+    tool: Tool,
+    program: &Path,
+    start_path: &Path,
+) -> Result<(String, ToolCmd), IrError> {
+    let input = dir.join(&case.input);
+    let bytes = std::fs::read(&input).map_err(io(&input))?;
+    if std::str::from_utf8(&bytes).is_ok() {
+        std::fs::write(start_path, &bytes).map_err(io(start_path))?;
+    } else {
+        let dis = emit::tool_path(case, "llvm-dis")?;
+        let c = Cmd::new(&dis)
+            .args([input.as_os_str(), "-o".as_ref(), start_path.as_os_str()])
+            .timeout(Duration::from_secs(120));
+        let o = exec::run(&c).map_err(|e| IrError::Io(e.to_string()))?;
+        if !o.success() {
+            return Err(IrError::Emit(format!(
+                "llvm-dis could not read {}: {}",
+                case.input,
+                exec::one_line(&o.stderr_text(), 300)
+            )));
+        }
+    }
+    let start = std::fs::read_to_string(start_path).map_err(io(start_path))?;
+    let mut cmd = from_command(tool, program.display().to_string(), &case.replay_command);
+    if let Some(level) = cmd
+        .passes
+        .as_deref()
+        .and_then(|p| p.strip_prefix("default<"))
+    {
+        let level = level.trim_end_matches('>');
+        if let Some(full) = opt_pipeline(program, level, start_path) {
+            cmd.passes = Some(full);
+        }
+    }
+    Ok((start, cmd))
+}
+
+/// The pipeline `opt -passes=default<LEVEL>` runs, as opt prints it.
+fn opt_pipeline(program: &Path, level: &str, ir: &Path) -> Option<String> {
+    let c = Cmd::new(program)
+        .args([
+            format!("-passes=default<{level}>"),
+            "-print-pipeline-passes".into(),
+            "-disable-output".into(),
+            ir.display().to_string(),
+        ])
+        .timeout(Duration::from_secs(60))
+        .output_cap(1 << 20);
+    let o = exec::run(&c).ok()?;
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.contains(' '))
+        .map(str::to_owned)
+}
+
+/// A given `llc`/`opt` command line as a [`ToolCmd`]: the options the stage cuts get their
+/// fields, the input and the output go, everything else is kept as written.
+pub(super) fn from_command(tool: Tool, program: String, argv: &[String]) -> ToolCmd {
+    let mut c = ToolCmd {
+        tool,
+        program,
+        triple: None,
+        mcpu: None,
+        mattr: Vec::new(),
+        olevel: None,
+        passes: None,
+        limits: Vec::new(),
+        extra: Vec::new(),
+    };
+    let is_olevel = |a: &str| matches!(a, "-O0" | "-O1" | "-O2" | "-O3" | "-Os" | "-Oz");
+    let mut args = argv.iter().skip(1);
+    while let Some(a) = args.next() {
+        let a = a.as_str();
+        let value = |name: &str| a.strip_prefix(name).and_then(|r| r.strip_prefix('='));
+        if a == "-o" {
+            args.next();
+        } else if a.starts_with("-o=") || a == "-disable-output" || a == "-S" {
+        } else if let Some(t) = value("-mtriple") {
+            c.triple = Some(t.to_owned());
+        } else if let Some(t) = value("-mcpu") {
+            c.mcpu = Some(t.to_owned());
+        } else if let Some(t) = value("-mattr") {
+            c.mattr
+                .extend(t.split(',').filter(|f| !f.is_empty()).map(str::to_owned));
+        } else if let Some(p) = value("-passes") {
+            c.passes = Some(p.to_owned());
+        } else if is_olevel(a) && tool == Tool::Llc {
+            c.olevel = Some(a.to_owned());
+        } else if is_olevel(a) {
+            c.passes = Some(format!("default<{}>", &a[1..]));
+        } else if !a.starts_with('-') {
+            // The input (the case's copy): the stage gives its own file.
+        } else {
+            c.extra.push(a.to_owned());
+        }
+    }
+    c
+}
+
 /// Non-empty lines that are not a RUN line.
 pub(super) fn count_lines(ir: &str) -> usize {
     ir.lines()
@@ -184,33 +295,39 @@ pub(super) fn run(
     let sym = Symbolizer::new(case.library_dirs());
     let middle = tool == Tool::Opt;
 
-    progress(&format!(
-        "emitting the job's IR ({}) with {}",
-        if middle {
-            "before any pass"
-        } else {
-            "optimised"
-        },
-        case.compiler.path
-    ));
     let start_path = work.join("start.ll");
-    emit::emit(dir, case, &start_path, middle)?;
-    let start = std::fs::read_to_string(&start_path).map_err(io(&start_path))?;
-    let olevel = llc_olevel(&case.replay_command);
-    let passes = if middle {
-        Some(emit::clang_pipeline(dir, case)?)
+    let (start, mut cmd) = if case.is_llvm_tool() {
+        progress("the case's own IR and command");
+        given_ir(dir, case, tool, &program, &start_path)?
     } else {
-        None
-    };
-    let mut cmd = ToolCmd {
-        tool,
-        program: program.display().to_string(),
-        triple: None,
-        mcpu: None,
-        mattr: Vec::new(),
-        olevel: (!middle).then(|| olevel.clone()),
-        passes,
-        limits: Vec::new(),
+        progress(&format!(
+            "emitting the job's IR ({}) with {}",
+            if middle {
+                "before any pass"
+            } else {
+                "optimised"
+            },
+            case.compiler.path
+        ));
+        emit::emit(dir, case, &start_path, middle)?;
+        let start = std::fs::read_to_string(&start_path).map_err(io(&start_path))?;
+        let passes = if middle {
+            Some(emit::clang_pipeline(dir, case)?)
+        } else {
+            None
+        };
+        let cmd = ToolCmd {
+            tool,
+            program: program.display().to_string(),
+            triple: None,
+            mcpu: None,
+            mattr: Vec::new(),
+            olevel: (!middle).then(|| llc_olevel(&case.replay_command)),
+            passes,
+            limits: Vec::new(),
+            extra: Vec::new(),
+        };
+        (start, cmd)
     };
     let case_key = crash_key(&case.signature, tool);
     let mut judge = Judge {
@@ -292,9 +409,14 @@ pub(super) fn run(
     let (stripped, cpu, features) = take_target_attrs(&start);
     let stripped = TRIPLE.replace(&stripped, "").into_owned();
     let mut moved = cmd.clone();
-    moved.triple = triple.clone();
-    moved.mcpu = cpu;
-    moved.mattr = features;
+    // A given command's own -mtriple/-mcpu/-mattr stay; the IR's add to them.
+    moved.triple = triple.clone().or(cmd.triple.clone());
+    moved.mcpu = cpu.or(cmd.mcpu.clone());
+    for f in features {
+        if !moved.mattr.contains(&f) {
+            moved.mattr.push(f);
+        }
+    }
     let mut ir = start.clone();
     let mut note = None;
     if judge.ir_crashes("moved.ll", &stripped, &moved)? {
@@ -734,6 +856,7 @@ mod tests {
             olevel: None,
             passes: None,
             limits: Vec::new(),
+            extra: Vec::new(),
         };
         assert_eq!(c.run_line(), "; RUN: llc -mtriple=riscv64 -mattr=+v < %s");
         assert_eq!(
@@ -766,6 +889,41 @@ mod tests {
         assert_eq!(
             u.run_line(),
             "; RUN: opt -passes='loop(indvars,loop-unroll-full)' -unroll-threshold=1000000 -disable-output < %s"
+        );
+    }
+
+    #[test]
+    fn a_given_tool_command_keeps_what_the_stage_does_not_cut() {
+        let v = |l: &str| shlex::split(l).unwrap();
+        let c = from_command(
+            Tool::Llc,
+            "llc".into(),
+            &v("/usr/lib/llvm-19/bin/llc -O2 -mtriple=riscv64 -mattr=+v,+zvl256b -filetype=obj -o /dev/null input.ll"),
+        );
+        assert_eq!(c.olevel.as_deref(), Some("-O2"));
+        assert_eq!(c.triple.as_deref(), Some("riscv64"));
+        assert_eq!(c.mattr, ["+v", "+zvl256b"]);
+        assert_eq!(c.extra, ["-filetype=obj"]);
+        assert_eq!(
+            c.argv("r.ll"),
+            v("llc -mtriple=riscv64 -mattr=+v,+zvl256b -O2 -filetype=obj r.ll -o /dev/null")
+        );
+        let o = from_command(
+            Tool::Opt,
+            "opt".into(),
+            &v("opt-19 -O2 -S input.ll -o out.ll"),
+        );
+        assert_eq!(o.passes.as_deref(), Some("default<O2>"));
+        assert!(o.extra.is_empty(), "{:?}", o.extra);
+        let o = from_command(
+            Tool::Opt,
+            "opt".into(),
+            &v("opt -passes=safe-stack -disable-output input.ll"),
+        );
+        assert_eq!(o.passes.as_deref(), Some("safe-stack"));
+        assert_eq!(
+            o.argv("r.ll"),
+            v("opt -passes=safe-stack r.ll -disable-output")
         );
     }
 

@@ -93,11 +93,19 @@ pub struct Outcome {
     pub verdict: Option<String>,
     /// Ctrl-C or SIGTERM stopped the reduction.
     pub interrupted: bool,
+    /// The case is an `llc`/`opt` crash: the `ir` stage's reduced IR is its reduction.
+    pub llvm_tool: bool,
+    /// Whether the `ir` stage's reduced IR verified, when the stage gave one.
+    pub ir_verified: Option<bool>,
 }
 
 impl Outcome {
-    /// Whether the result is a verified reproducer.
+    /// Whether the result is a verified reproducer: the reduced source, or for an
+    /// `llc`/`opt` crash the reduced IR.
     pub fn verified(&self) -> bool {
+        if self.llvm_tool {
+            return self.ir_verified == Some(true);
+        }
         self.reduction.as_ref().is_some_and(|r| r.verified)
     }
 }
@@ -150,11 +158,18 @@ pub fn triage(
             row
         })?;
     }
+    let ir_verified = Case::load(dir)?
+        .ir
+        .as_ref()
+        .and_then(|v| v.get("verified"))
+        .and_then(serde_json::Value::as_bool);
     Ok(Outcome {
         triage: run.triage,
         reduction: reduced,
         verdict,
         interrupted,
+        llvm_tool: earlier.is_llvm_tool(),
+        ir_verified,
     })
 }
 
@@ -222,6 +237,12 @@ impl Run<'_> {
         earlier: &Case,
         progress: &mut dyn Progress,
     ) -> Result<Ended, PipelineError> {
+        if let Some(tool) = earlier.llvm_tool() {
+            return Ok((
+                StageStatus::NotNeeded,
+                Some(format!("an {tool} command: the ir stage cuts its flags")),
+            ));
+        }
         if self.opts.resume && (earlier.flags.is_some() || earlier.reduction.is_some()) {
             return Ok((
                 StageStatus::NotNeeded,
@@ -293,6 +314,18 @@ impl Run<'_> {
         earlier: Option<Reduction>,
     ) -> Result<Option<Reduction>, PipelineError> {
         let started = Instant::now();
+        if let Some(tool) = Case::load(self.dir)?.llvm_tool() {
+            self.record(
+                progress,
+                StageName::Reduce,
+                started,
+                StageStatus::NotNeeded,
+                Some(format!(
+                    "an {tool} crash: the ir stage's reduced IR is the reduction"
+                )),
+            )?;
+            return Ok(None);
+        }
         if self.opts.resume {
             if let Some(r) = earlier
                 .as_ref()
@@ -378,6 +411,14 @@ impl Run<'_> {
     }
 
     fn versions(&mut self) -> Result<Ended, PipelineError> {
+        if let Some(tool) = Case::load(self.dir)?.llvm_tool() {
+            // The versions stage runs clang drivers on source; IR is read only by the LLVM
+            // that wrote it (or a newer one), so an IR crash has no such table.
+            return Ok((
+                StageStatus::NotNeeded,
+                Some(format!("an {tool} crash: IR is not run on other clangs")),
+            ));
+        }
         let timeout = self
             .opts
             .budget

@@ -39,10 +39,12 @@ pub const EMBED_LIMIT: usize = 256 * 1024;
 /// A one-line title in the shape LLVM maintainers use: the verbatim error, else the crash
 /// kind and the top meaningful frame.
 pub fn title(case: &Case) -> String {
+    let tool =
+        crate::command::CompilerCommand::from_argv(&case.command).and_then(|c| c.llvm_tool());
     let who = if case.crash.family == crate::crash::Family::Gcc {
         "gcc"
     } else {
-        "clang"
+        tool.unwrap_or("clang")
     };
     let what = match &case.crash.message {
         Some(m) => m.lines().next().unwrap_or(m).to_string(),
@@ -133,7 +135,15 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
         if reduction.is_some() {
             "the reduced test case below".to_string()
         } else {
-            format!("its preprocessed input {}", code(&case.input))
+            format!(
+                "its {} {}",
+                if case.is_llvm_tool() {
+                    "input"
+                } else {
+                    "preprocessed input"
+                },
+                code(&case.input)
+            )
         },
         code(&case.signature.id),
         code(&case.signature.coarse_id)

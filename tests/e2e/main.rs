@@ -25,6 +25,7 @@ mod store;
 mod store_pg;
 mod symbolizer;
 mod trace;
+mod triage_kinds;
 mod util;
 mod versions;
 mod wrap_tty;
