@@ -254,7 +254,12 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
     );
     let _ = writeln!(
         s,
-        "| preprocessed input | {} ({}, {}) |\n",
+        "| {} | {} ({}, {}) |\n",
+        if case.is_llvm_tool() {
+            "input (IR)"
+        } else {
+            "preprocessed input"
+        },
         table_code(&case.input),
         table_text(&case.preprocessing.mode),
         table_text(&case.preprocessing.status)
