@@ -186,6 +186,12 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
             );
         }
         let _ = writeln!(s, "{}", fence("sh", &shell_join(replay)));
+        if replay.iter().any(|a| a.starts_with("--embed-dir=")) {
+            let _ = writeln!(
+                s,
+                "The test case embeds files with `#embed`; they are in the case's `embed/` directory, which `--embed-dir=embed` names.\n"
+            );
+        }
         s.push_str(&facts::reduction_paragraph(case));
         s.push_str(&chart::markdown_link(case));
     }
@@ -402,7 +408,9 @@ pub fn repro_script(case: &Case, input: &[u8], reduced: Option<&[u8]>) -> String
         "[ -n \"$compiler\" ] || compiler={}",
         shell_quote(&compiler)
     );
-    match embed_delimiter(input).filter(|_| is_plain_relative(&file)) {
+    // A replay that reads embedded files (`--embed-dir`) runs in the case, which holds them.
+    let reads_case_files = replay.iter().any(|a| a.starts_with("--embed-dir="));
+    match embed_delimiter(input).filter(|_| is_plain_relative(&file) && !reads_case_files) {
         Some(delim) => {
             let _ = writeln!(s, "dir=$(mktemp -d) || exit 1");
             let _ = writeln!(s, "trap 'rm -rf \"$dir\"' EXIT");

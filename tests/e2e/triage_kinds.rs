@@ -138,3 +138,49 @@ fn a_budget_that_runs_out_skips_stages_and_says_so() {
     assert!(report.contains("Triage budget of 1 s ran out"), "{report}");
     assert!(report.contains("`reduce` did not run"), "{report}");
 }
+
+/// A CodeGen crash that needs a C23 `#embed` (llvm/llvm-project#129903): `-E` expands the
+/// directive and loses the crash, so capture keeps it (`-frewrite-includes`) and carries the
+/// embedded file into the case; the replay, repro.sh from anywhere and the reduction find it
+/// there.
+#[test]
+fn an_embed_crash_keeps_its_directive_and_carries_the_embedded_file() {
+    let (_tmp, dir) = scratch_copy(&corpus("cg-embed-gh129903"));
+    let case_dir = capture_case(&dir, &cmd_txt(&dir));
+    let case = read_case(&case_dir);
+    assert_eq!(case["status"], "captured", "{case:#}");
+    assert_eq!(
+        case["preprocessing"]["mode"], "rewrite-includes",
+        "{case:#}"
+    );
+    assert_eq!(
+        std::fs::read(case_dir.join("embed/data.bin")).unwrap(),
+        b"abcdef"
+    );
+    let replay = case["replay_command"].to_string();
+    assert!(replay.contains("--embed-dir=embed"), "{replay}");
+    // The build's file moves away: the case alone reproduces.
+    std::fs::remove_file(dir.join("data.bin")).unwrap();
+    let r = run_repro(&case_dir);
+    assert!(
+        String::from_utf8_lossy(&r.stderr).contains("LLVM IR generation of declaration"),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    let o = icepick(
+        &dir,
+        &[
+            "reduce",
+            case_dir.to_str().unwrap(),
+            "--jobs",
+            "2",
+            "--json",
+        ],
+    );
+    expect_success(&o);
+    let red = &read_case(&case_dir)["reduction"];
+    assert_eq!(red["verified"], true, "{red:#}");
+    let out = std::fs::read_to_string(case_dir.join(red["output"].as_str().unwrap())).unwrap();
+    assert!(out.contains("#embed"), "{out}");
+    assert!(out.len() < 103, "{out}");
+}
