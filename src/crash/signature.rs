@@ -284,9 +284,10 @@ fn meaningful_frames_up_to(frames: &[Frame], n: usize) -> (Vec<String>, u32) {
 /// The functions of the recursion that overflowed the stack, by name. The innermost frames
 /// of a stack overflow are wherever the stack happened to run out, which differs from run to
 /// run (seen on GH68553: three different innermost frames in four runs); the functions that
-/// recur are the same every time. Members are those seen at least half as often as the most
-/// frequent one (a threshold far from both the members' and the bystanders' counts), named
-/// ones (module+offset when none is named), the first three by name.
+/// recur are the same every time. Members are those seen at least three times and at least a
+/// quarter as often as the most frequent one: a cycle may call one member twice per turn, so
+/// a half would sit right at the ratio of their counts and flip with where the printed
+/// frames end. Named ones (module+offset when none is named), the first three by name.
 fn recursion_frames(frames: &[Frame]) -> Vec<String> {
     let mut counts: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut unnamed: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
@@ -311,7 +312,7 @@ fn recursion_frames(frames: &[Frame]) -> Vec<String> {
         let max = counts.values().copied().max().unwrap_or(0);
         let mut names: Vec<String> = counts
             .into_iter()
-            .filter(|(_, c)| *c >= 2 && *c * 2 >= max)
+            .filter(|(_, c)| *c >= 3 && *c * 4 >= max)
             .map(|(name, _)| name)
             .collect();
         names.sort();
