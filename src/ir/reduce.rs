@@ -484,8 +484,7 @@ pub(super) fn run(
     // 6. Write and verify from the case directory.
     let run_line = cmd.run_line();
     let text = format!("{run_line}\n{}\n", ir.trim());
-    let out_path = dir.join(OUTPUT);
-    crate::case::write_atomic(&out_path, text.as_bytes())?;
+    crate::case::fileio::write(dir, OUTPUT, text.as_bytes())?;
     let final_argv = cmd.argv(OUTPUT);
     progress(&format!(
         "verifying `{}` {} times",
