@@ -21,7 +21,7 @@ pub struct CaptureArgs {
     #[arg(long)]
     pub json: bool,
     /// Time limit for each compiler run, in seconds.
-    #[arg(long, default_value_t = 300, value_name = "SECS")]
+    #[arg(long, default_value_t = 300, value_name = "SECS", value_parser = crate::cli::secs_arg)]
     pub timeout: u64,
     /// Reruns of the original command to check the crash is deterministic.
     #[arg(long, default_value_t = 2, value_name = "N")]

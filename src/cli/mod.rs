@@ -433,6 +433,32 @@ fn run_report(args: ReportArgs) -> anyhow::Result<u8> {
     }
 }
 
+/// The most tests or compiler runs in flight that `--jobs` takes: more is a typo, and would
+/// only exhaust threads and processes.
+pub(crate) const MAX_JOBS: usize = 1024;
+
+/// The longest per-run time limit (`--timeout SECS` and the like): a week. Larger values
+/// overflow the clock arithmetic of a deadline and mean "no limit", which icepick has not.
+pub(crate) const MAX_SECS: u64 = 7 * 24 * 3600;
+
+/// `--jobs N`: 1 to [`MAX_JOBS`]; anything else is a usage error (exit 2), never a panic.
+pub(crate) fn jobs_arg(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if (1..=MAX_JOBS as u64).contains(&n) => Ok(n as usize),
+        _ => Err(format!("give a number of jobs from 1 to {MAX_JOBS}")),
+    }
+}
+
+/// A time limit in seconds: 1 to [`MAX_SECS`]; anything else is a usage error (exit 2).
+pub(crate) fn secs_arg(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if (1..=MAX_SECS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "give a number of seconds from 1 to {MAX_SECS} (a week)"
+        )),
+    }
+}
+
 pub(crate) fn absolutize(cwd: &Path, p: &Path) -> PathBuf {
     if p.is_absolute() {
         p.to_path_buf()

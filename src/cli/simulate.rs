@@ -20,7 +20,8 @@ pub struct SimulateArgs {
     #[arg(value_name = "TRACE")]
     trace: PathBuf,
     /// Worker counts to predict (tests in flight).
-    #[arg(long, value_name = "N,N,…", value_delimiter = ',', default_values_t = [1, 2, 8, 32, 64, 128])]
+    #[arg(long, value_name = "N,N,…", value_delimiter = ',', default_values_t = [1, 2, 8, 32, 64, 128],
+          value_parser = crate::cli::jobs_arg)]
     workers: Vec<usize>,
     /// Added to every test: a farm's cost of shipping a test and its result, in ms.
     #[arg(long, value_name = "MS", default_value_t = 0.0)]

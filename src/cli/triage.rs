@@ -19,7 +19,7 @@ pub struct TriageArgs {
     #[command(flatten)]
     capture: CaptureArgs,
     /// Reduction tests in flight (default: all cores).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::cli::jobs_arg)]
     jobs: Option<usize>,
     /// Stop after capture (no reduction).
     #[arg(long)]
@@ -44,11 +44,23 @@ pub struct TriageArgs {
     once: bool,
     /// Length of a worker's lease on a bucket, in seconds (renewed every third of it;
     /// default $ICEPICK_LEASE_SECONDS, else 120).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = lease_arg)]
     lease: Option<f64>,
 }
 
 /// Runs `icepick triage`.
+/// `--lease SECONDS`: more than 0, at most [`crate::cli::MAX_SECS`] (larger values overflow a
+/// deadline).
+fn lease_arg(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(l) if l.is_finite() && l > 0.0 && l <= crate::cli::MAX_SECS as f64 => Ok(l),
+        _ => Err(format!(
+            "give a number of seconds above 0, at most {}",
+            crate::cli::MAX_SECS
+        )),
+    }
+}
+
 pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
     if args.pending {
         let lease = args
@@ -58,7 +70,7 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
                     .ok()
                     .and_then(|v| v.trim().parse().ok())
             })
-            .filter(|l| l.is_finite() && *l > 0.0)
+            .filter(|l| l.is_finite() && *l > 0.0 && *l <= crate::cli::MAX_SECS as f64)
             .map_or(
                 crate::store::lease::DEFAULT_LEASE,
                 std::time::Duration::from_secs_f64,

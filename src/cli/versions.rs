@@ -18,7 +18,7 @@ pub struct VersionsArgs {
     #[arg(long = "compiler", value_name = "PATH")]
     compilers: Vec<PathBuf>,
     /// Compilers run at once (default: all cores).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::cli::jobs_arg)]
     jobs: Option<usize>,
     /// Print `{"versions": [...], "summary": "..."}` on stdout, and nothing else.
     #[arg(long)]

@@ -240,3 +240,35 @@ fn help_documents_the_exit_codes() {
         assert!(s.contains(code), "{code} missing from:\n{s}");
     }
 }
+
+/// Out-of-range counts and time limits are usage errors (exit 2, naming the option), never a
+/// panic: they are checked where the command line is parsed, for every subcommand taking them.
+#[test]
+fn huge_jobs_and_timeouts_are_usage_errors_not_panics() {
+    let d = tempfile::tempdir().unwrap();
+    let case = d.path().join("case");
+    std::fs::create_dir(&case).unwrap();
+    let c = case.to_str().unwrap();
+    let max = u64::MAX.to_string();
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["reduce", "--timeout", &max, c],
+        vec!["reduce", "--timeout", "0", c],
+        vec!["reduce", "--jobs", "100000", c],
+        vec!["reduce", "--jobs", &max, c],
+        vec!["reduce", "--jobs", "0", c],
+        vec!["flags", "--jobs", "100000", c],
+        vec!["flags", "--timeout", &max, c],
+        vec!["ir", "--reduce-timeout", &max, c],
+        vec!["versions", "--jobs", "100000", c],
+        vec!["capture", "--timeout", &max, "--", "clang-19", "-c", "x.c"],
+        vec!["triage", "--pending", "--lease", "1e300"],
+        vec!["simulate", "--workers", "1,100000", c],
+    ];
+    for args in runs {
+        let o = icepick(d.path(), &args);
+        let err = stderr_of(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("invalid value"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
