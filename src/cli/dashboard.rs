@@ -106,7 +106,7 @@ pub fn run(args: DashboardArgs) -> anyhow::Result<u8> {
     }
     let occurrences: usize = entries.iter().map(|e| e.occurrences.len()).sum();
     writeln!(
-        std::io::stdout().lock(),
+        crate::cli::term::stdout(),
         "dashboard: {} ({} buckets, {occurrences} occurrences)",
         out.join("index.html").display(),
         entries.len(),

@@ -57,8 +57,7 @@ pub fn run(args: FlagsArgs) -> anyhow::Result<u8> {
     })?;
     spinner.finish();
     crate::report::rerender(&case)?;
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = crate::cli::term::stdout();
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&f)?)?;
     } else {

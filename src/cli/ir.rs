@@ -99,7 +99,7 @@ pub fn run(args: IrArgs) -> anyhow::Result<u8> {
         }
         Err(e) => return Err(e.into()),
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::cli::term::stdout();
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&s)?)?;
     } else {

@@ -25,6 +25,7 @@ mod scan_log;
 mod show;
 mod simulate;
 mod store;
+mod term;
 mod triage;
 mod versions;
 mod wrap;
@@ -207,7 +208,7 @@ fn main_code() -> ExitCode {
             } else {
                 error::FAILED
             };
-            eprintln!("icepick: error: {}", message(&e));
+            eprintln!("icepick: error: {}", term::visible(&message(&e)));
             ExitCode::from(code)
         }
     }
@@ -403,7 +404,7 @@ fn run_man(args: ManArgs) -> anyhow::Result<u8> {
 /// Writes `bytes` on stdout; a closed pipe (`| head`) ends the output quietly.
 fn write_stdout(bytes: &[u8]) -> anyhow::Result<u8> {
     use std::io::Write as _;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::cli::term::stdout();
     match out.write_all(bytes).and_then(|()| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
         _ => Ok(error::OK),
@@ -427,7 +428,7 @@ fn run_report(args: ReportArgs) -> anyhow::Result<u8> {
     };
     // `icepick report CASE | head` is not an error: a closed pipe ends the output quietly.
     use std::io::Write as _;
-    match writeln!(std::io::stdout().lock(), "{text}") {
+    match writeln!(crate::cli::term::stdout(), "{text}") {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
         _ => Ok(error::OK),
     }

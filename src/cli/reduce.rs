@@ -72,7 +72,7 @@ pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
         executor,
     };
     let mut progress = Progress::new(args.json);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::cli::term::stdout();
     if let Some(script) = &args.test {
         let r = reduce::reduce_with_script(
             script,

@@ -53,7 +53,7 @@ pub fn run(args: ScanLogArgs) -> anyhow::Result<u8> {
             .unwrap_or_else(|| here.clone()),
     };
     let found = scanlog::crashed_compiles(&text);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::cli::term::stdout();
     if found.is_empty() {
         if args.json {
             let v = serde_json::json!({"log": log_path.to_string_lossy(), "crashes": []});

@@ -262,7 +262,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<u8> {
         std::fs::write(file, svg)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", file.display()))?;
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::cli::term::stdout();
     if args.json {
         writeln!(out, "{}", serde_json::json!({ "rows": table }))?;
         return Ok(error::OK);

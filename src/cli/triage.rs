@@ -181,7 +181,7 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
         log::info!("classification: {} ({})", c.verdict, c.reason);
     }
     stages.push(format!("classified ({})", c.verdict));
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::cli::term::stdout();
     if json {
         // --json: the final case, one object (capture printed the first state already, so a
         // consumer reads the last line).
@@ -253,7 +253,7 @@ mod pending {
         let loc = crate::store::default_location()?;
         let mut store = Store::open_at(&loc)?;
         let owner = lease::worker_id();
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::cli::term::stdout();
         let jobs =
             jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         let stop = crate::interrupt::stop_flag();

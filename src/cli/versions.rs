@@ -36,7 +36,7 @@ pub fn run(args: VersionsArgs) -> anyhow::Result<u8> {
     spinner.finish();
     crate::report::rerender(&case)?;
     let summary = versions::summary(&rows);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::cli::term::stdout();
     if args.json {
         let v = serde_json::json!({"versions": rows, "summary": summary});
         writeln!(out, "{v}")?;
