@@ -519,3 +519,6 @@ mod snapshot_tests;
 
 #[cfg(test)]
 mod layering_tests;
+
+#[cfg(test)]
+mod hostile_tests;
