@@ -251,3 +251,12 @@ fn cc1_options_missing_from_the_table_do_not_become_inputs() {
         p.args
     );
 }
+
+#[test]
+fn without_build_outputs_writes_nothing_of_the_builds() {
+    let c = cmd("clang -c -MD -MF dir/f.d -MT f.o -o out/f.o -save-temps=obj -ftime-trace=t.json -gsplit-dwarf -MJ cdb.json --serialize-diagnostics f.dia -DX=1 f.c");
+    assert_eq!(
+        c.without_build_outputs("/dev/null").args,
+        shlex::split("-c -MT f.o -DX=1 -o /dev/null f.c").unwrap()
+    );
+}
