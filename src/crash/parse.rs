@@ -343,8 +343,7 @@ fn unglued(line: &str) -> Vec<&str> {
             })
             .filter(|&i| {
                 let before = &rest[..i];
-                !(before.ends_with(": ")
-                    && !before[..before.len() - 2].contains(char::is_whitespace))
+                !before.ends_with(": ") || before[..before.len() - 2].contains(char::is_whitespace)
             })
             .min();
         match at {

@@ -1,6 +1,6 @@
 //! Hostile and faulty cases: a `case.json` cannot make icepick read or write outside the case,
 //! and a broken case, a missing compiler or a bad test script is an error (exit 2) with one
-//! clear message, never a false result. Each defect of issue #11 has its test here.
+//! clear message, never a false result. Each defect found has its test here.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
