@@ -110,7 +110,7 @@ pub(super) fn find_job(
             }
         };
         progress(&format!("trying job {}", info_label(&info)));
-        let r = runner.run(&only.with_output("/dev/null"), None)?;
+        let r = runner.run(&only.without_build_outputs("/dev/null"), None)?;
         if same_crash(crash, signature, &r) {
             return Ok((sel, info, Some(r)));
         }

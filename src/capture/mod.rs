@@ -230,7 +230,12 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
     {
         progress("no stack dump; rerunning with -fno-integrated-cc1");
         let retry = command.with_extra_args(&["-fno-integrated-cc1"]);
-        let r = runner.run(&no_crash_diagnostics(&retry), None)?;
+        // Only the user's own run writes the build's files (its `-o`, dependency files …):
+        // every rerun in the build directory writes its output to /dev/null.
+        let r = runner.run(
+            &no_crash_diagnostics(&retry).without_build_outputs("/dev/null"),
+            None,
+        )?;
         if let (Some(c), Some(s)) = (r.crash, r.signature) {
             if !c.frames.is_empty() {
                 crash = c;
@@ -258,8 +263,9 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
         command.clone()
     };
     let mut same = 1;
+    let rerun = replay_base.without_build_outputs("/dev/null");
     let reruns: Vec<Run> = (0..req.reruns)
-        .map(|_| runner.run(&replay_base, None))
+        .map(|_| runner.run(&rerun, None))
         .collect::<Result<_, _>>()?;
     for r in &reruns {
         if r.signature.as_ref().map(|s| &s.id) == Some(&signature.id) {

@@ -199,6 +199,8 @@ pub enum CaseError {
     },
     #[error("case.json field `{field}` {why}; the case is damaged: capture the crash again")]
     BadField { field: String, why: String },
+    #[error("{path} {why}: a case's files must be regular files in the case directory itself, not links; remove it, or capture the crash again")]
+    UnsafeFile { path: PathBuf, why: String },
     #[error("the case's input `{name}` is missing ({path} does not exist): restore it, or capture the crash again with `icepick capture`")]
     MissingInput { name: String, path: PathBuf },
 }
@@ -260,14 +262,13 @@ impl Case {
             _ => {}
         }
         let path = dir.join(CASE_FILE);
-        let text = match fs::read(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+        let text = match fileio::read(dir, CASE_FILE, fileio::cap::CASE_JSON)? {
+            Some(t) => t,
+            None => {
                 return Err(CaseError::NotACase {
                     path: dir.to_owned(),
                 })
             }
-            Err(error) => return Err(CaseError::Unreadable { path, error }),
         };
         let invalid = |path: &Path, why: String| CaseError::Invalid {
             path: path.to_owned(),
@@ -330,7 +331,7 @@ impl Case {
     pub fn save(&self, dir: &Path) -> Result<(), CaseError> {
         let mut text = serde_json::to_vec_pretty(self).expect("the case serialises");
         text.push(b'\n');
-        write_atomic(&dir.join(CASE_FILE), &text)
+        fileio::write(dir, CASE_FILE, &text)
     }
 }
 
@@ -407,9 +408,8 @@ impl NewCaseDir {
 
     /// Writes a file into the case (atomically).
     pub fn write(&self, name: &str, bytes: &[u8]) -> Result<PathBuf, CaseError> {
-        let p = self.tmp.path().join(name);
-        write_atomic(&p, bytes)?;
-        Ok(p)
+        fileio::write(self.tmp.path(), name, bytes)?;
+        Ok(self.tmp.path().join(name))
     }
 
     /// Saves `case.json` and moves the directory to `dest` (which must not exist), or, when
@@ -457,6 +457,7 @@ impl NewCaseDir {
 pub mod classification;
 mod facts;
 pub mod farm;
+pub mod fileio;
 pub mod flags;
 pub mod triage;
 mod validate;

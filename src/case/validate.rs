@@ -70,6 +70,13 @@ pub(super) fn check(dir: &Path, case: &Case) -> Result<(), CaseError> {
         if let Some(v) = ir.get("command") {
             string_array("ir.command", v)?;
         }
+        // The tool is a word of icepick's vocabulary, not free text: it names the Compiler
+        // Explorer compiler and is printed as the program of the IR reproducer.
+        if let Some(v) = ir.get("tool") {
+            if !matches!(string_field("ir.tool", v)?, "llc" | "opt") {
+                return Err(invalid_field("ir.tool", "is neither llc nor opt"));
+            }
+        }
     }
     if let Some(v) = &case.versions {
         if !v.is_array() {

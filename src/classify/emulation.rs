@@ -335,9 +335,13 @@ fn from_kernel_log(dir: &Path, case: &Case, opts: &Options) -> Result<Option<Evi
             ))
         }
     };
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return Ok(None);
-    };
+    let text =
+        match crate::case::fileio::read(dir, super::KERNEL_LOG, crate::case::fileio::cap::LOG) {
+            Ok(Some(b)) => String::from_utf8_lossy(&b).into_owned(),
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(format!("{e}; not read")),
+        };
+    let _ = path;
     let faults = kernel_log::parse(&text);
     let names = compiler_task_names(case);
     // The compiler's report, of the case's signal when the case has one; the latest of them.
@@ -428,9 +432,10 @@ fn compiler_file_named(case: &Case, opts: &Options, name: &str) -> Option<(PathB
 /// E2 from `--core FILE` (or the core an earlier run named, [`super::CORE_PATH`]): `Ok(None)`
 /// when there is none, `Err` (a note) when it cannot be decoded.
 fn from_core(dir: &Path, case: &Case, opts: &Options) -> Result<Option<Evidence>, String> {
-    let saved = std::fs::read_to_string(dir.join(super::CORE_PATH))
+    let saved = crate::case::fileio::read(dir, super::CORE_PATH, crate::case::fileio::cap::LOG)
         .ok()
-        .map(|p| PathBuf::from(p.trim_end()));
+        .flatten()
+        .map(|p| PathBuf::from(String::from_utf8_lossy(&p).trim_end()));
     let Some(path) = opts.core.clone().or(saved) else {
         return Ok(None);
     };

@@ -114,7 +114,7 @@ fn save_kernel_log(dir: &Path, log: &Path) -> Result<(), ClassifyError> {
             "no \"unhandled signal\" report in it; pass the kernel log (`dmesg` or `journalctl -k`) of the host where the compiler crashed, with the lines after the report (the registers)".into(),
         ));
     }
-    crate::case::write_atomic(&dir.join(KERNEL_LOG), &bytes)
+    crate::case::fileio::write(dir, KERNEL_LOG, &bytes)
         .map_err(|e| err(format!("cannot save it into the case: {e}")))
 }
 
@@ -132,7 +132,7 @@ pub fn classify(dir: &Path, opts: &Options) -> Result<Classification, ClassifyEr
         })?;
         let absolute = std::path::absolute(core).unwrap_or_else(|_| core.clone());
         let line = format!("{}\n", absolute.display());
-        crate::case::write_atomic(&dir.join(CORE_PATH), line.as_bytes())?;
+        crate::case::fileio::write(dir, CORE_PATH, line.as_bytes())?;
     }
     // A case with no RISC-V host, target or emulator: the riscv64 compiler under qemu (E5)
     // and its static scan (E3) say nothing about it, so they are not run (nor reported).

@@ -21,7 +21,7 @@ pub struct CaptureArgs {
     #[arg(long)]
     pub json: bool,
     /// Time limit for each compiler run, in seconds.
-    #[arg(long, default_value_t = 300, value_name = "SECS")]
+    #[arg(long, default_value_t = 300, value_name = "SECS", value_parser = crate::cli::secs_arg)]
     pub timeout: u64,
     /// Reruns of the original command to check the crash is deterministic.
     #[arg(long, default_value_t = 2, value_name = "N")]
@@ -134,8 +134,7 @@ pub(crate) fn print_outcome(
     outcome: Outcome,
     more: bool,
 ) -> anyhow::Result<(u8, Written)> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = crate::cli::term::stdout();
     match outcome {
         Outcome::Case { dir, case } => {
             let code = match case.status {
@@ -156,10 +155,10 @@ pub(crate) fn print_outcome(
                 let v = serde_json::json!({"outcome": "no-crash", "reason": reason});
                 writeln!(out, "{v}")?;
             } else {
-                eprintln!("icepick: not a crash: {reason}");
+                eprintln!("icepick: not a crash: {}", super::term::visible(&reason));
                 if std::io::stderr().is_terminal() && !stderr.is_empty() {
                     let tail: Vec<&str> = stderr.lines().take(5).collect();
-                    eprintln!("{}", tail.join("\n"));
+                    eprintln!("{}", super::term::visible(&tail.join("\n")));
                 }
             }
             Ok((error::NO_CRASH, None))

@@ -64,7 +64,7 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<u8> {
         .with_context(|| format!("classifying {}", case.display()))?;
     spinner.finish();
     crate::report::rerender(&case)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::cli::term::stdout();
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&c)?)?;
     } else {

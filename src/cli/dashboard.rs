@@ -78,9 +78,14 @@ pub fn run(args: DashboardArgs) -> anyhow::Result<u8> {
         let mut r = crate::report::Redactions::of_this_machine();
         r.merge(&dashboard::redactions_of(&root, &entries));
         for dir in entries.iter().filter_map(|e| e.bucket.case_dir.as_deref()) {
-            let case = std::fs::read(cwd.join(dir).join("case.json"))
-                .ok()
-                .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+            let case = crate::case::fileio::read(
+                &cwd.join(dir),
+                crate::case::CASE_FILE,
+                crate::case::fileio::cap::CASE_JSON,
+            )
+            .ok()
+            .flatten()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
             if let Some(case) = case {
                 r.merge(&crate::report::Redactions::of_case_value(&case));
             }
@@ -101,7 +106,7 @@ pub fn run(args: DashboardArgs) -> anyhow::Result<u8> {
     }
     let occurrences: usize = entries.iter().map(|e| e.occurrences.len()).sum();
     writeln!(
-        std::io::stdout().lock(),
+        crate::cli::term::stdout(),
         "dashboard: {} ({} buckets, {occurrences} occurrences)",
         out.join("index.html").display(),
         entries.len(),

@@ -19,11 +19,11 @@ pub struct FlagsArgs {
     #[arg(long)]
     pub json: bool,
     /// Compiler runs at once (default: the number of cores).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::cli::jobs_arg)]
     pub jobs: Option<usize>,
     /// Upper limit on one compiler run, in seconds (runs after the first are limited to
     /// ten times the first run's time, at least 10 s).
-    #[arg(long, default_value_t = 300, value_name = "SECS")]
+    #[arg(long, default_value_t = 300, value_name = "SECS", value_parser = crate::cli::secs_arg)]
     pub timeout: u64,
     /// Accept dropping a flag when the crash survives only after source errors (by default a
     /// crash-on-valid keeps every flag whose removal makes its code invalid, e.g. -std=c++20).
@@ -57,8 +57,7 @@ pub fn run(args: FlagsArgs) -> anyhow::Result<u8> {
     })?;
     spinner.finish();
     crate::report::rerender(&case)?;
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = crate::cli::term::stdout();
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&f)?)?;
     } else {

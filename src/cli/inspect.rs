@@ -146,7 +146,7 @@ pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
 /// Writes to stdout; a closed pipe (`| head`) is not an error.
 pub(super) fn emit(text: &str) -> anyhow::Result<()> {
     use std::io::Write;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::cli::term::stdout();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
         _ => Ok(()),

@@ -16,17 +16,17 @@ pub struct IrArgs {
     /// The case directory (made by `icepick capture`).
     pub case: PathBuf,
     /// Tool runs at once (llvm-reduce -j; default: the number of cores).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::cli::jobs_arg)]
     pub jobs: Option<usize>,
     /// Print the `ir` section as one JSON object on stdout, and nothing else.
     #[arg(long)]
     pub json: bool,
     /// Upper limit on one llc/opt run, in seconds.
-    #[arg(long, default_value_t = 120, value_name = "SECS")]
+    #[arg(long, default_value_t = 120, value_name = "SECS", value_parser = crate::cli::secs_arg)]
     pub timeout: u64,
     /// Upper limit on the llvm-reduce run, in seconds: when it is reached, llvm-reduce's best
     /// so far is kept (and checked like any result).
-    #[arg(long, default_value_t = 180, value_name = "SECS")]
+    #[arg(long, default_value_t = 180, value_name = "SECS", value_parser = crate::cli::secs_arg)]
     pub reduce_timeout: u64,
 }
 
@@ -82,7 +82,7 @@ pub fn run(args: IrArgs) -> anyhow::Result<u8> {
         }
         Err(e) => return Err(e.into()),
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::cli::term::stdout();
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&s)?)?;
     } else {

@@ -23,7 +23,7 @@ pub fn run(args: ListArgs) -> anyhow::Result<u8> {
         Some(s) => s.buckets()?,
         None => Vec::new(),
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::cli::term::stdout();
     if args.json {
         let v = serde_json::json!({
             "store": root.to_string(),

@@ -25,6 +25,7 @@ mod scan_log;
 mod show;
 mod simulate;
 mod store;
+mod term;
 mod triage;
 mod versions;
 mod wrap;
@@ -207,7 +208,7 @@ fn main_code() -> ExitCode {
             } else {
                 error::FAILED
             };
-            eprintln!("icepick: error: {}", message(&e));
+            eprintln!("icepick: error: {}", term::visible(&message(&e)));
             ExitCode::from(code)
         }
     }
@@ -403,7 +404,7 @@ fn run_man(args: ManArgs) -> anyhow::Result<u8> {
 /// Writes `bytes` on stdout; a closed pipe (`| head`) ends the output quietly.
 fn write_stdout(bytes: &[u8]) -> anyhow::Result<u8> {
     use std::io::Write as _;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::cli::term::stdout();
     match out.write_all(bytes).and_then(|()| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
         _ => Ok(error::OK),
@@ -427,9 +428,35 @@ fn run_report(args: ReportArgs) -> anyhow::Result<u8> {
     };
     // `icepick report CASE | head` is not an error: a closed pipe ends the output quietly.
     use std::io::Write as _;
-    match writeln!(std::io::stdout().lock(), "{text}") {
+    match writeln!(crate::cli::term::stdout(), "{text}") {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
         _ => Ok(error::OK),
+    }
+}
+
+/// The most tests or compiler runs in flight that `--jobs` takes: more is a typo, and would
+/// only exhaust threads and processes.
+pub(crate) const MAX_JOBS: usize = 1024;
+
+/// The longest per-run time limit (`--timeout SECS` and the like): a week. Larger values
+/// overflow the clock arithmetic of a deadline and mean "no limit", which icepick has not.
+pub(crate) const MAX_SECS: u64 = 7 * 24 * 3600;
+
+/// `--jobs N`: 1 to [`MAX_JOBS`]; anything else is a usage error (exit 2), never a panic.
+pub(crate) fn jobs_arg(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if (1..=MAX_JOBS as u64).contains(&n) => Ok(n as usize),
+        _ => Err(format!("give a number of jobs from 1 to {MAX_JOBS}")),
+    }
+}
+
+/// A time limit in seconds: 1 to [`MAX_SECS`]; anything else is a usage error (exit 2).
+pub(crate) fn secs_arg(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if (1..=MAX_SECS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "give a number of seconds from 1 to {MAX_SECS} (a week)"
+        )),
     }
 }
 

@@ -29,6 +29,7 @@ const LINE_EVERY: Duration = Duration::from_secs(10);
 
 /// Prints `line` on stderr, above the progress bar when one is drawn.
 pub(crate) fn print_above(line: &str) {
+    let line = super::term::visible(line);
     let active = ACTIVE.lock().ok().and_then(|a| a.clone());
     match active {
         Some(bar) if !bar.is_finished() => bar.suspend(|| eprintln!("{line}")),

@@ -23,7 +23,7 @@ pub struct ReduceArgs {
     #[arg(long, value_name = "SCRIPT")]
     test: Option<PathBuf>,
     /// Tests in flight (default: all cores; with a farm, its total slots).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::cli::jobs_arg)]
     jobs: Option<usize>,
     #[command(flatten)]
     farm: crate::cli::farm::FarmArgs,
@@ -31,7 +31,7 @@ pub struct ReduceArgs {
     #[arg(long)]
     resume: bool,
     /// Per-test time limit in seconds (default: 5x the first run, at least 3 s).
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = crate::cli::secs_arg)]
     timeout: Option<u64>,
     /// Print the result as one JSON object on stdout, and nothing else.
     #[arg(long)]
@@ -72,7 +72,7 @@ pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
         executor,
     };
     let mut progress = Progress::new(args.json);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::cli::term::stdout();
     if let Some(script) = &args.test {
         let r = reduce::reduce_with_script(
             script,

@@ -31,7 +31,7 @@ pub struct ScanLogArgs {
     #[arg(long, default_value_t = 1, value_name = "N")]
     reruns: u32,
     /// Time limit for each compiler run while capturing, in seconds.
-    #[arg(long, default_value_t = 300, value_name = "SECS")]
+    #[arg(long, default_value_t = 300, value_name = "SECS", value_parser = crate::cli::secs_arg)]
     timeout: u64,
     /// Print `{"log": …, "crashes": [...]}` on stdout, and nothing else.
     #[arg(long)]
@@ -53,7 +53,7 @@ pub fn run(args: ScanLogArgs) -> anyhow::Result<u8> {
             .unwrap_or_else(|| here.clone()),
     };
     let found = scanlog::crashed_compiles(&text);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::cli::term::stdout();
     if found.is_empty() {
         if args.json {
             let v = serde_json::json!({"log": log_path.to_string_lossy(), "crashes": []});

@@ -101,7 +101,7 @@ pub fn run(args: ShowArgs) -> anyhow::Result<u8> {
         .as_deref()
         .map(|d| Path::new(d).join("report.md"))
         .filter(|p| p.is_file());
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::cli::term::stdout();
     if args.json {
         let v = serde_json::json!({
             "store": store.location().to_string(),
@@ -219,7 +219,7 @@ fn print_diff(store: &Store, a: &Bucket, b: &Bucket, json: bool) -> anyhow::Resu
         .context_radius(20)
         .header(&format!("bucket {}", a.id), &format!("bucket {}", b.id))
         .to_string();
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::cli::term::stdout();
     if json {
         let v = serde_json::json!({"a": a.id, "b": b.id, "diff": diff});
         writeln!(out, "{v}")?;

@@ -20,7 +20,8 @@ pub struct SimulateArgs {
     #[arg(value_name = "TRACE")]
     trace: PathBuf,
     /// Worker counts to predict (tests in flight).
-    #[arg(long, value_name = "N,N,…", value_delimiter = ',', default_values_t = [1, 2, 8, 32, 64, 128])]
+    #[arg(long, value_name = "N,N,…", value_delimiter = ',', default_values_t = [1, 2, 8, 32, 64, 128],
+          value_parser = crate::cli::jobs_arg)]
     workers: Vec<usize>,
     /// Added to every test: a farm's cost of shipping a test and its result, in ms.
     #[arg(long, value_name = "MS", default_value_t = 0.0)]
@@ -261,7 +262,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<u8> {
         std::fs::write(file, svg)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", file.display()))?;
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::cli::term::stdout();
     if args.json {
         writeln!(out, "{}", serde_json::json!({ "rows": table }))?;
         return Ok(error::OK);

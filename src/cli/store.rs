@@ -30,7 +30,7 @@ enum Action {
 /// Runs `icepick store`.
 pub fn run(args: StoreArgs) -> anyhow::Result<u8> {
     let loc = store::default_location()?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::cli::term::stdout();
     match args.action {
         Action::Flush => {
             let mut s = Store::open_at(&loc)?;

@@ -21,7 +21,7 @@ pub struct TriageArgs {
     #[command(flatten)]
     capture: CaptureArgs,
     /// Reduction tests in flight (default: all cores).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::cli::jobs_arg)]
     jobs: Option<usize>,
     /// Stop after capture (no reduction).
     #[arg(long)]
@@ -46,13 +46,25 @@ pub struct TriageArgs {
     once: bool,
     /// Length of a worker's lease on a bucket, in seconds (renewed every third of it;
     /// default $ICEPICK_LEASE_SECONDS, else 120).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = lease_arg)]
     lease: Option<f64>,
     /// Wall-clock budget of the whole triage in seconds, capture included (0: none). Each
     /// stage gets a share and ends with its best so far when it runs out; stages with no
     /// time left are skipped, and the case and report say which. With --pending: per bucket.
     #[arg(long, value_name = "SECONDS", default_value_t = 300)]
     budget: u64,
+}
+
+/// `--lease SECONDS`: more than 0, at most [`crate::cli::MAX_SECS`] (larger values overflow a
+/// deadline).
+fn lease_arg(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(l) if l.is_finite() && l > 0.0 && l <= crate::cli::MAX_SECS as f64 => Ok(l),
+        _ => Err(format!(
+            "give a number of seconds above 0, at most {}",
+            crate::cli::MAX_SECS
+        )),
+    }
 }
 
 /// Runs `icepick triage`.
@@ -67,7 +79,7 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
                     .ok()
                     .and_then(|v| v.trim().parse().ok())
             })
-            .filter(|l| l.is_finite() && *l > 0.0)
+            .filter(|l| l.is_finite() && *l > 0.0 && *l <= crate::cli::MAX_SECS as f64)
             .map_or(
                 crate::store::lease::DEFAULT_LEASE,
                 std::time::Duration::from_secs_f64,
@@ -102,7 +114,7 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
     let mut shown = Shown::new(json);
     let done = pipeline::triage(&dir, &opts, &mut shown).map_err(pipeline_error)?;
     drop(shown);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::cli::term::stdout();
     if json {
         // --json: the final case, one object (capture printed the first state already, so a
         // consumer reads the last line).
@@ -132,9 +144,10 @@ pub fn run(args: TriageArgs) -> anyhow::Result<u8> {
     Ok(exit_code(&done))
 }
 
-/// `--budget` in seconds as a limit: 0 is none.
+/// `--budget` in seconds as a limit: 0 is none; at most [`crate::cli::MAX_SECS`] (a larger
+/// one would overflow a deadline).
 fn budget_of(seconds: u64) -> Option<std::time::Duration> {
-    (seconds > 0).then(|| std::time::Duration::from_secs(seconds))
+    (seconds > 0).then(|| std::time::Duration::from_secs(seconds.min(crate::cli::MAX_SECS)))
 }
 
 /// A reduction that ran and did not verify is exit 4; an interrupt is the signal's code
@@ -308,7 +321,7 @@ mod pending {
         let loc = crate::store::default_location()?;
         let mut store = Store::open_at(&loc)?;
         let owner = lease::worker_id();
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::cli::term::stdout();
         let jobs =
             jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         let stop = crate::interrupt::stop_flag();

@@ -18,7 +18,7 @@ pub struct VersionsArgs {
     #[arg(long = "compiler", value_name = "PATH")]
     compilers: Vec<PathBuf>,
     /// Compilers run at once (default: all cores).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::cli::jobs_arg)]
     jobs: Option<usize>,
     /// Print `{"versions": [...], "summary": "..."}` on stdout, and nothing else.
     #[arg(long)]
@@ -36,7 +36,7 @@ pub fn run(args: VersionsArgs) -> anyhow::Result<u8> {
     spinner.finish();
     crate::report::rerender(&case)?;
     let summary = versions::summary(&rows);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::cli::term::stdout();
     if args.json {
         let v = serde_json::json!({"versions": rows, "summary": summary});
         writeln!(out, "{v}")?;

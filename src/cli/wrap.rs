@@ -168,8 +168,10 @@ fn hand_over(
     let out = child.wait_with_output()?;
     let mut err = std::io::stderr().lock();
     if out.status.success() {
-        // The bucket line.
-        let _ = err.write_all(&out.stderr);
+        // The bucket line (already shown safe by the icepick that wrote it; again here, in
+        // case that was an older one).
+        let _ =
+            err.write_all(super::term::visible(&String::from_utf8_lossy(&out.stderr)).as_bytes());
     } else {
         // Not a usage text in the build's log: one line (an older icepick may not know
         // --record-exit).
@@ -219,7 +221,7 @@ fn record(args: &WrapArgs, status: &str) -> u8 {
     let line = std::panic::catch_unwind(|| on_failure(args, program, rest, &stderr, exit))
         .unwrap_or_else(|_| Some("icepick: (could not record the crash: internal error)".into()));
     if let Some(line) = line {
-        let _ = writeln!(std::io::stderr().lock(), "{line}");
+        let _ = writeln!(std::io::stderr().lock(), "{}", super::term::visible(&line));
     }
     crate::error::OK
 }
@@ -255,7 +257,7 @@ fn wrap(args: WrapArgs) -> u8 {
         .unwrap_or_else(|_| Some("icepick: (could not record the crash: internal error)".into()));
     if let Some(line) = line {
         let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "{line}");
+        let _ = writeln!(err, "{}", super::term::visible(&line));
     }
     exit_like(status)
 }
@@ -509,6 +511,7 @@ fn exit_info(status: std::process::ExitStatus) -> ExitInfo {
 /// it is not executable.
 fn not_started(program: &OsString, e: &std::io::Error) -> u8 {
     let name = program.to_string_lossy();
+    let name = super::term::visible(&name);
     let mut err = std::io::stderr().lock();
     if e.kind() == std::io::ErrorKind::NotFound {
         let _ = writeln!(err, "icepick: {name}: command not found");

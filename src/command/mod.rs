@@ -465,6 +465,17 @@ impl CompilerCommand {
         }
     }
 
+    /// A copy that writes nothing where the original would: its output goes to `out` (a
+    /// scratch file), and the options that write other files ([`options::is_side_output`])
+    /// are dropped. For reruns of a build's command, which must not touch the build's files.
+    pub fn without_build_outputs(&self, out: &str) -> Self {
+        let kept = Self {
+            program: self.program.clone(),
+            args: self.filtered(|a, _, input| input || !options::is_side_output(a)),
+        };
+        kept.with_output(out)
+    }
+
     /// The command as one line of POSIX shell, every argument quoted where needed.
     pub fn to_shell(&self) -> String {
         shell_join(&self.argv())

@@ -189,6 +189,29 @@ pub fn is_output(arg: &str) -> bool {
     arg == "-o" || (arg.starts_with("-o") && !arg.starts_with("-objcmt") && arg.len() > 2)
 }
 
+/// Options that make a compile write files besides its output, or name where: dependency
+/// files, saved temporaries, time traces, serialized diagnostics, compilation-database
+/// fragments. A rerun that must leave the build's files alone drops them.
+pub fn is_side_output(arg: &str) -> bool {
+    matches!(
+        arg,
+        "-MD" | "-MMD" | "--serialize-diagnostics" | "-dependency-file"
+    ) || [
+        "-MF",
+        "-MJ",
+        "-save-temps",
+        "-ftime-trace",
+        "-fdump-",
+        "-fmodules-cache-path",
+        "-gsplit-dwarf",
+        "-fprofile-generate",
+        "-fprofile-instr-generate",
+        "-fcrash-diagnostics-dir",
+    ]
+    .iter()
+    .any(|p| arg.starts_with(p))
+}
+
 /// The action a compile performs (`-c`, `-S`, `-E`, `-fsyntax-only` …).
 pub fn is_mode(arg: &str) -> bool {
     matches!(

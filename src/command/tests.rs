@@ -270,3 +270,12 @@ fn llvm_tools_are_told_by_their_name_whatever_the_version_suffix() {
     let c = cmd("llc-19 -mtriple=riscv64 -mattr=+v x.ll -o out.s");
     assert_eq!(c.inputs(), ["x.ll"]);
 }
+
+#[test]
+fn without_build_outputs_writes_nothing_of_the_builds() {
+    let c = cmd("clang -c -MD -MF dir/f.d -MT f.o -o out/f.o -save-temps=obj -ftime-trace=t.json -gsplit-dwarf -MJ cdb.json --serialize-diagnostics f.dia -DX=1 f.c");
+    assert_eq!(
+        c.without_build_outputs("/dev/null").args,
+        shlex::split("-c -MT f.o -DX=1 -o /dev/null f.c").unwrap()
+    );
+}

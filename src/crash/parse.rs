@@ -317,6 +317,49 @@ fn is_stack_overflow(frames: &[Frame]) -> bool {
     repeats >= RECURSION_REPEATS || (frames.len() >= DEEP_TRACE && repeats >= DEEP_TRACE_REPEATS)
 }
 
+/// Crash messages that start a line of their own, but may follow an unterminated line of
+/// earlier output (a warning cut off, a tool writing without a newline): found anywhere in a
+/// line, they start a new one (see [`unglued`]).
+const LINE_STARTS: &[&str] = &[
+    "fatal error: error in backend: ",
+    "LLVM ERROR: ",
+    "internal compiler error: ",
+    "PLEASE submit a bug report",
+    "Stack dump:",
+    "UNREACHABLE executed",
+];
+
+/// `line` split before each [`LINE_STARTS`] message that something else precedes; a
+/// `tool: ` or `file:line:col: ` prefix, part of how such messages are written, is kept.
+fn unglued(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = line;
+    loop {
+        let at = LINE_STARTS
+            .iter()
+            .filter_map(|m| {
+                rest[1.min(rest.len())..]
+                    .find(m)
+                    .map(|i| i + 1.min(rest.len()))
+            })
+            .filter(|&i| {
+                let before = &rest[..i];
+                !before.ends_with(": ") || before[..before.len() - 2].contains(char::is_whitespace)
+            })
+            .min();
+        match at {
+            Some(i) => {
+                out.push(&rest[..i]);
+                rest = &rest[i..];
+            }
+            None => {
+                out.push(rest);
+                return out;
+            }
+        }
+    }
+}
+
 /// Text of which at least one appears in every crash [`parse`] recognises without a signal
 /// death (`docs/crash-formats.md`): a cheap test for `icepick-wrap`, which hands only such failed
 /// compiles to `icepick` for parsing.
@@ -350,7 +393,7 @@ pub fn may_be_crash(stderr: &[u8], exit: ExitInfo) -> bool {
 /// (success, ordinary diagnostics, a forced reproducer, a timeout reported as exit 124).
 pub fn parse(stderr: &str, exit: ExitInfo) -> Option<Crash> {
     // Every field is made from lines: a bound per line bounds every string the crash holds.
-    let lines: Vec<&str> = stderr.lines().map(line_bounded).collect();
+    let lines: Vec<&str> = stderr.lines().flat_map(unglued).map(line_bounded).collect();
     let mut ev = Evidence::default();
     ev.scan(&lines);
 
@@ -486,6 +529,33 @@ static SOURCE_ERROR: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::ne
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn crash_messages_glued_to_an_unterminated_line_start_their_own() {
+        assert_eq!(
+            unglued("f.c:2:5: wfatal error: error in backend: Cannot select"),
+            ["f.c:2:5: w", "fatal error: error in backend: Cannot select"]
+        );
+        assert_eq!(
+            unglued("clang: fatal error: error in backend: x"),
+            ["clang: fatal error: error in backend: x"]
+        );
+        assert_eq!(
+            unglued("f.c:1:2: internal compiler error: y"),
+            ["f.c:1:2: internal compiler error: y"]
+        );
+        assert_eq!(unglued("abcLLVM ERROR: z"), ["abc", "LLVM ERROR: z"]);
+        let glued = "x.c:1:1: warning: w [-Wx]\nx.c:2:5: wfatal error: error in backend: Cannot select: t5\n";
+        let exit = ExitInfo {
+            code: Some(70),
+            signal: None,
+        };
+        let c = parse(glued, exit).expect("a crash");
+        assert!(
+            c.message.as_deref().unwrap_or("").contains("Cannot select"),
+            "{c:?}"
+        );
+    }
+
     use super::*;
 
     fn code(code: i32) -> ExitInfo {

@@ -173,7 +173,8 @@ fn given_ir(
     start_path: &Path,
 ) -> Result<(String, ToolCmd), IrError> {
     let input = dir.join(&case.input);
-    let bytes = std::fs::read(&input).map_err(io(&input))?;
+    // Read inside the case only (no link, no special file), like every case file.
+    let bytes = crate::case::fileio::read_existing(dir, &case.input, 1 << 30)?;
     if std::str::from_utf8(&bytes).is_ok() {
         std::fs::write(start_path, &bytes).map_err(io(start_path))?;
     } else {
@@ -606,8 +607,7 @@ pub(super) fn run(
     // 6. Write and verify from the case directory.
     let run_line = cmd.run_line();
     let text = format!("{run_line}\n{}\n", ir.trim());
-    let out_path = dir.join(OUTPUT);
-    crate::case::write_atomic(&out_path, text.as_bytes())?;
+    crate::case::fileio::write(dir, OUTPUT, text.as_bytes())?;
     let final_argv = cmd.argv(OUTPUT);
     progress(&format!(
         "verifying `{}` {} times",

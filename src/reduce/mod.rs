@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use icepick_reducers::{CancelToken, Options, Outcome, Stats};
 use serde::{Deserialize, Serialize};
 
-use crate::case::{write_atomic, Case, CaseError};
+use crate::case::{fileio, Case, CaseError};
 use crate::command::CompilerCommand;
 use crate::crash::Symbolizer;
 use crate::exec;
@@ -221,7 +221,6 @@ struct Stage<'a> {
     /// The replay command (the flags stage's minimal one when it ran).
     replay: Vec<String>,
     output_name: String,
-    output_path: PathBuf,
     ext: String,
     oracle: Oracle,
     /// Candidates live in icepick's private scratch directory (removed however icepick ends).
@@ -307,7 +306,7 @@ impl Stage<'_> {
         stop_early: bool,
         timeout: Duration,
     ) -> Result<Verdict, ReduceError> {
-        write_atomic(&self.output_path, text)?;
+        fileio::write(self.dir, &self.output_name, text)?;
         let plain = retarget(&self.replay, &self.case.input, &self.output_name, &[]);
         let flagged = retarget(&self.replay, &self.case.input, &self.output_name, flags);
         let check = Check {
@@ -369,7 +368,7 @@ impl Stage<'_> {
                 w.late(self.witness_run(&w.argv, best, timeout, &|| false));
             }
             chain.push(best);
-            write_atomic(&self.output_path, best)?;
+            fileio::write(self.dir, &self.output_name, best)?;
             rec.bytes_after = best.len();
             rec.tests = base.0 + stats.tests;
             rec.cache_hits = base.1 + stats.cache_hits;
@@ -417,7 +416,6 @@ pub fn reduce_case_traced(
         .unwrap_or("i")
         .to_string();
     let output_name = format!("reduced.{ext}");
-    let output_path = dir.join(&output_name);
     let earlier: Option<Reduction> = case
         .reduction
         .clone()
@@ -425,14 +423,16 @@ pub fn reduce_case_traced(
     let (start, prior, bytes_before) = if settings.resume {
         let r = earlier.as_ref().ok_or(ReduceError::NothingToResume)?;
         let path = dir.join(&r.output);
-        let text = std::fs::read(&path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => ReduceError::ResumeFileMissing(path.clone()),
-            _ => ReduceError::Io(path.clone(), e),
-        })?;
+        let text = fileio::read(dir, &r.output, fileio::cap::INPUT)?
+            .ok_or_else(|| ReduceError::ResumeFileMissing(path.clone()))?;
         (text, Some(r.clone()), r.bytes_before)
     } else {
-        let text = std::fs::read(dir.join(&case.input))
-            .map_err(|e| ReduceError::Io(dir.join(&case.input), e))?;
+        let text = fileio::read(dir, &case.input, fileio::cap::INPUT)?.ok_or_else(|| {
+            CaseError::MissingInput {
+                name: case.input.clone(),
+                path: dir.join(&case.input),
+            }
+        })?;
         let n = text.len();
         (text, None, n)
     };
@@ -468,7 +468,6 @@ pub fn reduce_case_traced(
         case: &case,
         replay: replay.clone(),
         output_name: output_name.clone(),
-        output_path: output_path.clone(),
         ext,
         oracle: Oracle {
             emulator: case.emulator.clone(),
@@ -587,9 +586,8 @@ pub fn reduce_case_traced(
         bytes: start.len(),
         timeout,
     });
-    let mut trace_paths = vec![trace::case_trace(dir)];
-    trace_paths.extend(trace.map(Path::to_path_buf));
-    let mut trace = Trace::create(&trace_paths)?;
+    let trace_paths: Vec<PathBuf> = trace.map(Path::to_path_buf).into_iter().collect();
+    let mut trace = Trace::create(Some(dir), &trace_paths)?;
     trace.timeout = Some(timeout);
 
     let opts = Options {
@@ -638,7 +636,7 @@ pub fn reduce_case_traced(
     // Write the starting point and a `running` record before any test, so that a kill at any
     // later moment leaves a best file that reproduces and a case that `--resume` accepts
     // (each improvement writes the file first, then the record).
-    write_atomic(&output_path, &start)?;
+    fileio::write(dir, &output_name, &start)?;
     stage.save(&rec)?;
     let mut chain = chain::Chain::new(&start, chain::DEFAULT_CAP);
     let first_pass = stage.pass(
@@ -753,7 +751,7 @@ pub fn reduce_case_traced(
             }
         }
     }
-    write_atomic(&output_path, &result)?;
+    fileio::write(dir, &output_name, &result)?;
     rec.status = if stopped { "stopped" } else { "done" }.into();
     rec.bytes_after = result.len();
     rec.seconds = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;

@@ -330,7 +330,7 @@ pub fn reduce_with_script(
         bytes: total(&starts),
         timeout,
     });
-    let mut trace = Trace::create(trace.map(Path::to_path_buf).as_slice())?;
+    let mut trace = Trace::create(None, trace.map(Path::to_path_buf).as_slice())?;
     trace.timeout = Some(timeout);
     let opts = Options {
         jobs: settings.jobs.max(1),

@@ -47,9 +47,15 @@ pub struct Trace {
 }
 
 impl Trace {
-    /// A trace written to each of `paths` (created or truncated); none: nothing written.
-    pub fn create(paths: &[PathBuf]) -> Result<Trace, ReduceError> {
+    /// A trace written to the case's [`CASE_TRACE`] in `case_dir` (a fresh file, see
+    /// [`crate::case::fileio::create`]) and to each of `paths` the user named (created or
+    /// truncated); none: nothing written.
+    pub fn create(case_dir: Option<&Path>, paths: &[PathBuf]) -> Result<Trace, ReduceError> {
         let mut files = Vec::new();
+        if let Some(dir) = case_dir {
+            let f = crate::case::fileio::create(dir, CASE_TRACE)?;
+            files.push((dir.join(CASE_TRACE), LineWriter::new(f)));
+        }
         for p in paths {
             if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
                 std::fs::create_dir_all(dir).map_err(|e| ReduceError::Io(dir.into(), e))?;
@@ -190,9 +196,4 @@ where
         return Err(e);
     }
     Ok(result)
-}
-
-/// The case-relative trace path when `dir` is a case directory (for the reduction section).
-pub fn case_trace(dir: &Path) -> PathBuf {
-    dir.join(CASE_TRACE)
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 use plotters::prelude::*;
 use serde::Deserialize;
 
-use crate::case::{write_atomic, Case, CaseError};
+use crate::case::{Case, CaseError};
 
 /// The file name, in the case directory (a contract with the dashboard).
 pub const SVG: &str = "reduction.svg";
@@ -31,8 +31,9 @@ struct Line {
 /// the case has none or it holds no test.
 fn read(dir: &Path, case: &Case) -> Option<Vec<Line>> {
     let name = case.reduction.as_ref()?.get("trace")?.as_str()?;
-    let path = Case::file(dir, "reduction.trace", name).ok()??;
-    let text = std::fs::read_to_string(path).ok()?;
+    Case::file(dir, "reduction.trace", name).ok()??;
+    let bytes = crate::case::fileio::read(dir, name, crate::case::fileio::cap::LOG).ok()??;
+    let text = String::from_utf8_lossy(&bytes);
     let mut lines: Vec<Line> = text
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
@@ -194,7 +195,7 @@ pub fn write_svg(dir: &Path, case: &Case) -> Result<bool, CaseError> {
         .map_or(0, |b| b as usize);
     match draw(&lines, start) {
         Ok(svg) => {
-            write_atomic(&dir.join(SVG), svg.as_bytes())?;
+            crate::case::fileio::write(dir, SVG, svg.as_bytes())?;
             Ok(true)
         }
         Err(_) => Ok(false),

@@ -2,14 +2,22 @@
 
 use std::path::Path;
 
-use crate::case::{write_atomic, Case, CaseError};
+use crate::case::fileio::{self, cap};
+use crate::case::{Case, CaseError};
 
 use super::redact::{redact_bytes, redact_case, Redactions};
 
-/// The content of the case's reduction output, if it has one.
-pub fn reduced_input(dir: &Path, case: &Case) -> Option<Vec<u8>> {
-    let name = case.reduction.as_ref()?.get("output")?.as_str()?;
-    std::fs::read(dir.join(name)).ok()
+/// The content of the case's reduction output, if it has one. A file under that name that is
+/// not a regular file of the case (a link, a FIFO, a device) is an error, not an empty file.
+pub fn reduced_input(dir: &Path, case: &Case) -> Result<Option<Vec<u8>>, CaseError> {
+    let Some(name) = case
+        .reduction
+        .as_ref()
+        .and_then(|r| r.get("output")?.as_str())
+    else {
+        return Ok(None);
+    };
+    fileio::read(dir, name, cap::INPUT)
 }
 
 /// A case with the files its report shows: the reduction output and the preprocessed input.
@@ -25,8 +33,8 @@ impl Report {
     pub fn load(dir: &Path) -> Result<Report, CaseError> {
         let case = Case::load(dir)?;
         Ok(Report {
-            reduced: reduced_input(dir, &case),
-            input: std::fs::read(dir.join(&case.input)).ok(),
+            reduced: reduced_input(dir, &case)?,
+            input: fileio::read(dir, &case.input, cap::INPUT)?,
             case,
         })
     }
@@ -55,20 +63,18 @@ impl Report {
 
 /// Renders and writes `DIR/report.md` and `DIR/repro.sh` (executable) for `case`.
 pub fn write_files(dir: &Path, case: &Case) -> Result<(), CaseError> {
-    let input = std::fs::read(dir.join(&case.input)).unwrap_or_default();
-    let reduced = reduced_input(dir, case);
-    let repro = dir.join("repro.sh");
-    write_atomic(
-        &repro,
+    let input = fileio::read(dir, &case.input, cap::INPUT)?.unwrap_or_default();
+    let reduced = reduced_input(dir, case)?;
+    fileio::write_mode(
+        dir,
+        "repro.sh",
         super::repro_script(case, &input, reduced.as_deref()).as_bytes(),
+        0o755,
     )?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(&repro, std::fs::Permissions::from_mode(0o755));
-    }
     super::chart::write_svg(dir, case)?;
-    write_atomic(
-        &dir.join("report.md"),
+    fileio::write(
+        dir,
+        "report.md",
         super::markdown(case, reduced.as_deref(), Some(&input)).as_bytes(),
     )
 }

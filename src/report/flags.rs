@@ -35,7 +35,11 @@ fn crashes_with(d: &Dimension) -> (String, String) {
 pub fn markdown_section(flags: &serde_json::Value) -> String {
     match serde_json::from_value::<Flags>(flags.clone()) {
         Ok(f) => markdown(&f),
-        Err(e) => format!("## Flags\n\nThe flags section of this case cannot be read ({e}).\n"),
+        // serde's message quotes the offending value, which is the case's text.
+        Err(e) => format!(
+            "## Flags\n\nThe flags section of this case cannot be read ({}).\n",
+            super::markdown::text(&e.to_string())
+        ),
     }
 }
 

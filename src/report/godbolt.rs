@@ -549,8 +549,9 @@ pub fn ir_link(case: &Case, tool: &str, ir: &str, flags: &[String]) -> Link {
     if let Some(arch) = compiler_arch(&value).filter(|a| !is_x86(a)) {
         if !x86_crashes_too(&value) {
             return Link::none(format!(
-                "the case's compiler is a {} build, and no experiment has shown an x86-64 build crashing the same way, so Compiler Explorer's x86-64 `{tool}` may not show this crash",
-                super::markdown::text(&arch)
+                "the case's compiler is a {} build, and no experiment has shown an x86-64 build crashing the same way, so Compiler Explorer's x86-64 {} may not show this crash",
+                super::markdown::text(&arch),
+                super::markdown::code(tool)
             ));
         }
     }
@@ -558,7 +559,8 @@ pub fn ir_link(case: &Case, tool: &str, ir: &str, flags: &[String]) -> Link {
         release(&case.compiler.version).and_then(|(major, _)| llvm_tool_id(tool, major))
     else {
         return Link::none(format!(
-            "Compiler Explorer has no `{tool}` matching {}",
+            "Compiler Explorer has no {} matching {}",
+            super::markdown::code(tool),
             super::markdown::code(&case.compiler.version)
         ));
     };
@@ -582,7 +584,8 @@ pub fn ir_link(case: &Case, tool: &str, ir: &str, flags: &[String]) -> Link {
     Link {
         url: Some(url),
         note: format!(
-            "the reduced IR with {flags} on `{tool}` {version} and on `{tool}` trunk with assertions"
+            "the reduced IR with {flags} on {tool} {version} and on {tool} trunk with assertions",
+            tool = super::markdown::code(tool)
         ),
     }
 }

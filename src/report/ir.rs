@@ -72,9 +72,9 @@ pub fn section(case: &Case) -> String {
     let _ = writeln!(s, "## Reduced IR\n");
     let _ = writeln!(
         s,
-        "The crash without clang: `{}` on {} (an LLVM regression test; the RUN line is the \
+        "The crash without clang: {} on {} (an LLVM regression test; the RUN line is the \
          command lit runs).{}\n",
-        ir.tool,
+        code(ir.tool),
         code(ir.output),
         match (ir.pass, &ir.bisect) {
             (Some(p), Some(b)) =>
@@ -177,7 +177,7 @@ pub fn repro_branch(case: &Case) -> String {
     let _ = writeln!(
         s,
         "# `sh repro.sh ir`: the reduced IR through {} instead.",
-        ir.tool
+        super::comment_text(ir.tool)
     );
     let _ = writeln!(s, "if [ \"${{1:-}}\" = ir ]; then");
     let _ = writeln!(s, "  dir=$(mktemp -d) || exit 1");

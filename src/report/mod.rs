@@ -576,3 +576,6 @@ mod snapshot_tests;
 
 #[cfg(test)]
 mod layering_tests;
+
+#[cfg(test)]
+mod hostile_tests;

@@ -104,7 +104,10 @@ impl Store {
             return Some(String::from_utf8_lossy(&bytes).into_owned());
         }
         if let Some(d) = &b.case_dir {
-            if let Ok(bytes) = std::fs::read(cwd.join(d).join(name)) {
+            // The case directory is someone's: a report.md that is a FIFO, /dev/zero or a link
+            // is not read, and nothing past the cap.
+            let cap = crate::case::fileio::cap::CASE_JSON.max(crate::case::fileio::cap::REPORT);
+            if let Ok(Some(bytes)) = crate::case::fileio::read(&cwd.join(d), name, cap) {
                 return Some(String::from_utf8_lossy(&bytes).into_owned());
             }
         }

@@ -23,6 +23,9 @@ pub enum Location {
 pub struct PgUrl {
     url: String,
     shown: String,
+    /// Every secret the URL holds (the password as written and as decoded), found once by
+    /// [`parse_url`] when the location is parsed.
+    secrets: Vec<String>,
 }
 
 impl std::fmt::Debug for PgUrl {
@@ -58,10 +61,14 @@ impl Location {
     /// `s` as a location: a `postgres[ql]://` URL, else a directory.
     pub fn parse(s: &std::ffi::OsStr) -> Location {
         match s.to_str().filter(|s| is_url(s)) {
-            Some(url) => Location::Postgres(PgUrl {
-                url: url.to_string(),
-                shown: redact_url(url),
-            }),
+            Some(url) => {
+                let parsed = parse_url(url);
+                Location::Postgres(PgUrl {
+                    url: url.to_string(),
+                    shown: parsed.shown,
+                    secrets: parsed.secrets,
+                })
+            }
             None => Location::Dir(PathBuf::from(s)),
         }
     }
@@ -73,9 +80,8 @@ impl Location {
             return text.to_string();
         };
         let mut t = text.replace(&u.url, &u.shown);
-        if let Some(pw) = password_in(&u.url).filter(|p| !p.is_empty()) {
-            t = t.replace(&pw, "***");
-            t = t.replace(&percent_decode(&pw), "***");
+        for s in &u.secrets {
+            t = t.replace(s, "***");
         }
         if let Ok(pw) = std::env::var("PGPASSWORD") {
             if !pw.is_empty() {
@@ -86,52 +92,109 @@ impl Location {
     }
 }
 
-/// `url` with the password (in the user info or a `password=` parameter) replaced by `***`.
-pub fn redact_url(url: &str) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    let (auth_end, _) = rest
-        .char_indices()
-        .find(|&(_, c)| c == '/' || c == '?')
-        .unwrap_or((rest.len(), ' '));
-    let (authority, tail) = rest.split_at(auth_end);
-    let authority = match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _)) => format!("{user}:***@{host}"),
-            None => format!("{userinfo}@{host}"),
-        },
-        None => authority.to_string(),
-    };
-    let tail = match tail.split_once('?') {
-        Some((path, query)) => {
-            let q: Vec<String> = query
-                .split('&')
-                .map(|kv| match kv.split_once('=') {
-                    Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
-                    _ => kv.to_string(),
-                })
-                .collect();
-            format!("{path}?{}", q.join("&"))
-        }
-        None => tail.to_string(),
-    };
-    format!("{scheme}://{authority}{tail}")
+/// A URL split the way the driver splits it: what may be shown, and what may not.
+#[derive(Debug, PartialEq)]
+struct ParsedUrl {
+    shown: String,
+    secrets: Vec<String>,
 }
 
-/// The password of a URL, as written (percent-encoded), if it has one.
-fn password_in(url: &str) -> Option<String> {
-    let rest = url.split_once("://")?.1;
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
-    if let Some((userinfo, _)) = rest[..end].rsplit_once('@') {
-        if let Some((_, pw)) = userinfo.split_once(':') {
-            return Some(pw.to_string());
+/// `url` with the password (in the user info or a `password=` parameter) replaced by `***`.
+pub fn redact_url(url: &str) -> String {
+    parse_url(url).shown
+}
+
+/// Splits `url` with the rules of the driver that connects with it (tokio-postgres'
+/// `UrlParser`), not those of a generic URL: the user info runs to the *first* `@` anywhere,
+/// so a password may hold `/`, `?` or `#`; the host runs to `/` or `?`, the path to `?`; each
+/// parameter's key runs to `=` and its value to `&`. A password is then exactly what the
+/// driver would send, and redacting it leaves nothing of it in view. Larger cuts are made
+/// where the driver's split could surprise a reader (an `@` in the host part): over-hiding
+/// costs a less precise message, under-hiding a leaked password.
+fn parse_url(url: &str) -> ParsedUrl {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return ParsedUrl {
+            shown: url.to_string(),
+            secrets: Vec::new(),
+        };
+    };
+    let mut secrets = Vec::new();
+    let mut secret = |raw: &str| {
+        if !raw.is_empty() {
+            secrets.push(raw.to_string());
+            let decoded = percent_decode(raw);
+            if decoded != raw && !decoded.is_empty() {
+                secrets.push(decoded);
+            }
+        }
+    };
+    let mut shown = format!("{scheme}://");
+    let mut s = rest;
+    if let Some(at) = s.find('@') {
+        let creds = &s[..at];
+        match creds.split_once(':') {
+            Some((user, pw)) => {
+                secret(pw);
+                shown.push_str(user);
+                shown.push_str(":***@");
+            }
+            None => {
+                shown.push_str(creds);
+                shown.push('@');
+            }
+        }
+        s = &s[at + 1..];
+    }
+    let host_end = s.find(['/', '?']).unwrap_or(s.len());
+    let (host, tail) = s.split_at(host_end);
+    match host.rsplit_once('@') {
+        // The driver would take this as a host name; to a reader it looks like the rest of
+        // a password with an `@`: hidden.
+        Some((hidden, h)) => {
+            secret(hidden);
+            shown.push_str("***@");
+            shown.push_str(h);
+        }
+        None => shown.push_str(host),
+    }
+    let (path, query) = match tail.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (tail, None),
+    };
+    shown.push_str(path);
+    if let Some(mut q) = query {
+        shown.push('?');
+        while !q.is_empty() {
+            let Some(eq) = q.find('=') else {
+                // The driver refuses an unterminated parameter; its text is not shown.
+                shown.push_str("***");
+                secret(q);
+                break;
+            };
+            let key = &q[..eq];
+            q = &q[eq + 1..];
+            let (value, next, amp) = match q.find('&') {
+                Some(amp) => (&q[..amp], &q[amp + 1..], true),
+                None => (q, "", false),
+            };
+            shown.push_str(key);
+            shown.push('=');
+            if percent_decode(key)
+                .to_ascii_lowercase()
+                .contains("password")
+            {
+                secret(value);
+                shown.push_str("***");
+            } else {
+                shown.push_str(value);
+            }
+            if amp {
+                shown.push('&');
+            }
+            q = next;
         }
     }
-    let query = rest.split_once('?')?.1;
-    query.split('&').find_map(|kv| {
-        kv.split_once('=')
-            .filter(|(k, _)| k.eq_ignore_ascii_case("password"))
-            .map(|(_, v)| v.to_string())
-    })
+    ParsedUrl { shown, secrets }
 }
 
 fn percent_decode(s: &str) -> String {
@@ -139,7 +202,7 @@ fn percent_decode(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() && s.is_char_boundary(i + 3) {
+        if b[i] == b'%' && i + 3 <= b.len() && s.is_char_boundary(i + 3) {
             if let Ok(n) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
                 out.push(n);
                 i += 3;
@@ -287,6 +350,45 @@ mod tests {
             l.scrub("failed for u:pa:ss and pa%3Ass"),
             "failed for u:*** and ***"
         );
+    }
+
+    /// The driver itself, given each URL, must find no password that the shown form still
+    /// holds, and the secrets scrub must replace cover it.
+    #[test]
+    fn redaction_follows_the_drivers_split() {
+        for (url, want) in [
+            (
+                "postgresql://u:S3cr/et?Pw@host/db",
+                "postgresql://u:***@host/db",
+            ),
+            (
+                "postgresql://u:a#b?c=d&e@h:5432/db?sslmode=disable",
+                "postgresql://u:***@h:5432/db?sslmode=disable",
+            ),
+            ("postgres://u:p%2Fw@h/d", "postgres://u:***@h/d"),
+            ("postgres://u:pw1@ss2@h/d", "postgres://u:***@***@h/d"),
+            (
+                "postgres://u@h/d?p%61ssword=x%26y&sslmode=disable",
+                "postgres://u@h/d?p%61ssword=***&sslmode=disable",
+            ),
+            (
+                "postgres://u@h/d?host=/tmp/s&password=a/b?c#d",
+                "postgres://u@h/d?host=/tmp/s&password=***",
+            ),
+            ("postgres://u@h/d?password", "postgres://u@h/d?***"),
+        ] {
+            let shown = redact_url(url);
+            assert_eq!(shown, want, "{url}");
+            let l = Location::parse(url.as_ref());
+            if let Ok(c) = url.parse::<postgres::Config>() {
+                if let Some(pw) = c.get_password() {
+                    let pw = String::from_utf8_lossy(pw);
+                    assert!(!shown.contains(pw.as_ref()), "{url}: {shown}");
+                    assert_eq!(l.scrub(&format!("<{pw}>")), "<***>", "{url}");
+                }
+            }
+            assert!(!format!("{l:?} {l}").contains("S3cr"), "{url}");
+        }
     }
 
     #[test]

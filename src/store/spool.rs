@@ -31,8 +31,14 @@ pub fn dir(loc: &Location) -> PathBuf {
 
 /// Writes one occurrence to the spool of `loc`; the file written.
 pub fn spool(loc: &Location, key: &BucketKey, occ: &NewOccurrence) -> std::io::Result<PathBuf> {
+    use std::io::Write as _;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     let d = dir(loc);
-    std::fs::create_dir_all(&d)?;
+    // An occurrence holds a build's command line, directory and crash text: this user's only.
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&d)?;
     let body = serde_json::to_vec(&Spooled {
         store: loc.to_string(),
         key: key.clone(),
@@ -47,7 +53,13 @@ pub fn spool(loc: &Location, key: &BucketKey, occ: &NewOccurrence) -> std::io::R
         std::process::id()
     );
     let tmp = d.join(format!(".{name}.tmp"));
-    std::fs::write(&tmp, body)?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    f.write_all(&body)?;
+    drop(f);
     let path = d.join(name);
     std::fs::rename(&tmp, &path)?;
     Ok(path)

@@ -240,3 +240,85 @@ fn help_documents_the_exit_codes() {
         assert!(s.contains(code), "{code} missing from:\n{s}");
     }
 }
+
+/// Out-of-range counts and time limits are usage errors (exit 2, naming the option), never a
+/// panic: they are checked where the command line is parsed, for every subcommand taking them.
+#[test]
+fn huge_jobs_and_timeouts_are_usage_errors_not_panics() {
+    let d = tempfile::tempdir().unwrap();
+    let case = d.path().join("case");
+    std::fs::create_dir(&case).unwrap();
+    let c = case.to_str().unwrap();
+    let max = u64::MAX.to_string();
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["reduce", "--timeout", &max, c],
+        vec!["reduce", "--timeout", "0", c],
+        vec!["reduce", "--jobs", "100000", c],
+        vec!["reduce", "--jobs", &max, c],
+        vec!["reduce", "--jobs", "0", c],
+        vec!["flags", "--jobs", "100000", c],
+        vec!["flags", "--timeout", &max, c],
+        vec!["ir", "--reduce-timeout", &max, c],
+        vec!["versions", "--jobs", "100000", c],
+        vec!["capture", "--timeout", &max, "--", "clang-19", "-c", "x.c"],
+        vec!["triage", "--pending", "--lease", "1e300"],
+        vec!["simulate", "--workers", "1,100000", c],
+    ];
+    for args in runs {
+        let o = icepick(d.path(), &args);
+        let err = stderr_of(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("invalid value"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+/// A crash that does not repeat: the reruns compile successfully, and must not write the
+/// build's output, dependency file or any other file of the build behind the failed build's
+/// back. Only the user's own run (which crashed and wrote nothing) ran with them.
+#[test]
+fn reruns_never_write_the_builds_outputs() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "f.c", CRASH_UNLESS_NO_CRASH);
+    let counter = d.path().join("count");
+    // Crashes on the first run only.
+    let cc = shim(
+        d.path(),
+        "once-cc",
+        &format!(
+            "n=$(cat {c} 2>/dev/null || echo 0); echo $((n+1)) > {c}\n\
+             case \"$*\" in *--version*) exec clang-19 \"$@\";; esac\n\
+             if [ \"$n\" -eq 0 ]; then exec clang-19 \"$@\"; else exec clang-19 -DNO_CRASH \"$@\"; fi",
+            c = counter.display()
+        ),
+    );
+    std::fs::create_dir(d.path().join("obj")).unwrap();
+    let out = d.path().join("case");
+    let o = icepick(
+        d.path(),
+        &[
+            "capture",
+            "--reruns",
+            "3",
+            "--out",
+            out.to_str().unwrap(),
+            "--",
+            &cc,
+            "-c",
+            "-MD",
+            "-MF",
+            "obj/f.d",
+            "-save-temps=obj",
+            "-o",
+            "obj/f.o",
+            "f.c",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(4), "{}", stderr_of(&o));
+    assert_eq!(read_case(&out)["status"], "flaky");
+    let left: Vec<_> = std::fs::read_dir(d.path().join("obj"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "the reruns wrote {left:?} into the build");
+}

@@ -480,3 +480,103 @@ fn case_kernel_log_symlink_out_of_the_case_is_not_read() {
     let saved = std::fs::read_to_string(case.join("case.json")).unwrap();
     assert!(!saved.contains("PRIVATE_LINE") && !saved.contains("3f8a1b2c"));
 }
+
+/// Every name a stage writes in a case, planted as a link to a file outside: the stage refuses
+/// (exit 2, naming the file and the link) and the file outside keeps its content.
+#[test]
+fn links_in_a_case_are_never_written_through() {
+    let d = tempfile::tempdir().unwrap();
+    let case = crash_case(d.path());
+    let outside = Outside::new(d.path());
+    let plant = |name: &str| {
+        let p = case.join(name);
+        let _ = std::fs::remove_file(&p);
+        std::os::unix::fs::symlink(&outside.path, &p).unwrap();
+        p
+    };
+    let mut outputs = Vec::new();
+    for (name, args) in [
+        ("logs/reduce-trace.jsonl", &["reduce", "--jobs", "1"][..]),
+        ("report.md", &["versions", "--compiler", "clang-19"][..]),
+        ("repro.sh", &["versions", "--compiler", "clang-19"][..]),
+    ] {
+        let p = plant(name);
+        let o = stage(d.path(), args, &case);
+        let stderr = expect_one_error(&o, &format!("{args:?} with {name} a link"));
+        assert!(
+            stderr.contains(name) && stderr.contains("symbolic link"),
+            "{args:?}: {stderr}"
+        );
+        outputs.push(o);
+        std::fs::remove_file(&p).unwrap();
+    }
+    // A directory of the case that is a link to a directory elsewhere: nothing appears there.
+    let elsewhere = d.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::fs::remove_dir_all(case.join("logs")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, case.join("logs")).unwrap();
+    let o = stage(d.path(), &["reduce", "--jobs", "1"], &case);
+    let stderr = expect_one_error(&o, "reduce with logs/ a link");
+    assert!(
+        stderr.contains("logs") && stderr.contains("symbolic link"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    outputs.push(o);
+    outside.check_untouched(&outputs, &case);
+}
+
+/// A hard link in the case to a file outside it is replaced, never written through.
+#[test]
+fn hard_links_in_a_case_are_replaced_not_written_through() {
+    let d = tempfile::tempdir().unwrap();
+    let case = crash_case(d.path());
+    let outside = Outside::new(d.path());
+    std::fs::remove_file(case.join("report.md")).unwrap();
+    std::fs::hard_link(&outside.path, case.join("report.md")).unwrap();
+    let o = stage(d.path(), &["versions", "--compiler", "clang-19"], &case);
+    expect_success(&o);
+    let report = std::fs::read_to_string(case.join("report.md")).unwrap();
+    assert!(report.contains("## "), "{report}");
+    outside.check_untouched(&[o], &case);
+}
+
+/// `case.json` (and the files it names) that are `/dev/zero`, a FIFO or a link to either: every
+/// stage refuses them at once (exit 2) instead of reading forever or hanging.
+#[test]
+fn case_files_that_are_devices_or_fifos_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let case = crash_case(d.path());
+    let saved = std::fs::read(case.join("case.json")).unwrap();
+    let fifo = |p: &Path| {
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    };
+    for kind in ["dev-zero", "fifo"] {
+        let p = case.join("case.json");
+        std::fs::remove_file(&p).unwrap();
+        match kind {
+            "dev-zero" => std::os::unix::fs::symlink("/dev/zero", &p).unwrap(),
+            _ => fifo(&p),
+        }
+        for args in STAGES {
+            let o = stage(d.path(), args, &case);
+            let stderr = expect_one_error(&o, &format!("{args:?} on case.json {kind}"));
+            assert!(stderr.contains("case.json"), "{stderr}");
+        }
+    }
+    std::fs::remove_file(case.join("case.json")).unwrap();
+    std::fs::write(case.join("case.json"), &saved).unwrap();
+    // The input as a FIFO: refused the same way, never waited on.
+    let input = case.join(read_case(&case)["input"].as_str().unwrap());
+    std::fs::remove_file(&input).unwrap();
+    fifo(&input);
+    for args in [&["report"][..], &["reduce", "--jobs", "1"][..]] {
+        let o = stage(d.path(), args, &case);
+        let stderr = expect_one_error(&o, &format!("{args:?} on a FIFO input"));
+        assert!(
+            stderr.contains("FIFO") || stderr.contains("not a regular file"),
+            "{stderr}"
+        );
+    }
+}

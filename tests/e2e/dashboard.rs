@@ -591,3 +591,34 @@ fn escape_html(s: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
 }
+
+/// A store's case whose `report.md` is a FIFO and whose `case.json` is a link to `/dev/zero`:
+/// `show` and `dashboard` neither hang nor read without end; they render without those files.
+#[test]
+fn dashboard_and_show_skip_case_files_that_are_fifos_or_devices() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    std::fs::write(tmp.path().join("crash.cpp"), CRASH_CPP).unwrap();
+    wrap(&store, tmp.path(), "crash.cpp", "a.o");
+    let b = &list(&store)["buckets"][0];
+    let id = b["id"].as_str().unwrap().to_string();
+    let o = icepick_in(&store, tmp.path(), &["show", "--json", &id]);
+    expect_success(&o);
+    let shown: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let case = PathBuf::from(shown["case_dir"].as_str().expect("wrap captured a case"));
+    std::fs::remove_file(case.join("report.md")).unwrap();
+    let c = std::ffi::CString::new(case.join("report.md").as_os_str().as_encoded_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    std::fs::remove_file(case.join("case.json")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", case.join("case.json")).unwrap();
+    let out = tmp.path().join("d");
+    for args in [
+        vec!["show", id.as_str()],
+        vec!["dashboard", "--out", out.to_str().unwrap()],
+        vec!["dashboard", "--redact", "--out", out.to_str().unwrap()],
+    ] {
+        let o = icepick_in(&store, tmp.path(), &args);
+        expect_success(&o);
+    }
+    assert!(out.join("index.html").is_file());
+}

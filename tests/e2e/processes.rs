@@ -352,3 +352,50 @@ fn ctrl_c_during_capture_leaves_no_half_case() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// The same after 12 MB of GCC-style warnings from a compiler that exits 70 (no signal) with
+/// LLVM's `fatal error: error in backend`: the message at the end is found, not lost in the
+/// dropped middle of the output, and the run is a crash, not "no crash".
+#[test]
+fn backend_error_after_12mb_of_gcc_style_warnings_is_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.c"), "int f(void) { return 0; }\n").unwrap();
+    let cc = dir.path().join("gcc-like");
+    std::fs::write(
+        &cc,
+        "#!/bin/sh\n\
+         case \"$*\" in *--version*) echo 'gcc-like (GCC) 13.2.0'; exit 0;; *' -E '*|*' -E') exec clang-19 \"$@\";; esac\n\
+         i=0; yes 'f.c:2:5: warning: comparison result unused [-Wunused-value]\n    2 |   x == 1;\n      |   ~~^~~~' | head -c 13000000 >&2\n\
+         echo 'fatal error: error in backend: Cannot select: 0x55d0 t5: i32 = foo t2' >&2\n\
+         exit 70\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let case = dir.path().join("case");
+    let o = Command::new(BIN)
+        .args([
+            "capture",
+            "--reruns",
+            "1",
+            "--out",
+            case.to_str().unwrap(),
+            "--",
+        ])
+        .arg(&cc)
+        .args(["-c", "f.c"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(3), "called no crash: {err}");
+    let c = read_case(&case);
+    assert!(
+        c["crash"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Cannot select"),
+        "{:#}",
+        c["crash"]
+    );
+}

@@ -508,3 +508,90 @@ fn report_redact_made_elsewhere_removes_the_names_capture_recorded() {
         }
     }
 }
+
+/// Terminal escapes in a build's directory, file name and arguments (a window title, a
+/// screen clear, a bidi override) reach no output of icepick raw: `capture`, `-v`, `report`,
+/// `show`, `list` and `wrap`'s line show them as text.
+#[test]
+fn terminal_escapes_from_a_build_are_shown_as_text() {
+    const ESCAPES: &str = "\u{1b}]0;OWNED\u{7}\u{1b}[2J\u{9b}31m\u{202e}";
+    let tmp = tempfile::tempdir().unwrap();
+    let proj = tmp.path().join(format!("proj{ESCAPES}"));
+    std::fs::create_dir(&proj).unwrap();
+    let src = format!("f{ESCAPES}.c");
+    std::fs::write(proj.join(&src), PRAGMA_CRASH).unwrap();
+    let argv = [
+        "clang-19".to_string(),
+        "-c".into(),
+        format!("-DX=\"{ESCAPES}\""),
+        src.clone(),
+    ];
+    let raw = |o: &Output, what: &str| {
+        for bytes in [&o.stdout, &o.stderr] {
+            let t = String::from_utf8_lossy(bytes);
+            assert!(
+                !t.chars()
+                    .any(|c| (c.is_control() && c != '\n' && c != '\t') || c == '\u{202e}'),
+                "{what} printed a control character raw: {t:?}"
+            );
+        }
+    };
+    let out = tmp.path().join("case");
+    let mut args = vec!["-v", "capture", "--out", out.to_str().unwrap(), "--"];
+    args.extend(argv.iter().map(String::as_str));
+    let o = icepick(&proj, &args);
+    raw(&o, "capture -v");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // `-v` names the command it runs: the escapes are there, as text.
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("\\x1b]0;OWNED\\x07"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = icepick(&proj, &["report", out.to_str().unwrap()]);
+    expect_success(&o);
+    raw(&o, "report");
+    let store = tmp.path().join("store");
+    let o = Command::new(BIN)
+        .arg("wrap")
+        .args(&argv)
+        .current_dir(&proj)
+        .env("ICEPICK_STORE", &store)
+        .env("ICEPICK_WRAP_CAPTURE", "0")
+        .output()
+        .unwrap();
+    // The compiler's own output passes through wrap as it is; icepick's line is shown safe.
+    let line = String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .filter(|l| l.starts_with("icepick:"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        !line.chars().any(|c| c == '\u{1b}' || c == '\u{7}'),
+        "{line:?}"
+    );
+    let list = Command::new(BIN)
+        .args(["list", "--json"])
+        .env("ICEPICK_STORE", &store)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    let bucket = v["buckets"][0]["id"]
+        .as_str()
+        .expect("one bucket")
+        .to_string();
+    for args in [vec!["show", bucket.as_str()], vec!["list"]] {
+        let o = Command::new(BIN)
+            .args(&args)
+            .env("ICEPICK_STORE", &store)
+            .output()
+            .unwrap();
+        expect_success(&o);
+        raw(&o, &args[0].to_string());
+    }
+}

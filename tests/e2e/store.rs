@@ -632,3 +632,59 @@ fn show_diff_of_two_buckets_is_a_unified_diff_of_signatures_and_frames() {
     let o = icepick_in(&store, tmp.path(), &["show", &segv, "--diff", "ffffff"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// A store this user cannot write (another user's): `list`, `show` and `dashboard` read it as
+/// it is, and leave it as it was. The store is made by this (root) user and read as `nobody`.
+#[test]
+fn a_store_of_another_user_is_read_as_it_is() {
+    use std::os::unix::fs::PermissionsExt;
+    // Under /tmp itself: `nobody` must reach it (a private TMPDIR is closed to it).
+    let tmp = tempfile::Builder::new()
+        .prefix("icepick-ro-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let store = tmp.path().join("store");
+    std::fs::write(tmp.path().join("crash.cpp"), CRASH_CPP).unwrap();
+    let o = Command::new(BIN)
+        .args(["wrap", "clang++-16", "-c", "crash.cpp", "-o", "a.o"])
+        .current_dir(tmp.path())
+        .env("ICEPICK_STORE", &store)
+        .env("ICEPICK_WRAP_CAPTURE", "0")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let id = list(&store)["buckets"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let before = walk(&store);
+    let out = tmp.path().join("dash");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let dash = out.join("d");
+    for args in [
+        vec!["list"],
+        vec!["list", "--json"],
+        vec!["show", id.as_str()],
+        vec!["dashboard", "--out", dash.to_str().unwrap()],
+    ] {
+        let o = Command::new("setpriv")
+            .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"])
+            .arg(BIN)
+            .args(&args)
+            .current_dir(tmp.path())
+            .env("ICEPICK_STORE", &store)
+            .env("HOME", tmp.path())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{args:?} as nobody: {text}");
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains(&id) || args[0] == "dashboard",
+            "{args:?}"
+        );
+    }
+    assert!(dash.join("index.html").is_file());
+    assert_eq!(walk(&store), before, "the store was changed");
+}

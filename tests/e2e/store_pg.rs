@@ -664,3 +664,74 @@ fn pg_show_fetch_of_a_hostile_archive_writes_nothing_outside_the_directory() {
     assert!(!tmp.path().join("escaped").exists());
     no_password(&printed(&o));
 }
+
+/// A password with `/`, `?` and `#` (the driver takes the user info up to the first `@`, so
+/// such a URL connects): no output, no dashboard page and no spool file holds it, and a spool
+/// file is its user's only.
+#[test]
+fn pg_password_with_url_delimiters_is_never_printed() {
+    const HOSTILE_PW: &str = "S3cr/et?P#w-Xq9";
+    let name = "pw_delims";
+    let plain = database(name);
+    let mut admin = connect(&server().dir, "postgres").unwrap();
+    admin
+        .batch_execute(&format!(
+            "DROP ROLE IF EXISTS pwdelims; CREATE ROLE pwdelims LOGIN PASSWORD '{HOSTILE_PW}'; \
+             ALTER DATABASE {name} OWNER TO pwdelims"
+        ))
+        .unwrap();
+    let _ = plain;
+    let store = format!(
+        "postgresql://pwdelims:{HOSTILE_PW}@localhost/{name}?host={}",
+        server().dir.display()
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("crash.cpp"), CRASH_CPP).unwrap();
+    let cache = tmp.path().join("cache");
+    let check = |text: &str| {
+        for part in [HOSTILE_PW, "S3cr", "et?P#w"] {
+            assert!(!text.contains(part), "the password was printed:\n{text}");
+        }
+    };
+    let line = wrapped(wrap_on("builder-p", &store, &cache, tmp.path(), "a.o"));
+    check(&line);
+    assert!(line.contains("bucket"), "{line}");
+    let out = tmp.path().join("dash");
+    for args in [
+        &["store", "status"][..],
+        &["store", "status", "--json"],
+        &["list"],
+        &["list", "--json"],
+        &["dashboard", "--out", out.to_str().unwrap()],
+    ] {
+        let o = icepick_at(&store, &cache, tmp.path(), args);
+        check(&printed(&o));
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", printed(&o));
+    }
+    for e in std::fs::read_dir(&out).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_file() {
+            check(&std::fs::read_to_string(&p).unwrap());
+        }
+    }
+    // The same password on a database that is not there: errors and the spool hold none of it.
+    let down = store.replace(name, "pw_delims_missing");
+    let o = icepick_at(&down, &cache, tmp.path(), &["list", "--json"]);
+    assert_ne!(o.status.code(), Some(0));
+    check(&printed(&o));
+    let line = wrapped(wrap_on("builder-p", &down, &cache, tmp.path(), "b.o"));
+    check(&line);
+    assert!(line.contains("cannot be reached"), "{line}");
+    let mut spooled = 0;
+    for d in std::fs::read_dir(cache.join("spool")).unwrap() {
+        for f in std::fs::read_dir(d.unwrap().path()).unwrap() {
+            use std::os::unix::fs::PermissionsExt;
+            let p = f.unwrap().path();
+            let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "{}", p.display());
+            check(&std::fs::read_to_string(&p).unwrap());
+            spooled += 1;
+        }
+    }
+    assert_eq!(spooled, 1);
+}
