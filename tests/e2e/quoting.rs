@@ -592,6 +592,6 @@ fn terminal_escapes_from_a_build_are_shown_as_text() {
             .output()
             .unwrap();
         expect_success(&o);
-        raw(&o, &args[0].to_string());
+        raw(&o, args[0]);
     }
 }
