@@ -233,7 +233,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
         // Only the user's own run writes the build's files (its `-o`, dependency files …):
         // every rerun in the build directory writes its output to /dev/null.
         let r = runner.run(
-            &no_crash_diagnostics(&retry).without_build_outputs("/dev/null"),
+            &quiet_rerun(&no_crash_diagnostics(&retry)),
             None,
         )?;
         if let (Some(c), Some(s)) = (r.crash, r.signature) {
@@ -263,7 +263,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
         command.clone()
     };
     let mut same = 1;
-    let rerun = replay_base.without_build_outputs("/dev/null");
+    let rerun = quiet_rerun(&replay_base);
     let reruns: Vec<Run> = (0..req.reruns)
         .map(|_| runner.run(&rerun, None))
         .collect::<Result<_, _>>()?;
@@ -615,6 +615,21 @@ fn carry_embeds(
         crate::case::write_atomic(input, text_now.as_bytes())?;
     }
     Ok(carried)
+}
+
+/// A rerun that writes none of the build's outputs. An offload compile for several arches
+/// makes one output per arch, and clang refuses a single `-o` for them: it reruns as it is.
+fn quiet_rerun(command: &CompilerCommand) -> CompilerCommand {
+    let arches = command
+        .args
+        .iter()
+        .filter(|a| a.starts_with("--offload-arch") || a.starts_with("--cuda-gpu-arch"))
+        .count();
+    if arches > 1 {
+        command.clone()
+    } else {
+        command.without_build_outputs("/dev/null")
+    }
 }
 
 /// The directory the new case is made in: `--out`'s parent, else the default place.
