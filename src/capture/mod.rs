@@ -232,10 +232,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
         let retry = command.with_extra_args(&["-fno-integrated-cc1"]);
         // Only the user's own run writes the build's files (its `-o`, dependency files …):
         // every rerun in the build directory writes its output to /dev/null.
-        let r = runner.run(
-            &quiet_rerun(&no_crash_diagnostics(&retry)),
-            None,
-        )?;
+        let r = runner.run(&quiet_rerun(&no_crash_diagnostics(&retry)), None)?;
         if let (Some(c), Some(s)) = (r.crash, r.signature) {
             if !c.frames.is_empty() {
                 crash = c;
