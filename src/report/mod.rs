@@ -36,25 +36,20 @@ use markdown::{code, fence, table_code, table_text, text};
 /// Inputs up to this size are embedded in `repro.sh`; larger ones are read from beside it.
 pub const EMBED_LIMIT: usize = 256 * 1024;
 
-/// A one-line title in the shape LLVM maintainers use: the verbatim error, else the crash
-/// kind and the top meaningful frame.
+/// A one-line title in the shape LLVM maintainers use: `[Target] message` for a backend
+/// crash, `[clang] …` otherwise; the message without addresses or local paths, else the crash
+/// kind and its crash site (said to be unsymbolised when it is).
 pub fn title(case: &Case) -> String {
-    let who = if case.crash.family == crate::crash::Family::Gcc {
-        "gcc"
-    } else {
-        "clang"
-    };
     let what = match &case.crash.message {
-        Some(m) => m.lines().next().unwrap_or(m).to_string(),
-        None => match case.signature.frames.first() {
-            Some(f) => format!("{} in {f}", kind_words(case.crash.kind)),
-            None => kind_words(case.crash.kind).to_string(),
-        },
+        Some(m) => upstream::title_message(m),
+        None => upstream::site_words(case),
     };
-    let tag = upstream::title_tag(case)
-        .map(|t| format!("[{t}] "))
-        .unwrap_or_default();
-    let mut t = format!("{tag}{who} crash: {what}");
+    let mut t = if case.crash.family == crate::crash::Family::Gcc {
+        format!("gcc crash: {what}")
+    } else {
+        let tag = upstream::title_tag(case).unwrap_or("clang");
+        format!("[{tag}] {what}")
+    };
     if t.len() > 160 {
         let mut cut = 157;
         while !t.is_char_boundary(cut) {
@@ -514,9 +509,9 @@ mod tests {
     #[test]
     fn title_prefers_the_verbatim_message() {
         let mut case = sample_case();
-        assert_eq!(title(&case), "clang crash: segmentation fault in f");
+        assert_eq!(title(&case), "[clang] segmentation fault in f");
         case.crash.message = Some("Cannot select: 0x1: ch = store".into());
-        assert_eq!(title(&case), "clang crash: Cannot select: 0x1: ch = store");
+        assert_eq!(title(&case), "[clang] Cannot select: ch = store");
     }
 }
 
