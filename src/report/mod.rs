@@ -249,38 +249,32 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
     for e in &case.crash.pretty_stack {
         let _ = writeln!(output, "{}.\t{}", e.index, e.text);
     }
-    // The backtrace from the first frame that counts (crash handler and libc frames above it
-    // are noise), then the whole of it folded away.
-    let first = case.signature.frames.first().and_then(|top| {
-        case.crash.frames.iter().position(|f| {
-            f.symbol
-                .as_deref()
-                .is_some_and(|s| crate::crash::normalize_function(s) == *top)
-        })
-    });
+    // The backtrace once, from the crash site (the crash handler's and libc's frames above
+    // it are noise; an unsymbolised site is kept, it is where the crash is): its top frames
+    // in view, the rest folded away.
+    let site = crate::crash::crash_site(&case.crash);
+    let first = site
+        .and_then(|site| case.crash.frames.iter().position(|f| std::ptr::eq(f, site)))
+        .unwrap_or(0);
     let frame_line = |f: &crate::crash::Frame| match (&f.symbol, &f.module, f.offset) {
         (Some(sym), _, _) => format!("#{:<3} {sym}", f.index),
         (None, Some(m), Some(o)) => format!("#{:<3} ({m}+{o:#x})", f.index),
         _ => format!("#{:<3} ??", f.index),
     };
-    for f in case.crash.frames.iter().skip(first.unwrap_or(0)).take(15) {
+    let shown = &case.crash.frames[first.min(case.crash.frames.len())..];
+    for f in shown.iter().take(15) {
         let _ = writeln!(output, "{}", frame_line(f));
     }
     if has_output {
         let _ = writeln!(s, "{}", fence("", &output));
     }
-    if case.crash.frames.len() > 15 {
-        let all: String = case
-            .crash
-            .frames
-            .iter()
-            .map(|f| frame_line(f) + "\n")
-            .collect();
+    if shown.len() > 15 {
+        let rest: String = shown[15..].iter().map(|f| frame_line(f) + "\n").collect();
         let _ = writeln!(
             s,
-            "<details><summary>Full backtrace ({} frames)</summary>\n\n{}</details>\n",
-            case.crash.frames.len(),
-            fence("", &all)
+            "<details><summary>The other {} frames</summary>\n\n{}</details>\n",
+            shown.len() - 15,
+            fence("", &rest)
         );
     }
     s.push_str(&facts::bug_info_section(case));
