@@ -61,6 +61,42 @@ pub fn title(case: &Case) -> String {
     t
 }
 
+/// Whether the compiler is a release build that printed no assertion: a maintainer's first
+/// question, since an assertions build often stops earlier and says why. Read from the
+/// version line (`19.1.7`, not `20.0.0git`) and from the crash (no assertion, no
+/// `UNREACHABLE`); `link`: the report has a Compiler Explorer link (which runs trunk with
+/// assertions beside the release).
+fn release_build_note(case: &Case, link: bool) -> Option<String> {
+    static RELEASE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"clang version \d+\.\d+\.\d+(?:[\s(-]|$)").expect("valid regex")
+    });
+    let v = &case.compiler.version;
+    let asserted = matches!(
+        case.crash.kind,
+        crate::crash::CrashKind::Assertion | crate::crash::CrashKind::Unreachable
+    ) || case
+        .crash
+        .message
+        .as_deref()
+        .is_some_and(|m| m.contains("Assertion"));
+    if case.crash.family == crate::crash::Family::Gcc
+        || asserted
+        || !RELEASE.is_match(v)
+        || v.contains("git")
+        || v.to_lowercase().contains("assert")
+    {
+        return None;
+    }
+    let mut s = format!(
+        "{} is a release build, built without assertions (the crash printed none): an assertions build may stop earlier and say why.",
+        code(v)
+    );
+    if link {
+        s.push_str(" The Compiler Explorer link below runs clang trunk with assertions beside it.");
+    }
+    Some(s)
+}
+
 /// The verified reduction of a case, if it has one: (replay command, output file name).
 fn verified_reduction(case: &Case) -> Option<(Vec<String>, String)> {
     let r = case.reduction.as_ref()?;
@@ -133,6 +169,9 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
         code(&case.signature.id),
         code(&case.signature.coarse_id)
     );
+    if let Some(note) = release_build_note(case, link.url.is_some()) {
+        let _ = writeln!(s, "{note}\n");
+    }
     match case.status {
         CaseStatus::Captured => {}
         CaseStatus::Flaky | CaseStatus::LostInPreprocessing => {
@@ -498,6 +537,24 @@ mod tests {
             embed_delimiter(b"ICEPICK_INPUT_END_0\r\n").as_deref(),
             Some("ICEPICK_INPUT_END_0")
         );
+    }
+
+    #[test]
+    fn release_builds_are_said_to_have_no_assertions() {
+        let mut case = sample_case();
+        case.compiler.version = "Debian clang version 19.1.7 (3~deb12u1)".into();
+        let n = release_build_note(&case, true).unwrap();
+        assert!(n.contains("release build, built without assertions"), "{n}");
+        assert!(n.contains("trunk with assertions"), "{n}");
+        assert!(!release_build_note(&case, false)
+            .unwrap()
+            .contains("Compiler Explorer"));
+        case.compiler.version =
+            "clang version 20.0.0git (https://github.com/llvm/llvm-project abc)".into();
+        assert_eq!(release_build_note(&case, true), None);
+        case.compiler.version = "Debian clang version 19.1.7 (3~deb12u1)".into();
+        case.crash.kind = crate::crash::CrashKind::Assertion;
+        assert_eq!(release_build_note(&case, true), None);
     }
 
     #[test]
