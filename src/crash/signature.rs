@@ -264,7 +264,7 @@ pub fn crash_site(crash: &Crash) -> Option<&Frame> {
     let trampoline = frames
         .iter()
         .take(8)
-        .position(|f| is_system_frame(f))
+        .position(is_system_frame)
         .filter(|&i| {
             frames[..i].iter().any(|f| {
                 f.symbol
