@@ -139,6 +139,25 @@ pub(super) fn take_target_attrs(ir: &str) -> (String, Option<String>, Vec<String
     (stripped, cpu, features.unwrap_or_default())
 }
 
+/// Every distinct `"target-features"` list of the IR's attribute groups and call sites, in
+/// the order they appear.
+pub(super) fn feature_sets(ir: &str) -> Vec<Vec<String>> {
+    let mut sets: Vec<Vec<String>> = Vec::new();
+    for c in TARGET_ATTR.captures_iter(ir) {
+        if &c[1] == "target-features" {
+            let set: Vec<String> = c[2]
+                .split(',')
+                .filter(|f| !f.is_empty())
+                .map(str::to_owned)
+                .collect();
+            if !sets.contains(&set) {
+                sets.push(set);
+            }
+        }
+    }
+    sets
+}
+
 /// What the job's command had and `kept` does without: each target feature (`+v`), `-mcpu=…`
 /// and the `-O` level ddmin dropped, in the job's order.
 fn dropped_flags(job: &ToolCmd, kept: &ToolCmd) -> Vec<String> {
@@ -287,24 +306,44 @@ pub(super) fn run(
         }
     }
 
-    // 2. Target attributes to the command line, the triple to -mtriple.
+    // 2. Target attributes to the command line, the triple to -mtriple. The attribute
+    // groups may differ (a function's own `target` attribute, `+avx512bw,-evex512`, beside
+    // the module's defaults): each group's features are tried on the command line, the
+    // first group's first, and -mattr's ddmin then cuts what the crash does not need.
     let triple = TRIPLE.captures(&start).map(|c| c[1].to_owned());
-    let (stripped, cpu, features) = take_target_attrs(&start);
+    let (stripped, cpu, _) = take_target_attrs(&start);
     let stripped = TRIPLE.replace(&stripped, "").into_owned();
-    let mut moved = cmd.clone();
-    moved.triple = triple.clone();
-    moved.mcpu = cpu;
-    moved.mattr = features;
+    let sets = feature_sets(&start);
+    let tried = sets.len().max(1);
     let mut ir = start.clone();
     let mut note = None;
-    if judge.ir_crashes("moved.ll", &stripped, &moved)? {
-        ir = stripped;
-        cmd = moved;
-    } else {
-        note = Some(
+    let mut moved_ok = false;
+    for features in sets
+        .into_iter()
+        .chain(std::iter::once(Vec::new()))
+        .take(tried)
+    {
+        let mut moved = cmd.clone();
+        moved.triple = triple.clone();
+        moved.mcpu = cpu.clone();
+        moved.mattr = features;
+        if judge.ir_crashes("moved.ll", &stripped, &moved)? {
+            ir = stripped.clone();
+            cmd = moved;
+            moved_ok = true;
+            break;
+        }
+    }
+    if !moved_ok {
+        // The IR keeps its attributes and its triple; the RUN line names the triple too, so
+        // it does not depend on the host it runs on.
+        cmd.triple = triple.clone();
+        note = Some(if tried > 1 {
+            format!("the target attributes stay in the IR: with each of its {tried} attribute groups' features moved to -mcpu/-mattr, the crash is lost")
+        } else {
             "the target attributes stay in the IR: moved to -mcpu/-mattr, the crash is lost"
-                .to_owned(),
-        );
+                .to_owned()
+        });
     }
 
     // 3. The minimal pipeline (opt), llvm-reduce and the cuts.
