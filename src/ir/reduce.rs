@@ -751,6 +751,22 @@ pub(super) fn count_oracle_run(spec: &Path) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_attribute_groups_features_are_offered() {
+        let ir = "define i32 @g(i32 %x) #0 {\n  ret i32 %x\n}\n\
+                  define <32 x i1> @f(<32 x i16> %a, <32 x i16> %b) #1 {\n  %c = icmp eq <32 x i16> %a, %b\n  ret <32 x i1> %c\n}\n\
+                  attributes #0 = { \"target-cpu\"=\"x86-64\" \"target-features\"=\"+cmov,+x87\" }\n\
+                  attributes #1 = { \"target-cpu\"=\"x86-64\" \"target-features\"=\"+avx512bw,-evex512\" }\n\
+                  attributes #2 = { \"target-features\"=\"+cmov,+x87\" }\n";
+        assert_eq!(
+            super::feature_sets(ir),
+            [vec!["+cmov", "+x87"], vec!["+avx512bw", "-evex512"]]
+        );
+        let (stripped, cpu, _) = super::take_target_attrs(ir);
+        assert!(!stripped.contains("target-features"), "{stripped}");
+        assert_eq!(cpu.as_deref(), Some("x86-64"));
+    }
+
     use super::*;
 
     #[test]
