@@ -13,6 +13,10 @@ pub enum Outcome {
     /// original compiles with none before its crash (a crash-on-valid must stay valid: issue
     /// 12). Not the same crash.
     CrashAfterErrors,
+    /// Crashed with the case's coarse identity (kind, normalised message and pass, or the
+    /// coarse signature) but another exact signature: the frames below differ. The same bug
+    /// for a dimension's verdict; not the same crash for ddmin, which keeps exact ones.
+    SameCrashCoarse,
     /// Crashed, but with another signature.
     OtherCrash,
     /// Compiled successfully.
@@ -29,6 +33,7 @@ impl Outcome {
         match self {
             Outcome::SameCrash => "same-crash",
             Outcome::CrashAfterErrors => "crash-after-errors",
+            Outcome::SameCrashCoarse => "same-crash-coarse",
             Outcome::OtherCrash => "other-crash",
             Outcome::NoCrash => "no-crash",
             Outcome::Error => "error",
@@ -39,6 +44,11 @@ impl Outcome {
     /// Only the same crash is interesting.
     pub fn is_same(self) -> bool {
         self == Outcome::SameCrash
+    }
+
+    /// The same crash at the coarse grain: exactly, or by kind, message and pass.
+    pub fn is_same_coarse(self) -> bool {
+        matches!(self, Outcome::SameCrash | Outcome::SameCrashCoarse)
     }
 }
 

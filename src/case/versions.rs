@@ -5,6 +5,58 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+/// What one compiler did with the case. A maintainer reads "does not crash" as "works there",
+/// so a compiler that rejects the code is told apart from one that compiles it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Crashed with the case's signature.
+    SameCrash,
+    /// Crashed with another signature (the row's `signature` and `detail`).
+    OtherCrash,
+    /// Killed at the time limit.
+    Timeout,
+    /// Exited non-zero without crashing: it rejects the code (the row's `detail` holds the
+    /// first error).
+    Rejects,
+    /// Exited zero.
+    Compiles,
+    /// Written by icepick before rejects and compiles were told apart: either of them.
+    NoCrash,
+}
+
+impl Outcome {
+    /// The word `case.json` and the report's table use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::SameCrash => "same-crash",
+            Outcome::OtherCrash => "other-crash",
+            Outcome::Timeout => "timeout",
+            Outcome::Rejects => "rejects",
+            Outcome::Compiles => "compiles",
+            Outcome::NoCrash => "no-crash",
+        }
+    }
+
+    /// How the summary says it, before a list of versions.
+    fn phrase(self) -> &'static str {
+        match self {
+            Outcome::SameCrash => "crashes the same way on",
+            Outcome::OtherCrash => "crashes otherwise on",
+            Outcome::Timeout => "times out on",
+            Outcome::Rejects => "rejects the code on",
+            Outcome::Compiles => "compiles it on",
+            Outcome::NoCrash => "does not crash (compiles or rejects, not recorded) on",
+        }
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One row of `versions[]` in `case.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VersionRow {
@@ -14,32 +66,36 @@ pub struct VersionRow {
     pub version: String,
     /// Major version, when it could be read.
     pub major: Option<u32>,
-    /// `same-crash`, `other-crash`, `no-crash` or `timeout`.
-    pub outcome: String,
+    /// What it did with the case.
+    pub outcome: Outcome,
     /// The signature id of another crash.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
+    /// One line saying why: the first error for `rejects`, the crash's kind and message for
+    /// `other-crash`; without local paths.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
-/// "crashes on 14–16, fixed by 19"-style summary of rows sorted by major version.
+/// "crashes the same way on 19; crashes otherwise on 14–16"-style summary: every outcome
+/// seen, crashes first, each with the majors that gave it. "fixed by N" only when the first
+/// version tried after the last same crash compiles the code: one that rejects it fixed
+/// nothing a reader can tell.
 pub fn summary(rows: &[VersionRow]) -> String {
-    let mut by_major: BTreeMap<u32, &str> = BTreeMap::new();
+    let mut by_major: BTreeMap<u32, Outcome> = BTreeMap::new();
     for r in rows {
         if let Some(m) = r.major {
-            by_major.insert(m, r.outcome.as_str());
+            // Two compilers of one major: the worse outcome (a crash) wins.
+            let o = by_major.entry(m).or_insert(r.outcome);
+            *o = (*o).min(r.outcome);
         }
     }
     if by_major.is_empty() {
         return "no versioned compiler was run".into();
     }
-    let crashing: Vec<u32> = by_major
-        .iter()
-        .filter(|(_, o)| **o == "same-crash")
-        .map(|(m, _)| *m)
-        .collect();
+    let tried: Vec<u32> = by_major.keys().copied().collect();
     let list = |v: &[u32]| -> String {
         // Collapse runs of consecutive majors among those tried: 14, 15, 16 → 14–16.
-        let tried: Vec<u32> = by_major.keys().copied().collect();
         let mut parts = Vec::new();
         let mut i = 0;
         while i < v.len() {
@@ -62,71 +118,127 @@ pub fn summary(rows: &[VersionRow]) -> String {
         }
         parts.join(", ")
     };
-    if crashing.is_empty() {
-        return format!(
-            "no version tried crashes this way ({})",
-            list(&by_major.keys().copied().collect::<Vec<_>>())
-        );
-    }
-    let last = *crashing.last().expect("not empty");
-    let fixed: Vec<u32> = by_major
-        .iter()
-        .filter(|(m, o)| **m > last && **o == "no-crash")
-        .map(|(m, _)| *m)
-        .collect();
-    let mut s = format!("crashes on {}", list(&crashing));
-    if let Some(f) = fixed.first() {
-        s.push_str(&format!(", fixed by {f}"));
-    } else if by_major.keys().any(|m| *m > last) {
-        s.push_str(", later versions fail differently");
+    let majors = |o: Outcome| -> Vec<u32> {
+        by_major
+            .iter()
+            .filter(|(_, x)| **x == o)
+            .map(|(m, _)| *m)
+            .collect()
+    };
+    let mut parts = Vec::new();
+    let same = majors(Outcome::SameCrash);
+    if let Some(&last) = same.last() {
+        let mut s = format!("{} {}", Outcome::SameCrash.phrase(), list(&same));
+        match by_major.range(last + 1..).next() {
+            None => s.push_str(" (the newest tried)"),
+            Some((m, Outcome::Compiles)) => s.push_str(&format!(", fixed by {m}")),
+            Some(_) => {}
+        }
+        parts.push(s);
     } else {
-        s.push_str(", including the newest tried");
+        parts.push("no version tried crashes the same way".into());
     }
-    s
+    for o in [
+        Outcome::OtherCrash,
+        Outcome::Timeout,
+        Outcome::Rejects,
+        Outcome::Compiles,
+        Outcome::NoCrash,
+    ] {
+        let v = majors(o);
+        if !v.is_empty() {
+            parts.push(format!("{} {}", o.phrase(), list(&v)));
+        }
+    }
+    parts.join("; ")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn row(major: u32, outcome: &str) -> VersionRow {
+    fn row(major: u32, outcome: Outcome) -> VersionRow {
         VersionRow {
             compiler: format!("clang-{major}"),
             version: format!("Debian clang version {major}.0.1"),
             major: Some(major),
-            outcome: outcome.into(),
+            outcome,
             signature: None,
+            detail: None,
         }
     }
 
+    use Outcome::*;
+
     #[test]
-    fn summaries_read_like_a_regression_range() {
+    fn fixed_by_only_when_the_next_version_compiles() {
         let rows = [
-            row(14, "same-crash"),
-            row(15, "same-crash"),
-            row(16, "same-crash"),
-            row(19, "no-crash"),
-        ];
-        assert_eq!(summary(&rows), "crashes on 14–16, fixed by 19");
-        let rows = [
-            row(14, "no-crash"),
-            row(16, "no-crash"),
-            row(19, "same-crash"),
-        ];
-        assert_eq!(summary(&rows), "crashes on 19, including the newest tried");
-        let rows = [
-            row(14, "same-crash"),
-            row(16, "no-crash"),
-            row(19, "same-crash"),
+            row(14, SameCrash),
+            row(15, SameCrash),
+            row(16, SameCrash),
+            row(19, Compiles),
         ];
         assert_eq!(
             summary(&rows),
-            "crashes on 14, 19, including the newest tried"
+            "crashes the same way on 14–16, fixed by 19; compiles it on 19"
         );
-        let rows = [row(14, "same-crash"), row(19, "other-crash")];
+        let rows = [row(14, SameCrash), row(16, SameCrash), row(19, Rejects)];
         assert_eq!(
             summary(&rows),
-            "crashes on 14, later versions fail differently"
+            "crashes the same way on 14–16; rejects the code on 19"
         );
+    }
+
+    #[test]
+    fn every_crashing_version_is_named() {
+        let rows = [
+            row(14, OtherCrash),
+            row(15, OtherCrash),
+            row(16, OtherCrash),
+            row(19, SameCrash),
+        ];
+        assert_eq!(
+            summary(&rows),
+            "crashes the same way on 19 (the newest tried); crashes otherwise on 14–16"
+        );
+        let rows = [
+            row(14, Rejects),
+            row(15, Compiles),
+            row(16, Compiles),
+            row(19, SameCrash),
+        ];
+        assert_eq!(
+            summary(&rows),
+            "crashes the same way on 19 (the newest tried); rejects the code on 14; compiles it on 15–16"
+        );
+        let rows = [row(14, SameCrash), row(16, Compiles), row(19, SameCrash)];
+        assert_eq!(
+            summary(&rows),
+            "crashes the same way on 14, 19 (the newest tried); compiles it on 16"
+        );
+        let rows = [row(14, SameCrash), row(19, OtherCrash)];
+        assert_eq!(
+            summary(&rows),
+            "crashes the same way on 14; crashes otherwise on 19"
+        );
+        let rows = [row(14, Timeout), row(19, OtherCrash)];
+        assert_eq!(
+            summary(&rows),
+            "no version tried crashes the same way; crashes otherwise on 19; times out on 14"
+        );
+    }
+
+    #[test]
+    fn old_rows_saying_no_crash_still_load_and_claim_no_fix() {
+        let old = r#"[{"compiler":"clang-14","version":"clang version 14.0.6","major":14,"outcome":"same-crash"},
+                      {"compiler":"clang-19","version":"clang version 19.1.7","major":19,"outcome":"no-crash"}]"#;
+        let rows: Vec<VersionRow> = serde_json::from_str(old).unwrap();
+        assert_eq!(rows[1].outcome, NoCrash);
+        assert_eq!(
+            summary(&rows),
+            "crashes the same way on 14; does not crash (compiles or rejects, not recorded) on 19"
+        );
+        let v = serde_json::to_value(row(14, Rejects)).unwrap();
+        assert_eq!(v["outcome"], "rejects");
     }
 }

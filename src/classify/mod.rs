@@ -161,10 +161,31 @@ pub fn classify(dir: &Path, opts: &Options) -> Result<Classification, ClassifyEr
         rule: d.rule,
         reason: d.reason,
         decided_by: d.decided_by,
-        next_step: d.next_step,
+        next_step: next_step_for(d.next_step, crate::case::involves_riscv(&case)),
         evidence,
     };
     case.classification = Some(serde_json::to_value(&c).expect("serialisable"));
     case.save(dir)?;
     Ok(c)
+}
+
+/// The decision table's next step, unless it is a RISC-V experiment (emulation under qemu,
+/// a RISC-V host) for a case with no RISC-V host, target or emulator: there it leads nowhere.
+fn next_step_for(next: Option<String>, riscv: bool) -> Option<String> {
+    let about_riscv = |n: &str| ["riscv", "RISC-V", "qemu"].iter().any(|w| n.contains(w));
+    next.filter(|n| riscv || !about_riscv(n))
+}
+
+#[cfg(test)]
+mod next_step_tests {
+    use super::*;
+
+    #[test]
+    fn riscv_steps_only_for_riscv_cases() {
+        let e5 = Some(verdict::RUN_E5.to_string());
+        assert_eq!(next_step_for(e5.clone(), false), None);
+        assert_eq!(next_step_for(e5.clone(), true), e5);
+        let other = Some("rerun with a debug build".to_string());
+        assert_eq!(next_step_for(other.clone(), false), other);
+    }
 }

@@ -64,6 +64,55 @@ pub fn prior_diagnostics(stderr: &str) -> (Vec<String>, u32) {
     (kept, omitted)
 }
 
+/// The first error a compiler printed, on one line, without local paths: `input.i:2:35: error:
+/// invalid vector element type '_Bool'` for a source error (its location keeps the file's
+/// name, the directories go), `error: invalid arch name 'rv32i…'` for a driver error (the
+/// driver's path goes). `None` when no line says `error:`.
+pub fn first_error(stderr: &str) -> Option<String> {
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("error: ") && !l.trim_start().starts_with('#'))?;
+    let line = line.trim();
+    let (before, after) = line.split_once("error: ")?;
+    let before = before.trim_end();
+    // `clang: error:` / `/usr/lib/llvm-14/bin/clang: error:` / `t.c:2:35: error:` /
+    // `t.c:2:35: fatal error:`: keep a source location's file name and position only.
+    let before = before
+        .strip_suffix("fatal")
+        .map(str::trim_end)
+        .unwrap_or(before);
+    let before = before.strip_suffix(':').unwrap_or(before);
+    let location = if super::is_source_error(line) {
+        let base = before.rsplit('/').next().unwrap_or(before);
+        format!("{base}: ")
+    } else {
+        String::new()
+    };
+    let fatal = if line.contains("fatal error: ") {
+        "fatal "
+    } else {
+        ""
+    };
+    let mut out = format!("{location}{fatal}error: {}", strip_dirs(after.trim()));
+    if out.len() > MAX_LINE {
+        let mut cut = MAX_LINE;
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.truncate(cut);
+        out.push('…');
+    }
+    Some(out)
+}
+
+/// `text` with the directories of every absolute path removed (`'/home/me/x.h'` → `'x.h'`).
+fn strip_dirs(text: &str) -> String {
+    static ABS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r#"(^|[\s'"`(=])(?:/[^\s'"`/:()]+)+/"#).expect("valid regex")
+    });
+    ABS.replace_all(text, "$1").into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,5 +156,27 @@ a.cpp:9:1: error: not before the crash
             "{}",
             d[0].len()
         );
+    }
+
+    #[test]
+    fn first_error_without_local_paths() {
+        let err = "/tmp/x/t2.c:2:35: error: invalid vector element type '_Bool'\n\
+                   typedef _Bool v32b __attribute__((ext_vector_type(32)));\n\
+                   t2.c:5:1: error: second\n";
+        assert_eq!(
+            first_error(err).as_deref(),
+            Some("t2.c:2:35: error: invalid vector element type '_Bool'")
+        );
+        let err = "warning: x\n/usr/lib/llvm-14/bin/clang: error: invalid arch name 'rv32ixventanacondops', unsupported\n";
+        assert_eq!(
+            first_error(err).as_deref(),
+            Some("error: invalid arch name 'rv32ixventanacondops', unsupported")
+        );
+        let err = "a.c:1:10: fatal error: '/home/me/inc/x.h' file not found\n";
+        assert_eq!(
+            first_error(err).as_deref(),
+            Some("a.c:1:10: fatal error: 'x.h' file not found")
+        );
+        assert_eq!(first_error("1 warning generated.\n"), None);
     }
 }

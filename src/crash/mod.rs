@@ -14,9 +14,9 @@ mod symbolize;
 #[cfg(test)]
 mod tests;
 
-pub use diagnostics::prior_diagnostics;
+pub use diagnostics::{first_error, prior_diagnostics};
 pub use frames::demangle;
 pub use model::{kind_words, Crash, CrashKind, ExitInfo, Family, Frame, PrettyEntry, Signature};
 pub use parse::{is_source_error, may_be_crash, parse};
-pub use signature::{named_frames, normalize_function, phase_as_printed, signature};
+pub use signature::{crash_site, named_frames, normalize_function, phase_as_printed, signature};
 pub use symbolize::Symbolizer;

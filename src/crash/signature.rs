@@ -246,6 +246,40 @@ fn is_system_frame(frame: &Frame) -> bool {
     module || glibc_source
 }
 
+/// The frame the process was in when the signal came: the first frame after the signal
+/// handler's (the crash-reporting machinery, then libc's signal return). For a crash that
+/// printed no frame of libc (a `report_fatal_error`), the first frame that is not the
+/// machinery's. Symbolised or not: a title that named the first *named* frame instead would
+/// name a caller as the crash site.
+pub fn crash_site(crash: &Crash) -> Option<&Frame> {
+    let is_machinery = |f: &Frame| {
+        is_system_frame(f)
+            || f.symbol
+                .as_deref()
+                .is_some_and(|s| SKIP.is_match(&super::frames::demangle(s)))
+    };
+    let frames = &crash.frames;
+    // The signal handler's own frames come first (PrintStackTrace, RunSignalHandlers, unnamed
+    // ones of the same library), then libc's trampoline: the crash site follows it.
+    let trampoline = frames
+        .iter()
+        .take(8)
+        .position(is_system_frame)
+        .filter(|&i| {
+            frames[..i].iter().any(|f| {
+                f.symbol
+                    .as_deref()
+                    .is_some_and(|s| s.contains("llvm::sys::"))
+            })
+        });
+    match trampoline {
+        Some(i) => frames[i + 1..].iter().find(|f| !is_machinery(f)),
+        None => frames
+            .iter()
+            .find(|f| !is_machinery(f) && f.symbol.as_deref().is_some_and(|s| !s.is_empty())),
+    }
+}
+
 /// The hashed frames and the number of unnamed frames met before the last of them.
 fn meaningful_frames(frames: &[Frame]) -> (Vec<String>, u32) {
     meaningful_frames_up_to(frames, HASHED_FRAMES)

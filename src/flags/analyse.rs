@@ -168,6 +168,45 @@ mod tests {
         assert!(f.compiler_runs <= 40, "{} runs", f.compiler_runs);
     }
 
+    /// A scripted clang for an AArch64 ISel crash: at -O0 it crashes in the same pass with the
+    /// same message, only its (release build's, truncated) stack differs: the same crash at
+    /// the coarse grain, so `-O` is not needed, and the note says which grain said so.
+    fn same_pass_at_o0(cands: &[Vec<String>]) -> Vec<Outcome> {
+        cands
+            .iter()
+            .map(|c| {
+                let o0 = !c.iter().any(|a| a.starts_with("-O") && a != "-O0");
+                if !c.iter().any(|a| a == "--target=aarch64-linux-gnu") {
+                    Outcome::Error
+                } else if o0 {
+                    Outcome::SameCrashCoarse
+                } else {
+                    Outcome::SameCrash
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_dimension_compares_by_the_coarse_identity_and_says_so() {
+        let replay =
+            v("clang -c --target=aarch64-linux-gnu -O2 -o /dev/null -x cpp-output input.i");
+        let oracle = same_pass_at_o0;
+        let mut t = Tester::new(&oracle);
+        let f = analyse(&replay, &mut t);
+        assert!(f.reproduced);
+        let o = row(&f, "-O");
+        assert_eq!(o.needed, Some(false), "{}", o.note);
+        assert!(o.note.contains("coarse grain"), "{}", o.note);
+        assert!(o.note.contains("-O0"), "{}", o.note);
+        // ddmin keeps only exact crashes: -O2 stays in the minimal command.
+        assert!(
+            f.minimal_command.iter().any(|a| a == "-O2"),
+            "{:?}",
+            f.minimal_command
+        );
+    }
+
     #[test]
     fn a_budget_cut_leaves_probed_dimensions_undecided_never_needed() {
         // The budget runs out after the first 6 runs: every later probe is a Timeout, as

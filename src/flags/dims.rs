@@ -56,6 +56,7 @@ impl Plan {
                 (needed_from(&tried), levels_note(&tried, word))
             }
         };
+        let note = format!("{note}{}", grain_note(&tried));
         let note = match self.given {
             Some(g) => format!("{note} (as given: {g})"),
             None => note,
@@ -77,10 +78,28 @@ fn outcomes_list(items: &[&Tried]) -> String {
         .join(", ")
 }
 
+/// Which grain the verdict compared crashes at: exact signatures, unless a probe crashed the
+/// same way only by kind, message and pass, which the note then names.
+fn grain_note(tried: &[Tried]) -> String {
+    let coarse: Vec<&str> = tried
+        .iter()
+        .filter(|t| t.outcome == Outcome::SameCrashCoarse)
+        .map(|t| t.value.as_str())
+        .collect();
+    if coarse.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; compared by the crash's kind, message and pass (coarse grain): {} crashes that way with other frames",
+            coarse.join(", ")
+        )
+    }
+}
+
 fn levels_note(tried: &[Tried], word: &str) -> String {
     let same: Vec<&str> = tried
         .iter()
-        .filter(|t| t.outcome.is_same())
+        .filter(|t| t.outcome.is_same_coarse())
         .map(|t| t.value.as_str())
         .collect();
     let differently: Vec<&str> = tried
@@ -90,7 +109,7 @@ fn levels_note(tried: &[Tried], word: &str) -> String {
         .collect();
     let other: Vec<&Tried> = tried
         .iter()
-        .filter(|t| !t.outcome.is_same() && t.outcome != Outcome::OtherCrash)
+        .filter(|t| !t.outcome.is_same_coarse() && t.outcome != Outcome::OtherCrash)
         .collect();
     let mut parts = Vec::new();
     if same.is_empty() {
@@ -117,7 +136,7 @@ fn levels_note(tried: &[Tried], word: &str) -> String {
 
 pub(crate) fn on_off_verdict(name: &str, tried: &[Tried]) -> (Option<bool>, String) {
     let (on, off) = (tried[0].outcome, tried[1].outcome);
-    match (on.is_same(), off.is_same()) {
+    match (on.is_same_coarse(), off.is_same_coarse()) {
         (true, false) => (
             Some(true),
             format!(

@@ -33,7 +33,7 @@ pub use run::{flags_for_case, FlagsError, Options};
 /// `needed` from a dimension's outcomes: some crash and some don't → true; all crash →
 /// false; none crash → unknown.
 pub(crate) fn needed_from(tried: &[Tried]) -> Option<bool> {
-    let same = tried.iter().filter(|t| t.outcome.is_same()).count();
+    let same = tried.iter().filter(|t| t.outcome.is_same_coarse()).count();
     if same == 0 {
         None
     } else {

@@ -3,7 +3,8 @@
 //! Why this exists: the analysis is pure over a batch oracle; this is the oracle. It runs
 //! each batch of candidate command lines in parallel through [`exec::run_all`] inside the
 //! case directory (where `case.input` lives), parses and symbolizes each crash and calls it
-//! the same crash only when its signature id is the case's. Timeouts and other crashes are
+//! the same crash when its signature id is the case's, the same at the coarse grain when its
+//! kind, message and pass are (what a dimension's verdict uses; ddmin keeps exact ones). Timeouts and other crashes are
 //! not the same crash. The first run (the replay itself) sets the time limit of the rest:
 //! ten times what it took, at least 10 s, at most `--timeout`, so a candidate that hangs
 //! costs little. The result goes into `case.json` (`flags`) atomically.
@@ -63,7 +64,12 @@ pub enum FlagsError {
 
 /// Judges one finished run against the case's signature id; `keep_valid`: the same crash
 /// after source errors is [`Outcome::CrashAfterErrors`].
-fn judge(out: &Output, signature_id: &str, symbolizer: &Symbolizer, keep_valid: bool) -> Outcome {
+fn judge(
+    out: &Output,
+    signature: &crash::Signature,
+    symbolizer: &Symbolizer,
+    keep_valid: bool,
+) -> Outcome {
     match out.status {
         Status::TimedOut | Status::Cancelled => return Outcome::Timeout,
         _ => {}
@@ -71,8 +77,13 @@ fn judge(out: &Output, signature_id: &str, symbolizer: &Symbolizer, keep_valid: 
     match crash::parse(&out.stderr_text(), exit_info(out.status)) {
         Some(mut c) => {
             symbolizer.symbolize(&mut c);
-            if crash::signature(&c).id != signature_id {
-                Outcome::OtherCrash
+            let got = crash::signature(&c);
+            if got.id != signature.id {
+                if same_coarse(&got, signature) {
+                    Outcome::SameCrashCoarse
+                } else {
+                    Outcome::OtherCrash
+                }
             } else if keep_valid && c.source_errors > 0 {
                 Outcome::CrashAfterErrors
             } else {
@@ -84,12 +95,24 @@ fn judge(out: &Output, signature_id: &str, symbolizer: &Symbolizer, keep_valid: 
     }
 }
 
+/// Two crashes are the same at the coarse grain when their coarse signatures agree (kind,
+/// message, pass, top frame), or when they agree on kind, a message and a pass: a release
+/// build's truncated or differently inlined stack moves the frames, not the bug.
+pub(crate) fn same_coarse(a: &crash::Signature, b: &crash::Signature) -> bool {
+    a.coarse_id == b.coarse_id
+        || (a.kind == b.kind
+            && !a.message.is_empty()
+            && a.message == b.message
+            && !a.phase.is_empty()
+            && a.phase == b.phase)
+}
+
 /// Runs batches of candidates in one directory and judges them; the first batch sets the
 /// time limit of the rest.
 struct Runner<'a, 'b> {
     cwd: &'a Path,
     emulator: &'a [String],
-    signature_id: &'a str,
+    signature: &'a crash::Signature,
     symbolizer: &'a Symbolizer,
     keep_valid: bool,
     opts: &'a Options,
@@ -158,7 +181,7 @@ impl Runner<'_, '_> {
         let outcomes: Vec<Outcome> = results
             .iter()
             .map(|r| match r {
-                Ok(out) => judge(out, self.signature_id, self.symbolizer, self.keep_valid),
+                Ok(out) => judge(out, self.signature, self.symbolizer, self.keep_valid),
                 Err(_) => Outcome::Error,
             })
             .collect();
@@ -252,7 +275,7 @@ fn farm_for(
                 };
                 let out = exe.run(&job, &|| false);
                 let same = out.as_ref().is_ok_and(|o| {
-                    judge(o, &case.signature.id, symbolizer, keep_valid) == Outcome::SameCrash
+                    judge(o, &case.signature, symbolizer, keep_valid) == Outcome::SameCrash
                 });
                 if same && exe.summary().tests_remote > 0 {
                     progress(&format!("testing on the {name} farm (the crash travels)"));
@@ -284,7 +307,7 @@ pub fn flags_for_case(
     let symbolizer = Symbolizer::new(case.library_dirs());
     let keep_valid = case.crash.source_errors == 0 && !opts.allow_invalid;
     let progress = RefCell::new(progress);
-    let (emulator, signature_id) = (case.emulator.clone(), case.signature.id.clone());
+    let (emulator, signature) = (case.emulator.clone(), case.signature.clone());
     let (executor, refused) = farm_for(&case, dir, opts, &symbolizer, keep_valid, &mut |m| {
         (progress.borrow_mut())(m)
     });
@@ -292,7 +315,7 @@ pub fn flags_for_case(
     let mut on_case = Runner {
         cwd: dir,
         emulator: &emulator,
-        signature_id: &signature_id,
+        signature: &signature,
         symbolizer: &symbolizer,
         keep_valid,
         opts,
@@ -314,7 +337,7 @@ pub fn flags_for_case(
         };
         (flags, base)
     };
-    if base == Some(Outcome::OtherCrash) {
+    if matches!(base, Some(Outcome::OtherCrash | Outcome::SameCrashCoarse)) {
         // Another signature: a compiler with debug info names inlined frames only through its
         // own symbolizer (no crash, or a timeout, it cannot change).
         on_case.symbolize = true;
@@ -354,4 +377,35 @@ pub fn flags_for_case(
     case.flags = Some(serde_json::to_value(&flags).expect("the flags section serialises"));
     case.save(dir)?;
     Ok(flags)
+}
+
+#[cfg(test)]
+mod coarse_tests {
+    use super::*;
+
+    /// The recorded X86 ISel crash against itself with its frames cut short (as a release
+    /// build's stack differs at another -O): the same at the coarse grain, not exactly.
+    #[test]
+    fn a_truncated_stack_is_the_same_crash_at_the_coarse_grain() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/x86-avx512-no-evex512");
+        let stderr = std::fs::read_to_string(dir.join("stderr.txt")).unwrap();
+        let exit = crash::ExitInfo {
+            code: Some(70),
+            signal: None,
+        };
+        let full = crash::parse(&stderr, exit).unwrap();
+        let mut cut = full.clone();
+        cut.frames.retain(|f| {
+            !f.symbol
+                .as_deref()
+                .is_some_and(|s| s.contains("SelectCodeCommon"))
+        });
+        let (a, b) = (crash::signature(&full), crash::signature(&cut));
+        assert_ne!(a.id, b.id);
+        assert!(same_coarse(&a, &b));
+        let mut other = b.clone();
+        other.message = "Do not know how to scalarize".into();
+        other.coarse_id = "x".into();
+        assert!(!same_coarse(&a, &other));
+    }
 }

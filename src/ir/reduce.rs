@@ -143,6 +143,25 @@ pub(super) fn take_target_attrs(ir: &str) -> (String, Option<String>, Vec<String
     (stripped, cpu, features.unwrap_or_default())
 }
 
+/// Every distinct `"target-features"` list of the IR's attribute groups and call sites, in
+/// the order they appear.
+pub(super) fn feature_sets(ir: &str) -> Vec<Vec<String>> {
+    let mut sets: Vec<Vec<String>> = Vec::new();
+    for c in TARGET_ATTR.captures_iter(ir) {
+        if &c[1] == "target-features" {
+            let set: Vec<String> = c[2]
+                .split(',')
+                .filter(|f| !f.is_empty())
+                .map(str::to_owned)
+                .collect();
+            if !sets.contains(&set) {
+                sets.push(set);
+            }
+        }
+    }
+    sets
+}
+
 /// What the job's command had and `kept` does without: each target feature (`+v`), `-mcpu=…`
 /// and the `-O` level ddmin dropped, in the job's order.
 fn dropped_flags(job: &ToolCmd, kept: &ToolCmd) -> Vec<String> {
@@ -405,29 +424,49 @@ pub(super) fn run(
         }
     }
 
-    // 2. Target attributes to the command line, the triple to -mtriple.
+    // 2. Target attributes to the command line, the triple to -mtriple. The attribute
+    // groups may differ (a function's own `target` attribute, `+avx512bw,-evex512`, beside
+    // the module's defaults): each group's features are tried on the command line, the
+    // first group's first, and -mattr's ddmin then cuts what the crash does not need.
     let triple = TRIPLE.captures(&start).map(|c| c[1].to_owned());
-    let (stripped, cpu, features) = take_target_attrs(&start);
+    let (stripped, cpu, _) = take_target_attrs(&start);
     let stripped = TRIPLE.replace(&stripped, "").into_owned();
-    let mut moved = cmd.clone();
-    // A given command's own -mtriple/-mcpu/-mattr stay; the IR's add to them.
-    moved.triple = triple.clone().or(cmd.triple.clone());
-    moved.mcpu = cpu.or(cmd.mcpu.clone());
-    for f in features {
-        if !moved.mattr.contains(&f) {
-            moved.mattr.push(f);
-        }
-    }
+    let sets = feature_sets(&start);
+    let tried = sets.len().max(1);
     let mut ir = start.clone();
     let mut note = None;
-    if judge.ir_crashes("moved.ll", &stripped, &moved)? {
-        ir = stripped;
-        cmd = moved;
-    } else {
-        note = Some(
+    let mut moved_ok = false;
+    for features in sets
+        .into_iter()
+        .chain(std::iter::once(Vec::new()))
+        .take(tried)
+    {
+        let mut moved = cmd.clone();
+        // A given llc/opt command's own -mtriple/-mcpu/-mattr stay; the IR's add to them.
+        moved.triple = triple.clone().or(cmd.triple.clone());
+        moved.mcpu = cpu.clone().or(cmd.mcpu.clone());
+        for f in features {
+            if !moved.mattr.contains(&f) {
+                moved.mattr.push(f);
+            }
+        }
+        if judge.ir_crashes("moved.ll", &stripped, &moved)? {
+            ir = stripped.clone();
+            cmd = moved;
+            moved_ok = true;
+            break;
+        }
+    }
+    if !moved_ok {
+        // The IR keeps its attributes and its triple; the RUN line names the triple too, so
+        // it does not depend on the host it runs on.
+        cmd.triple = triple.clone().or(cmd.triple.clone());
+        note = Some(if tried > 1 {
+            format!("the target attributes stay in the IR: with each of its {tried} attribute groups' features moved to -mcpu/-mattr, the crash is lost")
+        } else {
             "the target attributes stay in the IR: moved to -mcpu/-mattr, the crash is lost"
-                .to_owned(),
-        );
+                .to_owned()
+        });
     }
 
     // 3. The minimal pipeline (opt), llvm-reduce and the cuts.
@@ -834,6 +873,22 @@ pub(super) fn count_oracle_run(spec: &Path) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_attribute_groups_features_are_offered() {
+        let ir = "define i32 @g(i32 %x) #0 {\n  ret i32 %x\n}\n\
+                  define <32 x i1> @f(<32 x i16> %a, <32 x i16> %b) #1 {\n  %c = icmp eq <32 x i16> %a, %b\n  ret <32 x i1> %c\n}\n\
+                  attributes #0 = { \"target-cpu\"=\"x86-64\" \"target-features\"=\"+cmov,+x87\" }\n\
+                  attributes #1 = { \"target-cpu\"=\"x86-64\" \"target-features\"=\"+avx512bw,-evex512\" }\n\
+                  attributes #2 = { \"target-features\"=\"+cmov,+x87\" }\n";
+        assert_eq!(
+            super::feature_sets(ir),
+            [vec!["+cmov", "+x87"], vec!["+avx512bw", "-evex512"]]
+        );
+        let (stripped, cpu, _) = super::take_target_attrs(ir);
+        assert!(!stripped.contains("target-features"), "{stripped}");
+        assert_eq!(cpu.as_deref(), Some("x86-64"));
+    }
+
     use super::*;
 
     #[test]

@@ -36,27 +36,23 @@ use markdown::{code, fence, table_code, table_text, text};
 /// Inputs up to this size are embedded in `repro.sh`; larger ones are read from beside it.
 pub const EMBED_LIMIT: usize = 256 * 1024;
 
-/// A one-line title in the shape LLVM maintainers use: the verbatim error, else the crash
-/// kind and the top meaningful frame.
+/// A one-line title in the shape LLVM maintainers use: `[Target] message` for a backend
+/// crash, `[clang] …` otherwise; the message without addresses or local paths, else the crash
+/// kind and its crash site (said to be unsymbolised when it is).
 pub fn title(case: &Case) -> String {
-    let tool =
-        crate::command::CompilerCommand::from_argv(&case.command).and_then(|c| c.llvm_tool());
-    let who = if case.crash.family == crate::crash::Family::Gcc {
-        "gcc"
-    } else {
-        tool.unwrap_or("clang")
-    };
     let what = match &case.crash.message {
-        Some(m) => m.lines().next().unwrap_or(m).to_string(),
-        None => match case.signature.frames.first() {
-            Some(f) => format!("{} in {f}", kind_words(case.crash.kind)),
-            None => kind_words(case.crash.kind).to_string(),
-        },
+        Some(m) => upstream::title_message(m),
+        None => upstream::site_words(case),
     };
-    let tag = upstream::title_tag(case)
-        .map(|t| format!("[{t}] "))
-        .unwrap_or_default();
-    let mut t = format!("{tag}{who} crash: {what}");
+    let mut t = if case.crash.family == crate::crash::Family::Gcc {
+        format!("gcc crash: {what}")
+    } else {
+        // An llc/opt crash with no target to name is tagged with its tool, not `[clang]`.
+        let tag = upstream::title_tag(case)
+            .or_else(|| case.llvm_tool())
+            .unwrap_or("clang");
+        format!("[{tag}] {what}")
+    };
     if t.len() > 160 {
         let mut cut = 157;
         while !t.is_char_boundary(cut) {
@@ -66,6 +62,42 @@ pub fn title(case: &Case) -> String {
         t.push_str("...");
     }
     t
+}
+
+/// Whether the compiler is a release build that printed no assertion: a maintainer's first
+/// question, since an assertions build often stops earlier and says why. Read from the
+/// version line (`19.1.7`, not `20.0.0git`) and from the crash (no assertion, no
+/// `UNREACHABLE`); `link`: the report has a Compiler Explorer link (which runs trunk with
+/// assertions beside the release).
+fn release_build_note(case: &Case, link: bool) -> Option<String> {
+    static RELEASE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"clang version \d+\.\d+\.\d+(?:[\s(-]|$)").expect("valid regex")
+    });
+    let v = &case.compiler.version;
+    let asserted = matches!(
+        case.crash.kind,
+        crate::crash::CrashKind::Assertion | crate::crash::CrashKind::Unreachable
+    ) || case
+        .crash
+        .message
+        .as_deref()
+        .is_some_and(|m| m.contains("Assertion"));
+    if case.crash.family == crate::crash::Family::Gcc
+        || asserted
+        || !RELEASE.is_match(v)
+        || v.contains("git")
+        || v.to_lowercase().contains("assert")
+    {
+        return None;
+    }
+    let mut s = format!(
+        "{} is a release build, built without assertions (the crash printed none): an assertions build may stop earlier and say why.",
+        code(v)
+    );
+    if link {
+        s.push_str(" The Compiler Explorer link below runs clang trunk with assertions beside it.");
+    }
+    Some(s)
 }
 
 /// The verified reduction of a case, if it has one: (replay command, output file name).
@@ -148,6 +180,9 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
         code(&case.signature.id),
         code(&case.signature.coarse_id)
     );
+    if let Some(note) = release_build_note(case, link.url.is_some()) {
+        let _ = writeln!(s, "{note}\n");
+    }
     match case.status {
         CaseStatus::Captured => {}
         CaseStatus::Flaky | CaseStatus::LostInPreprocessing => {
@@ -275,38 +310,32 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
     for e in &case.crash.pretty_stack {
         let _ = writeln!(output, "{}.\t{}", e.index, e.text);
     }
-    // The backtrace from the first frame that counts (crash handler and libc frames above it
-    // are noise), then the whole of it folded away.
-    let first = case.signature.frames.first().and_then(|top| {
-        case.crash.frames.iter().position(|f| {
-            f.symbol
-                .as_deref()
-                .is_some_and(|s| crate::crash::normalize_function(s) == *top)
-        })
-    });
+    // The backtrace once, from the crash site (the crash handler's and libc's frames above
+    // it are noise; an unsymbolised site is kept, it is where the crash is): its top frames
+    // in view, the rest folded away.
+    let site = crate::crash::crash_site(&case.crash);
+    let first = site
+        .and_then(|site| case.crash.frames.iter().position(|f| std::ptr::eq(f, site)))
+        .unwrap_or(0);
     let frame_line = |f: &crate::crash::Frame| match (&f.symbol, &f.module, f.offset) {
         (Some(sym), _, _) => format!("#{:<3} {sym}", f.index),
         (None, Some(m), Some(o)) => format!("#{:<3} ({m}+{o:#x})", f.index),
         _ => format!("#{:<3} ??", f.index),
     };
-    for f in case.crash.frames.iter().skip(first.unwrap_or(0)).take(15) {
+    let shown = &case.crash.frames[first.min(case.crash.frames.len())..];
+    for f in shown.iter().take(15) {
         let _ = writeln!(output, "{}", frame_line(f));
     }
     if has_output {
         let _ = writeln!(s, "{}", fence("", &output));
     }
-    if case.crash.frames.len() > 15 {
-        let all: String = case
-            .crash
-            .frames
-            .iter()
-            .map(|f| frame_line(f) + "\n")
-            .collect();
+    if shown.len() > 15 {
+        let rest: String = shown[15..].iter().map(|f| frame_line(f) + "\n").collect();
         let _ = writeln!(
             s,
-            "<details><summary>Full backtrace ({} frames)</summary>\n\n{}</details>\n",
-            case.crash.frames.len(),
-            fence("", &all)
+            "<details><summary>The other {} frames</summary>\n\n{}</details>\n",
+            shown.len() - 15,
+            fence("", &rest)
         );
     }
     s.push_str(&facts::bug_info_section(case));
@@ -535,11 +564,29 @@ mod tests {
     }
 
     #[test]
+    fn release_builds_are_said_to_have_no_assertions() {
+        let mut case = sample_case();
+        case.compiler.version = "Debian clang version 19.1.7 (3~deb12u1)".into();
+        let n = release_build_note(&case, true).unwrap();
+        assert!(n.contains("release build, built without assertions"), "{n}");
+        assert!(n.contains("trunk with assertions"), "{n}");
+        assert!(!release_build_note(&case, false)
+            .unwrap()
+            .contains("Compiler Explorer"));
+        case.compiler.version =
+            "clang version 20.0.0git (https://github.com/llvm/llvm-project abc)".into();
+        assert_eq!(release_build_note(&case, true), None);
+        case.compiler.version = "Debian clang version 19.1.7 (3~deb12u1)".into();
+        case.crash.kind = crate::crash::CrashKind::Assertion;
+        assert_eq!(release_build_note(&case, true), None);
+    }
+
+    #[test]
     fn title_prefers_the_verbatim_message() {
         let mut case = sample_case();
-        assert_eq!(title(&case), "clang crash: segmentation fault in f");
+        assert_eq!(title(&case), "[clang] segmentation fault in f");
         case.crash.message = Some("Cannot select: 0x1: ch = store".into());
-        assert_eq!(title(&case), "clang crash: Cannot select: 0x1: ch = store");
+        assert_eq!(title(&case), "[clang] Cannot select: ch = store");
     }
 }
 

@@ -211,3 +211,17 @@ fn the_link_is_made_from_redacted_source() {
     );
     assert_redacted(&s);
 }
+
+/// Each frame of the backtrace is printed once (the top ones in view, the rest folded away),
+/// from the crash site on: the unsymbolised frame #4 the signal came in is shown, the signal
+/// handler's frames above it are not.
+#[test]
+fn the_backtrace_is_printed_once_from_the_crash_site() {
+    let md = markdown_of(&hip_two_arch());
+    for n in 4..30 {
+        let line = format!("\n#{n:<3} ");
+        assert_eq!(md.matches(&line).count(), 1, "frame #{n}:\n{md}");
+    }
+    assert!(!md.contains("PrintStackTrace"), "{md}");
+    assert!(md.contains("libclang-cpp.so.19.1+0xc20eb9)"), "{md}");
+}

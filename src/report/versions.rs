@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use crate::case::versions::{summary, VersionRow};
 use crate::case::Case;
 
-use super::markdown::{table_text, text};
+use super::markdown::{table_code, table_text, text};
 
 /// `## Versions`, or nothing when the case has no readable `versions` section.
 pub fn markdown_section(case: &Case) -> String {
@@ -18,13 +18,17 @@ pub fn markdown_section(case: &Case) -> String {
     {
         let _ = writeln!(s, "## Versions\n");
         let _ = writeln!(s, "{}.\n", text(&summary(&rows)));
-        let _ = writeln!(s, "| version | outcome |\n|---|---|");
+        let _ = writeln!(
+            s,
+            "| version | outcome | first error or other crash |\n|---|---|---|"
+        );
         for r in &rows {
             let _ = writeln!(
                 s,
-                "| {} | {} |",
+                "| {} | {} | {} |",
                 table_text(&r.version),
-                table_text(&r.outcome)
+                r.outcome.as_str(),
+                r.detail.as_deref().map(table_code).unwrap_or_default()
             );
         }
         let _ = writeln!(s);

@@ -9,7 +9,7 @@ use crate::case::{Case, CaseError};
 use crate::crash::{self, Symbolizer};
 use crate::exec::{self, Cmd, Status};
 
-pub use crate::case::versions::{summary, VersionRow};
+pub use crate::case::versions::{summary, Outcome, VersionRow};
 
 /// Why the stage could not run.
 #[derive(Debug, thiserror::Error)]
@@ -160,7 +160,7 @@ pub fn run_versions_within(
                     .to_string()
             })
             .unwrap_or_default();
-        let (outcome, signature) = match &outs[2 * i + 1] {
+        let (outcome, signature, detail) = match &outs[2 * i + 1] {
             // A compiler that could not be started did not "not crash".
             Err(e) => {
                 return Err(VersionsError::Run {
@@ -168,23 +168,30 @@ pub fn run_versions_within(
                     why: e.to_string(),
                 })
             }
-            Ok(o) if o.status == Status::TimedOut => ("timeout".into(), None),
+            Ok(o) if o.status == Status::TimedOut => (Outcome::Timeout, None, None),
+            // Stopped by an interrupt: it neither compiled nor rejected the code.
+            Ok(o) if o.status == Status::Cancelled => {
+                return Err(VersionsError::Run {
+                    compiler: c.clone(),
+                    why: "interrupted".into(),
+                })
+            }
             Ok(o) => {
                 let lib = crate::capture::library_dirs(
                     &std::fs::canonicalize(c).unwrap_or_else(|_| c.clone()),
                 );
-                match crash::parse(&o.stderr_text(), crate::capture::exit_info(o.status)) {
-                    Some(mut cr) => {
+                let stderr = o.stderr_text();
+                let crash =
+                    crash::parse(&stderr, crate::capture::exit_info(o.status)).map(|mut cr| {
                         Symbolizer::new(lib).symbolize(&mut cr);
-                        let sig = crash::signature(&cr);
-                        if sig.id == case.signature.id {
-                            ("same-crash".into(), None)
-                        } else {
-                            ("other-crash".into(), Some(sig.id))
-                        }
-                    }
-                    None => ("no-crash".into(), None),
-                }
+                        cr
+                    });
+                judge(
+                    &case.signature.id,
+                    crash.as_ref(),
+                    o.status == Status::Exited(0),
+                    &stderr,
+                )
             }
         };
         rows.push(VersionRow {
@@ -193,12 +200,55 @@ pub fn run_versions_within(
             version,
             outcome,
             signature,
+            detail,
         });
     }
     rows.sort_by_key(|r| (r.major, r.compiler.clone()));
     case.versions = Some(serde_json::to_value(&rows).expect("serialisable"));
     case.save(dir)?;
     Ok(rows)
+}
+
+/// A row's outcome, other signature and detail from what one compiler did: the crash it
+/// printed, if any, whether it exited 0, and its stderr (for the first error).
+fn judge(
+    case_signature: &str,
+    crash: Option<&crash::Crash>,
+    exited_zero: bool,
+    stderr: &str,
+) -> (Outcome, Option<String>, Option<String>) {
+    match crash {
+        Some(cr) => {
+            let sig = crash::signature(cr);
+            if sig.id == case_signature {
+                (Outcome::SameCrash, None, None)
+            } else {
+                (
+                    Outcome::OtherCrash,
+                    Some(sig.id.clone()),
+                    Some(crash_line(cr, &sig)),
+                )
+            }
+        }
+        None if exited_zero => (Outcome::Compiles, None, None),
+        None => (
+            Outcome::Rejects,
+            None,
+            Some(crash::first_error(stderr).unwrap_or_else(|| "no error printed".into())),
+        ),
+    }
+}
+
+/// The crash in one line: its kind, and its normalised message or else its first named frame.
+fn crash_line(cr: &crash::Crash, sig: &crash::Signature) -> String {
+    let kind = crash::kind_words(cr.kind);
+    if !sig.message.is_empty() {
+        format!("{kind}: {}", sig.message)
+    } else if let Some(f) = sig.frames.first() {
+        format!("{kind} in {f}")
+    } else {
+        kind.to_string()
+    }
 }
 
 #[cfg(test)]
@@ -213,5 +263,39 @@ mod tests {
         );
         assert_eq!(major_of("clang version 19.1.7"), Some(19));
         assert_eq!(major_of("gcc (Debian 12.2.0-14) 12.2.0"), None);
+    }
+
+    #[test]
+    fn outcomes_tell_rejects_from_compiles_and_name_other_crashes() {
+        let none = judge("abc", None, true, "");
+        assert_eq!(none, (Outcome::Compiles, None, None));
+        let (o, _, d) = judge(
+            "abc",
+            None,
+            false,
+            "t.c:3:23: warning: unsupported\n/tmp/a/t.c:2:35: error: invalid vector element type '_Bool'\n",
+        );
+        assert_eq!(o, Outcome::Rejects);
+        assert_eq!(
+            d.as_deref(),
+            Some("t.c:2:35: error: invalid vector element type '_Bool'")
+        );
+        let stderr = "fatal error: error in backend: Do not know how to scalarize the result of this operator!\n";
+        let cr = crash::parse(
+            stderr,
+            crash::ExitInfo {
+                code: Some(70),
+                signal: None,
+            },
+        )
+        .expect("a crash");
+        let (o, sig, d) = judge("abc", Some(&cr), false, stderr);
+        assert_eq!(o, Outcome::OtherCrash);
+        assert!(sig.is_some());
+        let d = d.unwrap();
+        assert!(d.starts_with("fatal error: "), "{d}");
+        assert!(d.contains("Do not know how to scalarize"), "{d}");
+        let same = crash::signature(&cr).id;
+        assert_eq!(judge(&same, Some(&cr), false, stderr).0, Outcome::SameCrash);
     }
 }

@@ -350,3 +350,39 @@ fn triage_of_a_riscv_isel_crash_leads_with_the_verified_ir() {
     let stderr = run_command(&out, ir);
     assert!(stderr.contains("Cannot select"), "{stderr}");
 }
+
+/// x86-avx512-no-evex512 with a plain function before the crashing one: the IR's first
+/// attribute group is the module's defaults (`+cmov,…,+x87`), the crashing function's own is
+/// `+avx512bw,…,-evex512`. The function's features are moved to -mattr and cut like any
+/// (to `+avx512bw,-evex512`), and the RUN line names the triple the `.ll` no longer has, so
+/// what llc compiles for does not depend on its host's default.
+#[test]
+fn ir_x86_function_target_features_are_moved_and_cut() {
+    let (_tmp, dir) = scratch_copy(&corpus("x86-avx512-no-evex512"));
+    let src = dir.join("masks.c");
+    let text = std::fs::read_to_string(&src).unwrap();
+    std::fs::write(&src, format!("int g(int x) {{ return x + 1; }}\n{text}")).unwrap();
+    let case = capture_case(&dir, &cmd_txt(&dir));
+    let ir = ir_json(&case);
+    let text = check_ll(&case, &ir, "llc");
+    assert!(
+        ir["triple"].as_str().unwrap().starts_with("x86_64"),
+        "{ir:#}"
+    );
+    assert_eq!(
+        ir["mattr"],
+        serde_json::json!(["+avx512bw", "-evex512"]),
+        "{ir:#}"
+    );
+    assert!(
+        !ir["note"].as_str().unwrap_or("").contains("stay in the IR"),
+        "{ir:#}"
+    );
+    assert!(text.starts_with("; RUN: llc -mtriple=x86_64"), "{text}");
+    assert!(!text.contains("target triple"), "{text}");
+    let stderr = run_command(&case, &ir);
+    assert!(
+        stderr.contains("Cannot select") && stderr.contains("setcc"),
+        "{stderr}"
+    );
+}

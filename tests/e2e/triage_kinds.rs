@@ -77,8 +77,8 @@ fn an_llc_command_that_crashes_triages_to_verified_reduced_ir() {
     let report = std::fs::read_to_string(case_dir.join("report.md")).unwrap();
     let title = report.lines().next().unwrap();
     assert!(title.contains("RISC-V"), "{title}");
-    assert!(title.contains("llc crash"), "{title}");
-    assert!(!title.contains("clang crash"), "{title}");
+    assert!(!title.contains("clang"), "{title}");
+    assert!(!title.contains("0x"), "{title}");
     assert!(!report.contains("preprocessed input"), "{report}");
     // repro.sh replays the build's crash from anywhere.
     let r = run_repro(&case_dir);

@@ -2,14 +2,18 @@
 
 use crate::util::*;
 
-#[test]
-fn gh59446_crashes_on_14_to_16_and_is_fixed_by_19() {
-    let (_tmp, dir) = scratch_copy(&corpus("fe-gh59446"));
+/// Captures the corpus case `name` and runs `icepick versions --json` on it with clang of the
+/// given majors; returns the case directory and the JSON.
+fn versions_of(
+    name: &str,
+    majors: &[u32],
+) -> (tempfile::TempDir, std::path::PathBuf, serde_json::Value) {
+    let (tmp, dir) = scratch_copy(&corpus(name));
     let out = dir.join("case");
     let (code, _, stderr) = capture_json(&dir, &out, &cmd_txt(&dir));
     assert_eq!(code, 0, "{stderr}");
     let mut args = vec!["versions", "--json", out.to_str().unwrap()];
-    let compilers: Vec<String> = [14, 15, 16, 19]
+    let compilers: Vec<String> = majors
         .iter()
         .map(|v| format!("/usr/lib/llvm-{v}/bin/clang"))
         .collect();
@@ -18,8 +22,11 @@ fn gh59446_crashes_on_14_to_16_and_is_fixed_by_19() {
     }
     let o = icepick(&dir, &args);
     expect_success(&o);
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let outcomes: Vec<(u64, String)> = v["versions"]
+    (tmp, out, serde_json::from_slice(&o.stdout).unwrap())
+}
+
+fn outcomes(v: &serde_json::Value) -> Vec<(u64, String)> {
+    v["versions"]
         .as_array()
         .unwrap()
         .iter()
@@ -29,19 +36,65 @@ fn gh59446_crashes_on_14_to_16_and_is_fixed_by_19() {
                 r["outcome"].as_str().unwrap().to_string(),
             )
         })
-        .collect();
+        .collect()
+}
+
+/// clang 19 prints an error for this invalid code and exits 1: it rejects it, which is not a
+/// fix, and the summary must not call it one.
+#[test]
+fn gh59446_crashes_on_14_to_16_and_19_rejects_it() {
+    let (_tmp, out, v) = versions_of("fe-gh59446", &[14, 15, 16, 19]);
     assert_eq!(
-        outcomes,
+        outcomes(&v),
         [
             (14, "same-crash".to_string()),
             (15, "same-crash".to_string()),
             (16, "same-crash".to_string()),
-            (19, "no-crash".to_string())
+            (19, "rejects".to_string())
         ]
     );
-    assert_eq!(v["summary"], "crashes on 14–16, fixed by 19");
+    assert_eq!(
+        v["versions"][3]["detail"],
+        "GH59446.cpp:5:10: error: no template named 'X'; did you mean 'N::X'?"
+    );
+    assert_eq!(
+        v["summary"],
+        "crashes the same way on 14–16; rejects the code on 19"
+    );
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(report.contains("crashes on 14–16, fixed by 19"), "{report}");
+    assert!(report.contains("rejects the code on 19"), "{report}");
+    assert!(!report.contains("fixed by"), "{report}");
+}
+
+/// Real clang 14 rejects the code (no `_Bool` ext-vectors), 15 compiles it (it ignores the
+/// `target` attribute it cannot parse), 19 crashes: three rows that must not all read "no crash".
+#[test]
+fn x86_mask_vector_rejected_by_14_compiled_by_15_crashes_19() {
+    let (_tmp, out, v) = versions_of("x86-avx512-no-evex512", &[14, 15, 19]);
+    assert_eq!(
+        outcomes(&v),
+        [
+            (14, "rejects".to_string()),
+            (15, "compiles".to_string()),
+            (19, "same-crash".to_string())
+        ]
+    );
+    let detail = v["versions"][0]["detail"].as_str().unwrap();
+    assert!(
+        detail.ends_with(":2:35: error: invalid vector element type '_Bool'"),
+        "{detail}"
+    );
+    assert!(!detail.contains('/'), "a local path in {detail}");
+    assert_eq!(
+        v["summary"],
+        "crashes the same way on 19 (the newest tried); rejects the code on 14; compiles it on 15"
+    );
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("| rejects | `"), "{report}");
+    assert!(
+        report.contains("invalid vector element type '_Bool'"),
+        "{report}"
+    );
 }
 
 #[test]

@@ -1,0 +1,7 @@
+typedef short v32hi __attribute__((vector_size(64)));
+typedef _Bool v32b __attribute__((ext_vector_type(32)));
+__attribute__((target("avx512bw,no-evex512")))
+unsigned f(v32hi a, v32hi b) {
+  v32b m = __builtin_convertvector(a == b, v32b);
+  unsigned r; __builtin_memcpy(&r, &m, 4); return r;
+}
