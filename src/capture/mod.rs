@@ -232,7 +232,10 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
         let retry = command.with_extra_args(&["-fno-integrated-cc1"]);
         // Only the user's own run writes the build's files (its `-o`, dependency files …):
         // every rerun in the build directory writes its output to /dev/null.
-        let r = runner.run(&quiet_rerun(&no_crash_diagnostics(&retry)), None)?;
+        let r = runner.run(
+            &no_crash_diagnostics(&retry).without_build_outputs("/dev/null"),
+            None,
+        )?;
         if let (Some(c), Some(s)) = (r.crash, r.signature) {
             if !c.frames.is_empty() {
                 crash = c;
@@ -260,7 +263,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
         command.clone()
     };
     let mut same = 1;
-    let rerun = quiet_rerun(&replay_base);
+    let rerun = replay_base.without_build_outputs("/dev/null");
     let reruns: Vec<Run> = (0..req.reruns)
         .map(|_| runner.run(&rerun, None))
         .collect::<Result<_, _>>()?;
@@ -612,21 +615,6 @@ fn carry_embeds(
         crate::case::write_atomic(input, text_now.as_bytes())?;
     }
     Ok(carried)
-}
-
-/// A rerun that writes none of the build's outputs. An offload compile for several arches
-/// makes one output per arch, and clang refuses a single `-o` for them: it reruns as it is.
-fn quiet_rerun(command: &CompilerCommand) -> CompilerCommand {
-    let arches = command
-        .args
-        .iter()
-        .filter(|a| a.starts_with("--offload-arch") || a.starts_with("--cuda-gpu-arch"))
-        .count();
-    if arches > 1 {
-        command.clone()
-    } else {
-        command.without_build_outputs("/dev/null")
-    }
 }
 
 /// The directory the new case is made in: `--out`'s parent, else the default place.

@@ -13,7 +13,7 @@ use std::time::Instant;
 use super::{
     bug_info, compiler_version, finish, first_line, CaptureError, Outcome, Parts, Run, Runner,
 };
-use crate::case::{BugInfo, JobInfo, NewCaseDir, Preprocessing, Reproducibility};
+use crate::case::{JobInfo, NewCaseDir, Preprocessing, Reproducibility};
 use crate::command::CompilerCommand;
 use crate::crash::{Crash, Signature};
 use crate::exec::ExecError;
@@ -122,7 +122,7 @@ pub(super) fn capture_tool(
             runs: runner.runs,
             started: f.started,
             added_flags: Vec::new(),
-            bug: BugInfo { ..bug },
+            bug,
         },
     )
 }

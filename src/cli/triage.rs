@@ -150,23 +150,15 @@ fn budget_of(seconds: u64) -> Option<std::time::Duration> {
     (seconds > 0).then(|| std::time::Duration::from_secs(seconds.min(crate::cli::MAX_SECS)))
 }
 
-/// A reduction that ran and did not verify is exit 4; an interrupt is the signal's code
-/// (main maps it); no reduction at all (the budget ran out first) leaves the captured case,
-/// which capture verified.
+/// Exit 4 when a reduction ran (for an llc/opt crash, the ir stage's) and did not verify;
+/// an interrupt is the signal's code (main maps it); no reduction at all (the budget ran out
+/// first) leaves the captured case, which capture verified.
 fn exit_code(done: &pipeline::Outcome) -> u8 {
-    if done.interrupted {
-        return error::OK;
-    }
-    if done.llvm_tool {
-        return if done.verified() {
-            error::OK
-        } else {
-            error::NOT_REPRODUCED
-        };
-    }
-    match &done.reduction {
-        Some(r) if !r.verified => error::NOT_REPRODUCED,
-        _ => error::OK,
+    let ran = done.llvm_tool || done.reduction.is_some();
+    if ran && !done.interrupted && !done.verified() {
+        error::NOT_REPRODUCED
+    } else {
+        error::OK
     }
 }
 

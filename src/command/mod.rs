@@ -468,12 +468,23 @@ impl CompilerCommand {
     /// A copy that writes nothing where the original would: its output goes to `out` (a
     /// scratch file), and the options that write other files ([`options::is_side_output`])
     /// are dropped. For reruns of a build's command, which must not touch the build's files.
+    /// A compile for several offload arches makes one output per arch, and clang refuses one
+    /// `-o` for them all: such a command keeps its own `-o`.
     pub fn without_build_outputs(&self, out: &str) -> Self {
         let kept = Self {
             program: self.program.clone(),
             args: self.filtered(|a, _, input| input || !options::is_side_output(a)),
         };
-        kept.with_output(out)
+        let arches = self
+            .args
+            .iter()
+            .filter(|a| a.starts_with("--offload-arch") || a.starts_with("--cuda-gpu-arch"))
+            .count();
+        if arches > 1 {
+            kept
+        } else {
+            kept.with_output(out)
+        }
     }
 
     /// The command as one line of POSIX shell, every argument quoted where needed.

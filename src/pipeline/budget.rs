@@ -79,8 +79,8 @@ impl Budget {
 
     /// The deadline of the reduction: all that is left but the reserve.
     pub fn reduce_deadline(&self) -> Option<Instant> {
-        self.deadline()
-            .map(|d| d - self.reserve().min(d - self.started))
+        // The reserve is at most half the budget: this is never before the start.
+        self.deadline().map(|d| d - self.reserve())
     }
 
     /// Whether a stage can still start at `now`: at least [`STAGE_MIN`] left.

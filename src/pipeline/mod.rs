@@ -127,6 +127,7 @@ pub fn triage(
     opts: &Options,
     progress: &mut dyn Progress,
 ) -> Result<Outcome, PipelineError> {
+    let earlier = Case::load(dir)?;
     let mut run = Run {
         dir,
         opts,
@@ -136,8 +137,13 @@ pub fn triage(
             budget_ran_out: false,
             stages: Vec::new(),
         },
+        llvm_tool: earlier.llvm_tool(),
+        ir_verified: earlier
+            .ir
+            .as_ref()
+            .and_then(|v| v.get("verified"))
+            .and_then(serde_json::Value::as_bool),
     };
-    let earlier = Case::load(dir)?;
     let earlier_reduction: Option<Reduction> = earlier
         .reduction
         .clone()
@@ -158,18 +164,13 @@ pub fn triage(
             row
         })?;
     }
-    let ir_verified = Case::load(dir)?
-        .ir
-        .as_ref()
-        .and_then(|v| v.get("verified"))
-        .and_then(serde_json::Value::as_bool);
     Ok(Outcome {
         triage: run.triage,
         reduction: reduced,
         verdict,
         interrupted,
-        llvm_tool: earlier.is_llvm_tool(),
-        ir_verified,
+        llvm_tool: run.llvm_tool.is_some(),
+        ir_verified: run.ir_verified,
     })
 }
 
@@ -181,6 +182,10 @@ struct Run<'a> {
     dir: &'a Path,
     opts: &'a Options,
     triage: Triage,
+    /// `llc`/`opt` when the case is a crash of that tool on IR.
+    llvm_tool: Option<&'static str>,
+    /// Whether the case's reduced IR verified (an earlier run's, or this run's ir stage).
+    ir_verified: Option<bool>,
 }
 
 impl Run<'_> {
@@ -237,7 +242,7 @@ impl Run<'_> {
         earlier: &Case,
         progress: &mut dyn Progress,
     ) -> Result<Ended, PipelineError> {
-        if let Some(tool) = earlier.llvm_tool() {
+        if let Some(tool) = self.llvm_tool {
             return Ok((
                 StageStatus::NotNeeded,
                 Some(format!("an {tool} command: the ir stage cuts its flags")),
@@ -296,7 +301,10 @@ impl Run<'_> {
             opts.timeout = opts.timeout.min(share).max(Duration::from_secs(1));
         }
         match crate::ir::ir_for_case(self.dir, &opts, &mut |m: &str| progress.step(m)) {
-            Ok(s) => Ok((StageStatus::Done, Some(crate::ir::summary(&s)))),
+            Ok(s) => {
+                self.ir_verified = Some(s.verified);
+                Ok((StageStatus::Done, Some(crate::ir::summary(&s))))
+            }
             Err(crate::ir::IrError::Frontend(phase)) => Ok((
                 StageStatus::NotNeeded,
                 Some(format!("no IR: the crash is in {phase}")),
@@ -314,7 +322,7 @@ impl Run<'_> {
         earlier: Option<Reduction>,
     ) -> Result<Option<Reduction>, PipelineError> {
         let started = Instant::now();
-        if let Some(tool) = Case::load(self.dir)?.llvm_tool() {
+        if let Some(tool) = self.llvm_tool {
             self.record(
                 progress,
                 StageName::Reduce,
@@ -411,7 +419,7 @@ impl Run<'_> {
     }
 
     fn versions(&mut self) -> Result<Ended, PipelineError> {
-        if let Some(tool) = Case::load(self.dir)?.llvm_tool() {
+        if let Some(tool) = self.llvm_tool {
             // The versions stage runs clang drivers on source; IR is read only by the LLVM
             // that wrote it (or a newer one), so an IR crash has no such table.
             return Ok((
