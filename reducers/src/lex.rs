@@ -307,6 +307,39 @@ impl Structure {
     }
 }
 
+/// True when the `{` at token `open` starts the body of a requires-expression (`requires { … }`,
+/// or `requires (params) { … }` where `requires` stands in an expression): that `}` ends an
+/// expression, never a declaration. libstdc++'s C++20 headers put such bodies in the
+/// requires-clauses of templates (`template<…> requires requires { … } struct S<…>`), and
+/// splitting there separates a specialisation from its template head.
+pub(crate) fn opens_requires_body(text: &[u8], toks: &[Tok], mate: &[u32], open: usize) -> bool {
+    let word = |k: usize, w: &[u8]| toks[k].kind == Kind::Ident && toks[k].bytes(text) == w;
+    let Some(prev) = open.checked_sub(1) else {
+        return false;
+    };
+    if word(prev, b"requires") {
+        return true;
+    }
+    if !toks[prev].is(text, b")") {
+        return false;
+    }
+    let Some(req) = (mate[prev] as usize).checked_sub(1).filter(|&r| r < prev) else {
+        return false;
+    };
+    if !word(req, b"requires") {
+        return false;
+    }
+    // A trailing requires-clause `f() requires (C<T>) { body }` is followed by a function
+    // body; a requires-expression stands where an expression starts.
+    req.checked_sub(1).is_some_and(|b| {
+        word(b, b"requires")
+            || word(b, b"return")
+            || [&b"="[..], b"&&", b"||", b"!", b"(", b",", b"?", b":"]
+                .iter()
+                .any(|p| toks[b].is(text, p))
+    })
+}
+
 /// Template-looking `<…>` pairs as byte spans `[start of <, end of >)`: a `<` after an identifier
 /// whose `>` is found before anything that cannot appear in a template argument list at its
 /// nesting level. A `>>` token may close one or two lists. The search is bounded so the whole

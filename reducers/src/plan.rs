@@ -36,6 +36,11 @@ impl Edit {
 
 /// Applies sorted, non-overlapping edits. Edits that overlap an earlier one or fall outside the
 /// text are ignored rather than trusted, so a buggy pass can never cause a panic here.
+///
+/// A deletion that starts mid-line and ends with a line break before a `#` keeps that line
+/// break: a preprocessed line often holds several declarations (`extern double trunc (…);
+/// extern double __trunc (…);` from one macro), and deleting the last one up to the next line
+/// marker would glue the marker onto the line before, where it is no directive but an error.
 pub(crate) fn apply(text: &[u8], edits: &[Edit]) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
     let mut at = 0;
@@ -46,6 +51,14 @@ pub(crate) fn apply(text: &[u8], edits: &[Edit]) -> Vec<u8> {
         out.extend_from_slice(&text[at..e.start]);
         out.extend_from_slice(&e.with);
         at = e.end;
+        let glues_directive = e.with.is_empty()
+            && e.end > e.start
+            && text[e.end - 1] == b'\n'
+            && text.get(e.end) == Some(&b'#')
+            && out.last().is_some_and(|&b| b != b'\n');
+        if glues_directive {
+            out.push(b'\n');
+        }
     }
     out.extend_from_slice(&text[at..]);
     out
@@ -268,6 +281,18 @@ mod tests {
         ];
         assert_eq!(apply(t, &edits), b"acdXYf");
         assert!(!shrinks(t.len(), &edits));
+    }
+
+    #[test]
+    fn a_deletion_never_glues_a_line_marker_onto_the_line_before() {
+        let t = b"int a; int b;\n# 9 \"m.c\" 2\nint c;\n";
+        // `int b;\n` deleted from mid-line: the marker keeps its own line.
+        assert_eq!(
+            apply(t, &[Edit::delete(7, 14)]),
+            b"int a; \n# 9 \"m.c\" 2\nint c;\n"
+        );
+        // A deletion from the start of a line needs nothing kept.
+        assert_eq!(apply(t, &[Edit::delete(0, 14)]), b"# 9 \"m.c\" 2\nint c;\n");
     }
 
     #[test]

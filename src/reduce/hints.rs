@@ -15,7 +15,15 @@ static ON_FUNCTION: LazyLock<Regex> =
 static FUNCTION_BODY: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"parsing function body '([^']+)'").expect("valid regex"));
 
-/// Hints for the reducer from a crash's pretty stack: the innermost source location and the
+/// Entries of clang's pretty stack that name where a template was *defined*, not where the
+/// parser stands: "instantiating function definition 'std::count<…>'" points into a header
+/// the parser left long ago, so cutting after it would cut off the code being parsed.
+fn is_instantiation(entry: &crate::crash::PrettyEntry) -> bool {
+    entry.text.contains(": instantiating ")
+}
+
+/// Hints for the reducer from a crash's pretty stack: where the parser stood (the current
+/// token's entry, else the innermost entry that is not a template instantiation) and the
 /// function being compiled or parsed.
 pub fn hints_for(crash: &Crash) -> Hints {
     let located = |e: &&crate::crash::PrettyEntry| {
@@ -26,18 +34,22 @@ pub fn hints_for(crash: &Crash) -> Hints {
             c[3].parse::<u32>().ok(),
         ))
     };
-    let at = crash.pretty_stack.iter().rev().find_map(|e| located(&e));
-    // The column: where the parser's current token is when that is on the same line (more
-    // precise than "in compound statement" at the block's `{`), else the innermost entry's.
-    let token = crash
+    // The current token is where the parser stands; without one (a crash after parsing), the
+    // innermost entry the parser left.
+    let at = crash
         .pretty_stack
         .iter()
         .filter(|e| e.text.contains("current parser token"))
-        .find_map(|e| located(&e));
-    let parser_column = match (&at, token) {
-        (Some((f, l, _)), Some((tf, tl, Some(c)))) if *f == tf && *l == tl => Some(c),
-        _ => at.as_ref().and_then(|a| a.2),
-    };
+        .find_map(|e| located(&e))
+        .or_else(|| {
+            crash
+                .pretty_stack
+                .iter()
+                .rev()
+                .filter(|e| !is_instantiation(e))
+                .find_map(|e| located(&e))
+        });
+    let parser_column = at.as_ref().and_then(|a| a.2);
     let parser_location = at.map(|(file, line, _)| (file, line));
     let crash_function = crash.pretty_stack.iter().rev().find_map(|e| {
         ON_FUNCTION
@@ -144,7 +156,7 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)\n";
     #[test]
     fn the_column_is_the_current_parser_tokens_on_the_crash_line() {
         // big-gh200682: "77:27: current parser token ')'" and, innermost, "77:16: in compound
-        // statement ('{}')": the line is the innermost's, the column the token's.
+        // statement ('{}')": the token's.
         let dir = format!("{}/corpus/big-gh200682", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(format!("{dir}/stderr.txt")).unwrap();
         let exit = ExitInfo {
@@ -157,5 +169,29 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)\n";
             Some(("big_gh200682.cpp".to_string(), 77))
         );
         assert_eq!(h.parser_column, Some(27));
+    }
+
+    #[test]
+    fn a_crash_inside_an_instantiation_gives_where_the_parser_stood() {
+        // llvm-project#171509 reached through std::count: the innermost entries name the
+        // headers' template definitions, the parser is in the user's function.
+        let stack = "Stack dump:
+0.\tProgram arguments: /usr/lib/llvm-19/bin/clang -std=c++20 -c v3.ii
+1.\tv3.cpp:91:77: current parser token ')'
+2.\tv3.cpp:89:1: parsing namespace 'nav'
+3.\tv3.cpp:90:75: parsing function body 'nav::count_north'
+4.\tv3.cpp:90:75: in compound statement ('{}')
+5.\t/usr/include/c++/12/bits/stl_algo.h:4026:5: instantiating function definition 'std::count<int *, int>'
+6.\t/usr/include/c++/12/bits/predefined_ops.h:269:2: instantiating function definition 'f'
+ #0 0x00007ff8d88bfcc8 (/usr/lib/llvm-19/bin/../lib/libclang-cpp.so.19.1+0x1cbfcc8)
+";
+        let exit = ExitInfo {
+            code: Some(139),
+            signal: None,
+        };
+        let h = hints_for(&parse(stack, exit).unwrap());
+        assert_eq!(h.parser_location, Some(("v3.cpp".to_string(), 91)));
+        assert_eq!(h.parser_column, Some(77));
+        assert_eq!(h.crash_function.as_deref(), Some("nav::count_north"));
     }
 }

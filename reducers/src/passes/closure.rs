@@ -196,8 +196,15 @@ impl<'t> Split<'t> {
                     match self.mate(j).filter(|&m| m > j && m < hi) {
                         Some(m) => {
                             let brace = self.p(j, b"{");
+                            let open = j;
                             j = m;
-                            if brace && !self.p(m + 1, b";") && !typed {
+                            if brace
+                                && !self.p(m + 1, b";")
+                                && !typed
+                                && !lex::opens_requires_body(
+                                    self.text, &self.toks, &self.mate, open,
+                                )
+                            {
                                 last = m;
                                 break;
                             }
@@ -410,10 +417,40 @@ impl<'t> Split<'t> {
                     if after_key && next == b"<" {
                         d.attached.push(b); // a specialisation goes with its template
                     }
+                } else if next == b"<" && !member && self.w(first, b"template") {
+                    // `template<> constexpr unsigned id<T> = 2;`, `template<> void f<int>(int)`:
+                    // a variable or function template's specialisation goes with it too.
+                    let declares_after = self.angle_close(j + 1, last).is_some_and(|c| {
+                        matches!(
+                            self.toks.get(c + 1).map(|t| t.bytes(self.text)),
+                            Some(b"=" | b";" | b"(" | b"{")
+                        )
+                    });
+                    if declares_after {
+                        d.attached.push(b);
+                    }
                 }
             }
             j += 1;
         }
+    }
+
+    /// The `>` (or `>>`) closing the `<` at token `open`, within `last`.
+    fn angle_close(&self, open: usize, last: usize) -> Option<usize> {
+        let mut depth = 0i32;
+        for k in open..=last {
+            match self.b(k) {
+                b"<" => depth += 1,
+                b">" => depth -= 1,
+                b">>" => depth -= 2,
+                b";" | b"{" => return None,
+                _ => {}
+            }
+            if depth <= 0 {
+                return Some(k);
+            }
+        }
+        None
     }
 
     /// The first token after any `template <…>` prefixes starting at `i` (bounded by `last`).
@@ -733,6 +770,43 @@ mod tests {
             assert!(!out.contains(gone), "{gone} kept in\n{out}");
         }
         assert!(out.contains("namespace std {"), "{out}");
+    }
+
+    #[test]
+    fn a_constrained_specialisation_stays_with_its_template_head() {
+        // libstdc++'s <compare>: the head's requires-expression body must not end the
+        // declaration, or the cut keeps `struct R<T, U>` without `template <…>`.
+        let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\ntemplate <class T, class U> struct R { };\ntemplate <class T, class U>\n  requires requires { typename T::t; }\n  struct R<T, U> { using type = T; };\nstruct Unused { };\n# 2 \"m.cpp\" 2\nR<int, int> r;\n";
+        let hints = Hints {
+            parser_location: Some(("m.cpp".into(), 1)),
+            crash_function: None,
+            parser_column: None,
+        };
+        let out = first(text, &hints);
+        assert!(
+            out.contains("template <class T, class U>\n  requires requires { typename T::t; }\n  struct R<T, U>"),
+            "{out}"
+        );
+        assert!(!out.contains("Unused"), "{out}");
+    }
+
+    #[test]
+    fn a_variable_templates_specialisations_go_with_it() {
+        // libstdc++'s <compare>: `__cmp_cat_id<partial_ordering>` decides
+        // `common_comparison_category`; without the specialisations it is `void`.
+        let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nstruct P { };\ntemplate <class T> constexpr unsigned id = 1;\ntemplate <> constexpr unsigned id<P> = 2;\ntemplate <class T> T make();\ntemplate <> P make<P>();\ntemplate <class T> P unrelated();\n# 2 \"m.cpp\" 2\nunsigned u = id<P> + sizeof(make<int>());\n";
+        let hints = Hints {
+            parser_location: Some(("m.cpp".into(), 1)),
+            crash_function: None,
+            parser_column: None,
+        };
+        let out = first(text, &hints);
+        assert!(
+            out.contains("template <> constexpr unsigned id<P> = 2;"),
+            "{out}"
+        );
+        assert!(out.contains("template <> P make<P>();"), "{out}");
+        assert!(!out.contains("unrelated"), "{out}");
     }
 
     #[test]

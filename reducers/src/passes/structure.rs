@@ -61,7 +61,9 @@ pub(crate) fn chunk_spans(
             b"(" | b"[" => parens += 1,
             b")" | b"]" => parens = parens.saturating_sub(1),
             b";" if parens == 0 => close(&mut cur, i, &mut out),
-            b"}" if st.mate_of(i).is_some()
+            b"}" if st
+                .mate_of(i)
+                .is_some_and(|open| !lex::opens_requires_body(text, toks, &st.mate, open))
                 && !toks.get(i + 1).is_some_and(|n| n.is(text, b";")) =>
             {
                 parens = 0;
@@ -269,6 +271,22 @@ mod tests {
         );
         assert_eq!(spans(src, 1), ["int b; ", "void f() { g(); } ", "int c; "]);
         assert_eq!(spans(src, 2), ["g(); "]);
+    }
+
+    #[test]
+    fn a_requires_expression_body_does_not_end_a_declaration() {
+        let src = "template <class T> requires requires { typename T::t; } struct S<T> { };\n\
+                   template <class T> concept C = requires (T a) { a.f(); } && true;\n\
+                   template <class T> void g(T) requires (C<T>) { }\nint z;";
+        assert_eq!(
+            spans(src, 0),
+            [
+                "template <class T> requires requires { typename T::t; } struct S<T> { };\n",
+                "template <class T> concept C = requires (T a) { a.f(); } && true;\n",
+                "template <class T> void g(T) requires (C<T>) { }\n",
+                "int z;"
+            ]
+        );
     }
 
     #[test]
