@@ -317,6 +317,7 @@ fn is_usage_error(e: &anyhow::Error) -> bool {
                 c.downcast_ref::<crate::reduce::ReduceError>(),
                 Some(
                     crate::reduce::ReduceError::NothingToResume
+                        | crate::reduce::ReduceError::ResumeOtherMode { .. }
                         | crate::reduce::ReduceError::ResumeFileMissing(_)
                         | crate::reduce::ReduceError::BadScript { .. }
                         | crate::reduce::ReduceError::ScriptRejectsOriginal { .. }

@@ -24,6 +24,7 @@ mod hints;
 mod oracle;
 mod script;
 mod trace;
+mod unmarked;
 mod verify;
 mod witness;
 
@@ -166,6 +167,11 @@ pub struct Reduction {
     /// Where the tests ran (`--executor`): remote/local counts, retries, fallbacks.
     #[serde(default)]
     pub farm: Option<crate::executor::FarmSummary>,
+    /// Set when the start is valid only with its line markers (code in a system header that
+    /// clang rejects in user code): what clang says without them. Candidates then kept their
+    /// markers; otherwise they were compiled, and the result is shipped, without any.
+    #[serde(default)]
+    pub markers_needed: Option<String>,
 }
 
 /// Why the stage could not run.
@@ -187,6 +193,8 @@ pub enum ReduceError {
     },
     #[error("--resume: no earlier reduction in this case; run without --resume")]
     NothingToResume,
+    #[error("--resume: the earlier reduction ({earlier}) {}, this one would {}: one cannot continue the other; run with{} --allow-invalid to resume it, or without --resume to start a reduction of this mode from the case's input", if *valid { "kept the code valid" } else { "allowed invalid code" }, if *valid { "allow invalid code" } else { "keep the code valid" }, if *valid { "out" } else { "" })]
+    ResumeOtherMode { earlier: String, valid: bool },
     #[error("--resume: the earlier reduction's best file {0} is missing; run without --resume to start again from the case's input")]
     ResumeFileMissing(PathBuf),
     #[error("cannot read {path}: {error}")]
@@ -240,6 +248,8 @@ struct Stage<'a> {
     witness: Option<witness::Witness>,
     /// Phase times of tests whose trace record is not written yet (`accept.rs`).
     phases: accept::PhaseLog,
+    /// Candidates and the result are compiled without their line markers (`unmarked.rs`).
+    unmarked: bool,
 }
 
 impl Stage<'_> {
@@ -265,7 +275,7 @@ impl Stage<'_> {
     ) -> Option<Judged> {
         let k = self.counter.fetch_add(1, Ordering::Relaxed);
         let path = self.work.path().join(format!("c{k}.{}", self.ext));
-        std::fs::write(&path, text).ok()?;
+        std::fs::write(&path, self.compiled(text)).ok()?;
         let argv = retarget(
             &self.replay,
             &self.case.input,
@@ -278,6 +288,16 @@ impl Stage<'_> {
         };
         let _ = std::fs::remove_file(&path);
         j
+    }
+
+    /// What the compiler is given for `text`: without line markers when validity must not
+    /// rest on them.
+    fn compiled<'t>(&self, text: &'t [u8]) -> std::borrow::Cow<'t, [u8]> {
+        if self.unmarked {
+            unmarked::strip(text)
+        } else {
+            std::borrow::Cow::Borrowed(text)
+        }
     }
 
     /// Writes `text` to a fresh scratch file and runs the witness `argv` on it.
@@ -306,7 +326,7 @@ impl Stage<'_> {
         stop_early: bool,
         timeout: Duration,
     ) -> Result<Verdict, ReduceError> {
-        fileio::write(self.dir, &self.output_name, text)?;
+        fileio::write(self.dir, &self.output_name, &self.compiled(text))?;
         let plain = retarget(&self.replay, &self.case.input, &self.output_name, &[]);
         let flagged = retarget(&self.replay, &self.case.input, &self.output_name, flags);
         let check = Check {
@@ -391,6 +411,20 @@ impl Stage<'_> {
     }
 }
 
+/// What the start's run without line markers shows, in one line.
+fn unmarked_failure(j: &Option<Judged>) -> String {
+    match j {
+        Some(j) if j.same && j.errors > 0 => format!(
+            "{} error(s) before the same crash, the first: {}",
+            j.errors,
+            j.first_error.as_deref().unwrap_or("(not printed)")
+        ),
+        Some(j) if j.same => "the same crash, with errors".into(),
+        Some(_) => "no longer the same crash".into(),
+        None => "no result (timed out or cancelled)".into(),
+    }
+}
+
 /// Reduces the input of the case in `dir`.
 pub fn reduce_case(
     dir: &Path,
@@ -415,13 +449,26 @@ pub fn reduce_case_traced(
         .and_then(|e| e.to_str())
         .unwrap_or("i")
         .to_string();
-    let output_name = format!("reduced.{ext}");
+    let keep_valid = case.crash.source_errors == 0 && !settings.allow_invalid;
+    // A crash-on-valid reduced with --allow-invalid goes to a file of its own: one mode's
+    // result never overwrites the other's.
+    let output_name = if settings.allow_invalid && case.crash.source_errors == 0 {
+        format!("reduced-invalid.{ext}")
+    } else {
+        format!("reduced.{ext}")
+    };
     let earlier: Option<Reduction> = case
         .reduction
         .clone()
         .and_then(|v| serde_json::from_value(v).ok());
     let (start, prior, bytes_before) = if settings.resume {
         let r = earlier.as_ref().ok_or(ReduceError::NothingToResume)?;
+        if r.keep_valid != keep_valid {
+            return Err(ReduceError::ResumeOtherMode {
+                earlier: r.output.clone(),
+                valid: r.keep_valid,
+            });
+        }
         let path = dir.join(&r.output);
         let text = fileio::read(dir, &r.output, fileio::cap::INPUT)?
             .ok_or_else(|| ReduceError::ResumeFileMissing(path.clone()))?;
@@ -456,7 +503,6 @@ pub fn reduce_case_traced(
         .filter(|a| a.contains(&case.input))
         .unwrap_or_else(|| case.replay_command.clone());
     let replay_cmd = CompilerCommand::from_argv(&replay).expect("a case has a replay command");
-    let keep_valid = case.crash.source_errors == 0 && !settings.allow_invalid;
     let flags = test_flags(&replay_cmd, keep_valid);
     let scratch = exec::scratch_dir();
     let work = tempfile::Builder::new()
@@ -488,6 +534,7 @@ pub fn reduce_case_traced(
         require_complete: keep_valid && complete::is_complete(&start),
         witness: None,
         phases: accept::PhaseLog::default(),
+        unmarked: false,
     };
     let runs = settings.verify_runs.max(1);
 
@@ -529,6 +576,15 @@ pub fn reduce_case_traced(
     let timeout = settings
         .timeout
         .unwrap_or_else(|| (t0.elapsed() * 5).max(Duration::from_secs(3)));
+    let markers_needed = if keep_valid && unmarked::has_markers(&start) {
+        stage.unmarked = true;
+        let j = stage.run_candidate(&start, &flags, Duration::from_secs(600), &|| false);
+        stage.check_runs.fetch_add(1, Ordering::Relaxed);
+        stage.unmarked = stage.oracle.accepts(&j);
+        (!stage.unmarked).then(|| unmarked_failure(&j))
+    } else {
+        None
+    };
     let long = timeout * 2;
     let stop = || settings.stop.load(Ordering::SeqCst);
     // The crash must travel: the start through the farm, same crash, on a node; else local.
@@ -631,6 +687,7 @@ pub fn reduce_case_traced(
         replay_command: retarget(&replay, &case.input, &output_name, &[]),
         trace: Some(CASE_TRACE.to_string()),
         farm: None,
+        markers_needed,
     };
     let base = (rec.tests, rec.cache_hits);
     // Write the starting point and a `running` record before any test, so that a kill at any
@@ -751,6 +808,7 @@ pub fn reduce_case_traced(
             }
         }
     }
+    let result = stage.compiled(&result).into_owned();
     fileio::write(dir, &output_name, &result)?;
     rec.status = if stopped { "stopped" } else { "done" }.into();
     rec.bytes_after = result.len();

@@ -30,6 +30,8 @@ pub struct ReductionFacts {
     /// (same signature, runs) of the final check, when recorded.
     pub verify: Option<(u32, u32)>,
     pub backed_off: Option<String>,
+    /// The result is valid only with its line markers: what clang said without them.
+    pub markers_needed: Option<String>,
 }
 
 impl ReductionFacts {
@@ -55,6 +57,10 @@ impl ReductionFacts {
                 .get("backed_off")
                 .and_then(Value::as_str)
                 .filter(|s| !s.trim().is_empty())
+                .map(String::from),
+            markers_needed: r
+                .get("markers_needed")
+                .and_then(Value::as_str)
                 .map(String::from),
         })
     }
@@ -120,6 +126,12 @@ pub fn reduction_paragraph(case: &Case) -> String {
             if n == 1 { "" } else { "s" }
         )),
         None => {}
+    }
+    if let Some(why) = &r.markers_needed {
+        parts.push(format!(
+            "**It is valid only as a system header**: it keeps the preprocessor's line markers, which make its code a system header's (`# 1 \"…\" 1 3`); without them clang reports {}.",
+            text(why)
+        ));
     }
     if let Some(b) = &r.backed_off {
         parts.push(format!(
