@@ -34,7 +34,19 @@ fn fixture_dir(name: &str) -> PathBuf {
 
 /// The fixture's report, redacted as `icepick report --redact` would on the machine that ran it.
 fn report(name: &str) -> Report {
-    let raw = Report::load(&fixture_dir(name)).expect("a case directory icepick wrote");
+    let dir = fixture_dir(name);
+    // sve-gh109270's 3 MB preprocessed input (arm_sve.h) is not kept: its report is rendered
+    // without it, as for a case whose input is gone (the link uses the reduction).
+    let raw = Report::load(&dir).unwrap_or_else(|_| {
+        let text = std::fs::read_to_string(dir.join("case.json")).expect("case.json");
+        let case: crate::case::Case =
+            serde_json::from_str(&text).expect("a case.json icepick wrote");
+        Report {
+            reduced: reduced_input(&dir, &case).expect("its reduction"),
+            input: None,
+            case,
+        }
+    });
     raw.redacted(&Redactions::of_case(&raw.case))
         .expect("redactable")
 }
