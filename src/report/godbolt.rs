@@ -436,7 +436,7 @@ fn pick<'a>(
 pub fn compiler_explorer(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> Link {
     let family = case.crash.family;
     if family == Family::LlvmTool {
-        return Link::none("Compiler Explorer links are made for clang and GCC compiles only");
+        return llvm_tool_link(case, input);
     }
     let value = serde_json::to_value(case).unwrap_or(Value::Null);
     let arch = compiler_arch(&value);
@@ -545,6 +545,68 @@ pub fn compiler_explorer(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8
 /// the same tool of trunk with assertions beside it. Foreign builds are treated as for the
 /// source link: Compiler Explorer's tools are x86-64 builds.
 pub fn ir_link(case: &Case, tool: &str, ir: &str, flags: &[String]) -> Link {
+    tool_link(case, tool, "the reduced IR", ir, flags)
+}
+
+/// The link of an `llc`/`opt` crash: its input IR (`input`, when at hand and at most
+/// [`MAX_SOURCE`] bytes) with the replay command's flags, on that tool of the case's LLVM
+/// major and of trunk with assertions. The IR stage's reduced IR gets its own link
+/// ([`ir_link`], in report.md's "Reduced IR" section); this one is the whole input's.
+fn llvm_tool_link(case: &Case, input: Option<&[u8]>) -> Link {
+    let Some(program) = case.replay_command.first() else {
+        return Link::none("the case has no command to replay");
+    };
+    let name = program.rsplit('/').next().unwrap_or(program);
+    let tool = match name.split_once('-').map_or(name, |(t, _)| t) {
+        t @ ("llc" | "opt") => t,
+        _ => {
+            return Link::none(format!(
+                "Compiler Explorer runs `llc` and `opt` of LLVM's tools, not {}",
+                super::markdown::code(name)
+            ))
+        }
+    };
+    if case.status != CaseStatus::Captured {
+        return Link::none(
+            "the input does not reproduce the crash reliably (status is not `captured`)",
+        );
+    }
+    let Some(text) = input else {
+        return Link::none("the input IR is not in the case directory");
+    };
+    if text.len() > MAX_SOURCE {
+        return Link::none(format!(
+            "the input IR is {} bytes, too long for a link (over {} KiB); `icepick ir` makes a reduced one",
+            text.len(),
+            MAX_SOURCE / 1024
+        ));
+    }
+    let Ok(ir) = std::str::from_utf8(text) else {
+        return Link::none("the input IR is not text (bitcode cannot go into a link)");
+    };
+    let flags = llvm_tool_flags(&case.replay_command[1..], &case.input);
+    tool_link(case, tool, "the input IR", ir, &flags)
+}
+
+/// An `llc`/`opt` command's flags without the input file and what only sends the output
+/// away (`-o FILE`, `-disable-output`): Compiler Explorer gives the tool its own.
+fn llvm_tool_flags(args: &[String], input: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "-o" => {
+                it.next();
+            }
+            "-disable-output" => {}
+            _ if a == input || a.starts_with("-o=") => {}
+            _ => out.push(a.clone()),
+        }
+    }
+    out
+}
+
+fn tool_link(case: &Case, tool: &str, what: &str, ir: &str, flags: &[String]) -> Link {
     let value = serde_json::to_value(case).unwrap_or(Value::Null);
     if let Some(arch) = compiler_arch(&value).filter(|a| !is_x86(a)) {
         if !x86_crashes_too(&value) {
@@ -572,7 +634,7 @@ pub fn ir_link(case: &Case, tool: &str, ir: &str, flags: &[String]) -> Link {
     let url = clientstate_url(&session_state("llvm", ir, &compilers));
     if url.len() > MAX_URL {
         return Link::none(format!(
-            "a link with the reduced IR would be {} characters long, and Compiler Explorer refuses URLs over about {MAX_URL}",
+            "a link with {what} would be {} characters long, and Compiler Explorer refuses URLs over about {MAX_URL}",
             url.len()
         ));
     }
@@ -584,7 +646,7 @@ pub fn ir_link(case: &Case, tool: &str, ir: &str, flags: &[String]) -> Link {
     Link {
         url: Some(url),
         note: format!(
-            "the reduced IR with {flags} on {tool} {version} and on {tool} trunk with assertions",
+            "{what} with {flags} on {tool} {version} and on {tool} trunk with assertions",
             tool = super::markdown::code(tool)
         ),
     }

@@ -103,6 +103,19 @@ pub fn section(case: &Case) -> String {
     s
 }
 
+/// The Compiler Explorer link of the verified IR reproducer (`llc`/`opt` on the reduced IR
+/// with the RUN line's flags), or `None` when the case has none: the JSON report carries it
+/// beside the source link, as report.md's "Reduced IR" section does.
+pub fn link(case: &Case) -> Option<super::godbolt::Link> {
+    let ir = verified_ir(case)?;
+    Some(super::godbolt::ir_link(
+        case,
+        ir.tool,
+        ir.text,
+        &tool_flags(&ir),
+    ))
+}
+
 /// How many flags [`not_needed_line`] names before it counts the rest.
 const NAMED: usize = 8;
 
@@ -265,6 +278,32 @@ mod tests {
             s.contains("on `llc` 19.1.0 and on `llc` trunk with assertions"),
             "{s}"
         );
+    }
+
+    /// The JSON report carries the same link as the section: it decodes to the exact IR and
+    /// the RUN line's flags; a case with no verified IR has no such fields.
+    #[test]
+    fn the_json_report_carries_the_ir_link_of_the_section() {
+        let case = with_ir("Debian clang version 19.1.7 (3~deb12u1)");
+        let json = crate::report::json(&case, None, None);
+        let url = json.ir_compiler_explorer_url.clone().expect("a link");
+        assert!(section(&case).contains(&format!("({url})")));
+        let state = state_in(&format!("({url})"));
+        let session = &state["sessions"][0];
+        assert_eq!(session["source"], case.ir.as_ref().unwrap()["text"]);
+        assert_eq!(
+            session["compilers"][1]["options"],
+            "-mtriple=riscv32 -mattr=+xventanacondops"
+        );
+        assert!(json
+            .ir_compiler_explorer_note
+            .as_deref()
+            .unwrap()
+            .starts_with("the reduced IR with"));
+        let plain = sample_case();
+        let v = serde_json::to_value(crate::report::json(&plain, None, None)).unwrap();
+        assert!(v.get("ir_compiler_explorer_url").is_none(), "{v:#}");
+        assert!(v.get("ir_compiler_explorer_note").is_none(), "{v:#}");
     }
 
     #[test]

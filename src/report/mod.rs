@@ -382,17 +382,27 @@ pub struct JsonReport<'a> {
     pub compiler_explorer_url: Option<String>,
     /// What that link opens, or why there is none.
     pub compiler_explorer_note: String,
+    /// A Compiler Explorer session running `llc`/`opt` on the verified reduced IR
+    /// ([`godbolt::ir_link`]); absent when the case has no verified IR reproducer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ir_compiler_explorer_url: Option<String>,
+    /// What the IR link opens, or why there is none; absent with no verified IR reproducer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ir_compiler_explorer_note: Option<String>,
 }
 
 /// The JSON report of a case; `reduced` and `input` as for [`markdown`].
 pub fn json<'a>(case: &'a Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> JsonReport<'a> {
     let link = godbolt::compiler_explorer(case, reduced, input);
+    let ir_link = ir::link(case);
     JsonReport {
         case,
         title: title(case),
         labels: upstream::labels(case, facts::invalid_code(case)),
         compiler_explorer_url: link.url,
         compiler_explorer_note: link.note,
+        ir_compiler_explorer_url: ir_link.as_ref().and_then(|l| l.url.clone()),
+        ir_compiler_explorer_note: ir_link.map(|l| l.note),
     }
 }
 
@@ -620,6 +630,9 @@ mod reduced_tests {
 
 #[cfg(test)]
 mod snapshot_tests;
+
+#[cfg(test)]
+mod kind_snapshot_tests;
 
 #[cfg(test)]
 mod layering_tests;

@@ -99,6 +99,33 @@ fn amdgpu_si_flat_crashes_on_gfx600_and_gfx601_only() {
     assert!(note.contains("not on gfx700"), "{note}");
 }
 
+/// sve-gh109270 (AArch64 `svdupq_n_f32` with `+sve+nosimd`): Debian's release build
+/// segfaults in AArch64 instruction selection at every -O level; its stack is cut short
+/// after one named frame, and a signal's stack can differ from level to level. The -O row
+/// must not call -O needed: every level crashes the way the case does (at the exact or the
+/// coarse grain), and the verdict is `needed: false`.
+#[test]
+fn sve_gh109270_does_not_need_any_o_level() {
+    let (_tmp, dir) = scratch_copy(&corpus("sve-gh109270"));
+    let case = capture_case(&dir, &cmd_txt(&dir));
+    let f = flags_json(&case);
+    let o = row(&f, "-O");
+    assert_eq!(o["needed"], false, "{o:#}");
+    for l in ["-O0", "-O1", "-O2", "-O3", "-Os", "-Oz"] {
+        assert!(
+            ["same-crash", "same-crash-coarse"].contains(&outcome(o, l)),
+            "{l}: {o:#}"
+        );
+    }
+    assert!(
+        o["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("crashes with every value tried"),
+        "{o:#}"
+    );
+}
+
 #[test]
 fn gh68553_crashes_at_o2_o3_os_but_not_o0_o1() {
     let (_tmp, dir) = scratch_copy(&corpus("opt-gh68553"));

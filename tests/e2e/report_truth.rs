@@ -86,3 +86,118 @@ fn report_of_a_crash_with_no_prior_diagnostic_says_so() {
     );
     assert!(md.contains("`crash-on-valid`"), "{md}");
 }
+
+/// The `; RUN:` line of report.md's "Reduced IR" section and its IR, as lit would get them.
+fn reduced_ir_in_report(md: &str) -> (Vec<String>, String) {
+    let at = md
+        .find("## Reduced IR")
+        .unwrap_or_else(|| panic!("no IR section:\n{md}"));
+    let fence = &md[at..];
+    let start = fence.find("```llvm\n").expect("an llvm fence") + "```llvm\n".len();
+    let ir = &fence[start..start + fence[start..].find("\n```").unwrap()];
+    let run = ir.lines().next().unwrap();
+    let words = shlex::split(
+        run.strip_prefix("; RUN: ")
+            .unwrap_or_else(|| panic!("{run}")),
+    )
+    .unwrap();
+    (words, format!("{ir}\n"))
+}
+
+/// Runs a RUN line of the form `llc ARGS < %s` as lit does (the IR on stdin), with LLVM 19's
+/// `llc`, from an empty directory and with no environment but PATH; returns its stderr.
+fn run_like_lit(words: &[String], ir: &str) -> (Option<i32>, String) {
+    use std::io::Write as _;
+    let n = words.len();
+    assert!(n >= 3 && words[0] == "llc" && words[n - 2] == "<" && words[n - 1] == "%s");
+    let empty = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new("/usr/lib/llvm-19/bin/llc")
+        .args(&words[1..n - 2])
+        .current_dir(empty.path())
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(ir.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// The RUN line upstream reads does not lean on the machine it runs on. For an x86 crash
+/// (x86-avx512-no-evex512, from C) and a RISC-V crash given to `llc` directly
+/// (llc-gh100855), after `icepick ir`:
+/// - the RUN line names `-mtriple=` of the crash's target architecture, no `-mcpu=native`,
+///   and the IR carries no `target triple` of its own;
+/// - run as lit runs it (IR on stdin, an empty directory, no environment), it gives the
+///   case's crash: its message and pass. For llc-gh100855 this x86-64 host is another
+///   architecture than the target;
+/// - a host with another default triple is stood in for by a `target triple` line of another
+///   architecture put into the IR: llc takes `-mtriple` over the module's triple and the
+///   module's over its default, so a line whose `-mtriple` decides over the module's triple
+///   decides over any host's default too. It still crashes the same way (a RUN line without
+///   `-mtriple` would compile for the inserted triple and not reach the crashing pass; the
+///   last check shows that for the RISC-V case).
+#[test]
+fn the_reduced_ir_run_line_names_its_target_and_crashes_the_same_on_another_default_triple() {
+    for (name, arch, other) in [
+        (
+            "x86-avx512-no-evex512",
+            "x86_64",
+            "riscv64-unknown-linux-gnu",
+        ),
+        ("llc-gh100855", "riscv32", "x86_64-unknown-linux-gnu"),
+    ] {
+        let (_tmp, dir) = scratch_copy(&corpus(name));
+        let case = capture_case(&dir, &cmd_txt(&dir));
+        let o = icepick(&dir, &["ir", case.to_str().unwrap(), "--jobs", "2"]);
+        expect_success(&o);
+        let json = read_case(&case);
+        let message = json["signature"]["message"].as_str().unwrap().to_string();
+        let phase = json["signature"]["phase"].as_str().unwrap().to_string();
+        assert!(message.starts_with("Cannot select"), "{name}: {message}");
+        let (words, ir) = reduced_ir_in_report(&report_md(&case));
+        let triple = words
+            .iter()
+            .find_map(|w| w.strip_prefix("-mtriple="))
+            .unwrap_or_else(|| panic!("{name}: no -mtriple in {words:?}"));
+        assert!(triple.starts_with(arch), "{name}: {triple}");
+        assert!(
+            !words.iter().any(|w| w.contains("native")),
+            "{name}: {words:?}"
+        );
+        assert!(!ir.contains("\ntarget triple"), "{name}:\n{ir}");
+        let crashes_like_the_case = |(code, stderr): &(Option<i32>, String)| {
+            code != &Some(0) && stderr.contains(&message) && stderr.contains(&phase)
+        };
+        let plain = run_like_lit(&words, &ir);
+        assert!(crashes_like_the_case(&plain), "{name}: {}", plain.1);
+        let foreign = ir.replacen('\n', &format!("\ntarget triple = \"{other}\"\n"), 1);
+        let moved = run_like_lit(&words, &foreign);
+        assert!(crashes_like_the_case(&moved), "{name}: {}", moved.1);
+        if arch == "riscv32" {
+            // Control: without its -mtriple the line follows the module's triple instead.
+            let without: Vec<String> = words
+                .iter()
+                .filter(|w| !w.starts_with("-mtriple=") && !w.starts_with("-mattr="))
+                .cloned()
+                .collect();
+            let elsewhere = run_like_lit(&without, &foreign);
+            assert!(
+                !crashes_like_the_case(&elsewhere),
+                "{name}: {}",
+                elsewhere.1
+            );
+        }
+    }
+}

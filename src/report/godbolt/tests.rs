@@ -344,3 +344,66 @@ fn an_unreliable_case_without_a_reduction_gets_no_link() {
     assert_eq!(link.url, None);
     assert!(link.note.contains("captured"), "{}", link.note);
 }
+
+fn llc_case() -> Case {
+    let mut case = sample_case();
+    case.crash.family = Family::LlvmTool;
+    case.compiler.version = "Debian LLVM version 19.1.7".into();
+    case.input = "input.ll".into();
+    case.replay_command = [
+        "/usr/lib/llvm-19/bin/llc",
+        "-O2",
+        "-o",
+        "/dev/null",
+        "input.ll",
+    ]
+    .map(String::from)
+    .to_vec();
+    case
+}
+
+/// An `llc` crash's link opens its input IR, byte for byte, in an LLVM IR session with the
+/// replay command's flags (no input or output) on `llc` of the same major and `llc` trunk
+/// with assertions.
+#[test]
+fn an_llc_crash_links_its_input_ir_with_its_flags() {
+    let ir =
+        "; ModuleID = 'x'\ntarget triple = \"riscv32\"\ndefine void @c(i64 %0) {\n  ret void\n}\n";
+    let link = compiler_explorer(&llc_case(), None, Some(ir.as_bytes()));
+    let state = decode(link.url.as_deref().expect(&link.note));
+    let s = &state["sessions"][0];
+    assert_eq!(s["language"], "llvm");
+    assert_eq!(s["source"], ir);
+    assert_eq!(s["compilers"][0]["id"], "llc1910");
+    assert_eq!(s["compilers"][0]["options"], "-O2");
+    assert_eq!(s["compilers"][1]["id"], "llc-assertions-trunk");
+    assert_eq!(s["compilers"][1]["options"], "-O2");
+    assert!(
+        link.note
+            .starts_with("the input IR with `-O2` on `llc` 19.1.0"),
+        "{}",
+        link.note
+    );
+}
+
+#[test]
+fn an_llc_crash_without_a_fitting_text_input_gets_no_link_and_says_why() {
+    let case = llc_case();
+    let none = |input: Option<&[u8]>| {
+        let l = compiler_explorer(&case, None, input);
+        assert!(l.url.is_none());
+        l.note
+    };
+    assert!(none(None).contains("not in the case directory"));
+    assert!(none(Some(b"BC\xc0\xde\x35\x14")).contains("not text"));
+    let big = vec![b';'; MAX_SOURCE + 1];
+    assert!(none(Some(&big)).contains("too long for a link"));
+    // Fits MAX_SOURCE but not the URL.
+    let long = "; x\n".repeat(3000);
+    assert!(none(Some(long.as_bytes())).contains("refuses URLs over"));
+    let mut clang = case.clone();
+    clang.replay_command[0] = "/usr/bin/llvm-as".into();
+    assert!(compiler_explorer(&clang, None, Some(b"; x\n"))
+        .note
+        .contains("`llc` and `opt`"));
+}
