@@ -313,7 +313,6 @@ pub(super) fn run(
     let program = emit::tool_path(case, tool.name())?;
     let reducer = emit::tool_path(case, "llvm-reduce")?;
     let sym = Symbolizer::new(case.library_dirs());
-    let middle = tool == Tool::Opt;
 
     let start_path = work.join("start.ll");
     let (start, mut cmd) = start_ir(dir, case, tool, &program, &start_path, progress)?;
@@ -339,16 +338,9 @@ pub(super) fn run(
     // groups may differ (a function's own `target` attribute, `+avx512bw,-evex512`, beside
     // the module's defaults): each group's features are tried on the command line, the
     // first group's first, and -mattr's ddmin then cuts what the crash does not need.
-    let (mut ir, mut note) = move_target_attrs(&judge, &start, &mut cmd)?;
+    let (ir, mut note) = move_target_attrs(&judge, &start, &mut cmd)?;
 
-    // 3. The minimal pipeline (opt), llvm-reduce and the cuts.
-    let mut pass = None;
-    let tree = cmd.passes.as_deref().and_then(pipeline::parse);
-    if cmd.passes.is_none() {
-        pass = crate::crash::phase_as_printed(&case.crash)
-            .filter(|_| !case.signature.phase.is_empty())
-            .map(|_| case.signature.phase.clone());
-    }
+    // 3 to 5. The minimal pipeline (opt), llvm-reduce and the cuts.
     let start_bytes = start.len();
     let llreduce = |quick| super::llvm_reduce::LlvmReduce {
         work,
@@ -360,46 +352,11 @@ pub(super) fn run(
         timeout: opts.reduce_timeout,
         quick,
     };
-    let overflow = middle && case.signature.kind == "stack_overflow";
-    let mut deep_why = None;
-    let mut shrunk = None;
-    // 3a. A stack overflow in a pipeline that unrolls, reduced shallow: everything under the
-    // smallest stack it overflows the case's way (one cheap run per test instead of a 1 MB
-    // and an 8 MB run), with the unroller's budget raised and no bound multiplied; then one loop bound
-    // of the reduced IR multiplied until it overflows the inherited stack. When that fails,
-    // the stage starts again from the pipeline with the inherited stack.
-    if let (true, Some(tree)) = (overflow, &tree) {
-        if let Some((small_pass, deep, why)) =
-            reduce_under_small_stack(&mut judge, &ir, &cmd, tree, &llreduce(true), opts, progress)?
-        {
-            pass = small_pass;
-            shrunk = Some(deep);
-            deep_why = Some(why);
-        }
-    }
-    let (got, got_cmd, why) = match shrunk {
-        Some(s) => s,
-        None => {
-            let (s, minimal_pass, why) = reduce_with_inherited_stack(
-                &judge,
-                (ir, cmd),
-                tree.as_deref(),
-                overflow,
-                &llreduce(false),
-                opts,
-                progress,
-            )?;
-            if let Some(p) = minimal_pass {
-                pass = p;
-            }
-            deep_why = why;
-            s
-        }
-    };
-    ir = got;
-    cmd = got_cmd;
-    if why.is_some() {
-        note = why;
+    let reduced = reduce(&mut judge, case, (ir, cmd), &llreduce, opts, progress)?;
+    let (ir, mut cmd, mut pass, deep_why) =
+        (reduced.ir, reduced.cmd, reduced.pass, reduced.deep_why);
+    if reduced.why.is_some() {
+        note = reduced.why;
     }
     let tests_reduce = std::fs::metadata(work.join("oracle.json.count"))
         .map(|m| m.len() as usize)
@@ -457,6 +414,78 @@ pub(super) fn run(
         same,
         key: case_key,
         note,
+    })
+}
+
+/// What steps 3 to 5 give: the reduced IR and its command, the crashing pass as far as they
+/// know it, and the notes on how (llvm-reduce's or the cuts', and the depth's).
+struct Reduced {
+    ir: String,
+    cmd: ToolCmd,
+    pass: Option<String>,
+    why: Option<String>,
+    deep_why: Option<String>,
+}
+
+/// Steps 3 to 5: the minimal pipeline (`opt`), llvm-reduce and the cuts; for a stack
+/// overflow first under a small stack (3a), else with the inherited one.
+fn reduce<'a>(
+    judge: &mut Judge,
+    case: &Case,
+    (ir, cmd): (String, ToolCmd),
+    llreduce: &dyn Fn(bool) -> super::llvm_reduce::LlvmReduce<'a>,
+    opts: &Options,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Reduced, IrError> {
+    let mut pass = None;
+    let tree = cmd.passes.as_deref().and_then(pipeline::parse);
+    if cmd.passes.is_none() {
+        pass = crate::crash::phase_as_printed(&case.crash)
+            .filter(|_| !case.signature.phase.is_empty())
+            .map(|_| case.signature.phase.clone());
+    }
+    let overflow = judge.tool == Tool::Opt && case.signature.kind == "stack_overflow";
+    let mut deep_why = None;
+    let mut shrunk = None;
+    // 3a. A stack overflow in a pipeline that unrolls, reduced shallow: everything under the
+    // smallest stack it overflows the case's way (one cheap run per test instead of a 1 MB
+    // and an 8 MB run), with the unroller's budget raised and no bound multiplied; then one loop bound
+    // of the reduced IR multiplied until it overflows the inherited stack. When that fails,
+    // the stage starts again from the pipeline with the inherited stack.
+    if let (true, Some(tree)) = (overflow, &tree) {
+        if let Some((small_pass, deep, why)) =
+            reduce_under_small_stack(judge, &ir, &cmd, tree, &llreduce(true), opts, progress)?
+        {
+            pass = small_pass;
+            shrunk = Some(deep);
+            deep_why = Some(why);
+        }
+    }
+    let (got, got_cmd, why) = match shrunk {
+        Some(s) => s,
+        None => {
+            let (s, minimal_pass, why) = reduce_with_inherited_stack(
+                judge,
+                (ir, cmd),
+                tree.as_deref(),
+                overflow,
+                &llreduce(false),
+                opts,
+                progress,
+            )?;
+            if let Some(p) = minimal_pass {
+                pass = p;
+            }
+            deep_why = why;
+            s
+        }
+    };
+    Ok(Reduced {
+        ir: got,
+        cmd: got_cmd,
+        pass,
+        why,
+        deep_why,
     })
 }
 
