@@ -14,6 +14,14 @@ pub const NO_CRASH: u8 = 3;
 /// still written and says which.
 pub const NOT_REPRODUCED: u8 = 4;
 
+/// An error that knows the exit code it ends icepick with: each error type says which of its
+/// variants are the caller's fault ([`USAGE`]), which are a crash that did not reproduce
+/// ([`NOT_REPRODUCED`]) and which are icepick failing ([`FAILED`]); a variant that wraps
+/// another error asks it.
+pub trait ExitCoded {
+    fn exit_code(&self) -> u8;
+}
+
 // Interrupted by a signal: 128 + the signal (130 SIGINT, 143 SIGTERM), see
 // [`crate::interrupt::exit_code`].
 

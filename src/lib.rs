@@ -11,6 +11,7 @@ pub mod cli;
 pub mod command;
 pub mod crash;
 pub mod dashboard;
+pub mod ddmin;
 pub mod elf;
 pub mod error;
 pub mod exec;

@@ -13,6 +13,7 @@
 mod bug_info;
 mod embed;
 mod jobs;
+mod preprocess;
 mod reproducer;
 mod sources;
 mod tool;
@@ -24,7 +25,7 @@ use crate::case::{
     CaptureStats, Case, CaseError, CaseStatus, Compiler, JobInfo, NewCaseDir, Preprocessing,
     Reproducibility, SCHEMA_VERSION,
 };
-use crate::command::{CompilerCommand, Lang};
+use crate::command::CompilerCommand;
 use crate::crash::{self, Crash, ExitInfo, Signature, Symbolizer};
 use crate::exec::{self, Cmd, ExecError, Output, Status};
 
@@ -88,6 +89,20 @@ pub enum CaptureError {
     Case(#[from] CaseError),
 }
 
+impl crate::error::ExitCoded for CaptureError {
+    fn exit_code(&self) -> u8 {
+        match self {
+            CaptureError::CompilerNotFound(_)
+            | CaptureError::EmulatorNotFound(_)
+            | CaptureError::BadEmulator(_)
+            | CaptureError::NoInput
+            | CaptureError::UnreadableInput(..) => crate::error::USAGE,
+            CaptureError::Case(e) => crate::error::ExitCoded::exit_code(e),
+            CaptureError::Exec(_) => crate::error::FAILED,
+        }
+    }
+}
+
 /// One compiler run, parsed.
 struct Run {
     output: Output,
@@ -115,7 +130,7 @@ impl Runner {
         let output = exec::run(&c)?;
         let (crash, signature) = match output.status {
             Status::TimedOut | Status::Cancelled => (None, None),
-            _ => match crash::parse(&output.stderr_text(), exit_info(output.status)) {
+            _ => match crash::parse(&output.stderr_text(), output.status.exit_info()) {
                 Some(mut crash) => {
                     self.symbolizer.symbolize(&mut crash);
                     let sig = crash::signature(&crash);
@@ -132,43 +147,16 @@ impl Runner {
     }
 }
 
-/// The exit status as the crash parser takes it.
+/// The exit status as the crash parser takes it ([`Status::exit_info`], in the process
+/// layer; this name stays for the reduce stage's oracle, which calls it here).
 pub fn exit_info(status: Status) -> ExitInfo {
-    match status {
-        Status::Exited(c) => ExitInfo {
-            code: Some(c),
-            signal: None,
-        },
-        Status::Signaled(s) => ExitInfo {
-            code: None,
-            signal: Some(s),
-        },
-        Status::TimedOut | Status::Cancelled => ExitInfo::default(),
-    }
+    status.exit_info()
 }
 
 /// Captures a crash into a case directory. `progress` receives one-line status messages.
 pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome, CaptureError> {
     let started = Instant::now();
-    let original = CompilerCommand::from_argv(&req.argv).ok_or(CaptureError::NoInput)?;
-    let found = exec::which(&original.program, &req.cwd)
-        .ok_or_else(|| CaptureError::CompilerNotFound(original.program.clone()))?;
-    let inputs = original.inputs();
-    let Some(first_input) = inputs.first() else {
-        return Err(CaptureError::NoInput);
-    };
-    let input_path = req.cwd.join(first_input);
-    if *first_input != "-" {
-        if let Err(e) = std::fs::File::open(&input_path) {
-            return Err(CaptureError::UnreadableInput(input_path, e));
-        }
-    }
-    let resolved = std::fs::canonicalize(&found).unwrap_or_else(|_| found.clone());
-    if let Some(emu) = req.emulator.first() {
-        if exec::which(emu, &req.cwd).is_none() {
-            return Err(CaptureError::EmulatorNotFound(emu.clone()));
-        }
-    }
+    let (original, found, resolved) = check_request(req)?;
     let mut runner = Runner {
         cwd: req.cwd.clone(),
         emulator: req.emulator.clone(),
@@ -222,28 +210,11 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
     // A stack overflow kills clang's in-process crash handler: no stack dump at all. Out of
     // process, the driver survives and reports the cc1 crash properly.
     let is_clang = !command.is_gcc() && crash.family != crash::Family::Gcc;
-    if is_clang
-        && crash.frames.is_empty()
-        && !command.is_cc1()
-        && crash.in_process != Some(false)
-        && !command.args.iter().any(|a| a == "-fno-integrated-cc1")
-    {
-        progress("no stack dump; rerunning with -fno-integrated-cc1");
-        let retry = command.with_extra_args(&["-fno-integrated-cc1"]);
-        // Only the user's own run writes the build's files (its `-o`, dependency files …):
-        // every rerun in the build directory writes its output to /dev/null.
-        let r = runner.run(
-            &no_crash_diagnostics(&retry).without_build_outputs("/dev/null"),
-            None,
-        )?;
-        if let (Some(c), Some(s)) = (r.crash, r.signature) {
-            if !c.frames.is_empty() {
-                crash = c;
-                signature = s;
-                original_stderr = r.output.stderr;
-                command = retry;
-                added_flags.push("-fno-integrated-cc1".to_string());
-            }
+    if is_clang {
+        if let Some(out_of_process) = retry_out_of_process(&mut runner, &command, &crash, progress)?
+        {
+            (crash, signature, original_stderr, command) = out_of_process;
+            added_flags.push("-fno-integrated-cc1".to_string());
         }
     }
     progress(&format!(
@@ -262,20 +233,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
     } else {
         command.clone()
     };
-    let mut same = 1;
-    let rerun = replay_base.without_build_outputs("/dev/null");
-    let reruns: Vec<Run> = (0..req.reruns)
-        .map(|_| runner.run(&rerun, None))
-        .collect::<Result<_, _>>()?;
-    for r in &reruns {
-        if r.signature.as_ref().map(|s| &s.id) == Some(&signature.id) {
-            same += 1;
-        }
-    }
-    let reproducibility = Reproducibility {
-        runs: req.reruns + 1,
-        same_signature: same,
-    };
+    let (reruns, reproducibility) = rerun(&mut runner, &replay_base, req.reruns, &signature)?;
 
     // Which job crashed.
     let (job_sel, job, job_run) =
@@ -329,133 +287,18 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
     }
 
     // Preprocess the crashing job and check that the preprocessed input keeps the crash.
-    let lang = command.language();
-    let mut input_name = String::new();
-    let mut preprocessing = None;
-    let mut last_replay = None;
-    // Input that is already preprocessed (`.i`/`.ii`, or clang's reproducer) is copied as it
-    // is: `-E` on it writes nothing.
-    let given_input = req.given_input.clone().or_else(|| {
-        matches!(lang, Lang::CPre | Lang::CxxPre)
-            .then(|| command.inputs().first().map(|i| req.cwd.join(i)))
-            .flatten()
-    });
-    let modes: &[&str] = if given_input.is_some() {
-        &["given"]
-    } else {
-        &["full", "rewrite-includes"]
-    };
-    for mode in modes {
-        input_name = match (*mode, &given_input) {
-            ("given", Some(src)) => format!(
-                "input.{}",
-                src.extension().and_then(|e| e.to_str()).unwrap_or("i")
-            ),
-            ("rewrite-includes", _) => format!("input.{}", lang.rewritten_x().1),
-            _ => format!("input.{}", lang.preprocessed_ext()),
-        };
-        let input_abs = case_dir.path().join(&input_name);
-        let (pp_cmd, made) = match (*mode, &given_input) {
-            ("given", Some(src)) => {
-                let bytes = std::fs::read(src)
-                    .map_err(|e| CaptureError::UnreadableInput(src.clone(), e))?;
-                case_dir.write(&input_name, &bytes)?;
-                (Vec::new(), Ok(()))
-            }
-            _ => {
-                progress(&format!("preprocessing ({mode})"));
-                let pp = replay_base.preprocess(
-                    &job_sel,
-                    &input_abs.to_string_lossy(),
-                    *mode == "rewrite-includes",
-                );
-                let r = runner.run(&pp, None)?;
-                case_dir.write(&format!("logs/preprocess-{mode}.stderr"), &r.output.stderr)?;
-                let made = if r.crash.is_some() {
-                    Err(format!("`-E` itself crashed ({})", first_line(&r.output)))
-                } else if !r.output.success() {
-                    Err(format!("preprocessing failed: {}", first_line(&r.output)))
-                } else if !input_abs.is_file() {
-                    Err("preprocessing wrote no output".to_string())
-                } else {
-                    Ok(())
-                };
-                let recorded = pp
-                    .argv()
-                    .into_iter()
-                    .map(|a| {
-                        if Path::new(&a) == input_abs {
-                            input_name.clone()
-                        } else {
-                            a
-                        }
-                    })
-                    .collect();
-                (recorded, made)
-            }
-        };
-        if let Err(detail) = made {
-            preprocessing = Some(Preprocessing {
-                mode: mode.to_string(),
-                command: pp_cmd,
-                status: "failed".into(),
-                detail: Some(detail),
-            });
-            continue;
-        }
-        let replay = replay_base.compile_preprocessed(
-            &job_sel,
-            &input_name,
-            lang,
-            "/dev/null",
-            *mode == "rewrite-includes",
-        );
-        let replay = if given_input.is_some() {
-            given_replay(&replay_base, &input_name)
-        } else {
-            replay
-        };
-        let replay = if carry_embeds(&case_dir, &input_abs, &req.cwd, &command)? {
-            replay.with_extra_args(&[&format!("--embed-dir={}", embed::EMBED_DIR)])
-        } else {
-            replay
-        };
-        last_replay = Some(replay.argv());
-        progress("replaying on the preprocessed input");
-        let r = runner.run(&replay, Some(case_dir.path()))?;
-        case_dir.write(&format!("logs/replay-{mode}.stderr"), &r.output.stderr)?;
-        let (status, detail) = match &r.signature {
-            Some(s) if s.id == signature.id => ("reproduced", None),
-            Some(s) => (
-                "lost",
-                Some(format!(
-                    "the preprocessed input crashes differently (signature {} instead of {})",
-                    s.id, signature.id
-                )),
-            ),
-            None => (
-                "lost",
-                Some(format!(
-                    "the preprocessed input does not crash ({})",
-                    first_line(&r.output)
-                )),
-            ),
-        };
-        preprocessing = Some(Preprocessing {
-            mode: mode.to_string(),
-            command: pp_cmd,
-            status: status.into(),
-            detail,
-        });
-        if status == "reproduced" {
-            break;
-        }
-    }
-    let replay = last_replay.unwrap_or_else(|| {
-        replay_base
-            .compile_preprocessed(&job_sel, &input_name, lang, "/dev/null", false)
-            .argv()
-    });
+    let (input_name, preprocessing, replay) = preprocess::preprocess_and_replay(
+        &preprocess::Job {
+            req,
+            command: &command,
+            replay_base: &replay_base,
+            job_sel: &job_sel,
+            signature: &signature,
+        },
+        &mut runner,
+        &case_dir,
+        progress,
+    )?;
     finish(
         req,
         case_dir,
@@ -469,7 +312,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
             job,
             input_name,
             replay,
-            preprocessing: preprocessing.expect("at least one mode was tried"),
+            preprocessing,
             reproducibility,
             runs: runner.runs,
             started,
@@ -477,6 +320,89 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
             bug,
         },
     )
+}
+
+/// The request's command, the compiler it names as found on PATH and as resolved: errors
+/// for a command with no input, an unreadable input, a missing compiler or emulator.
+fn check_request(req: &Request) -> Result<(CompilerCommand, PathBuf, PathBuf), CaptureError> {
+    let original = CompilerCommand::from_argv(&req.argv).ok_or(CaptureError::NoInput)?;
+    let found = exec::which(&original.program, &req.cwd)
+        .ok_or_else(|| CaptureError::CompilerNotFound(original.program.clone()))?;
+    let inputs = original.inputs();
+    let Some(first_input) = inputs.first() else {
+        return Err(CaptureError::NoInput);
+    };
+    let input_path = req.cwd.join(first_input);
+    if *first_input != "-" {
+        if let Err(e) = std::fs::File::open(&input_path) {
+            return Err(CaptureError::UnreadableInput(input_path, e));
+        }
+    }
+    let resolved = std::fs::canonicalize(&found).unwrap_or_else(|_| found.clone());
+    if let Some(emu) = req.emulator.first() {
+        if exec::which(emu, &req.cwd).is_none() {
+            return Err(CaptureError::EmulatorNotFound(emu.clone()));
+        }
+    }
+    Ok((original, found, resolved))
+}
+
+/// A clang crash with no stack dump (a stack overflow kills clang's in-process crash
+/// handler), rerun with `-fno-integrated-cc1`: out of process, the driver survives and
+/// reports the cc1 crash properly. The crash, its signature, stderr and the command when that
+/// gave frames.
+#[allow(clippy::type_complexity)]
+fn retry_out_of_process(
+    runner: &mut Runner,
+    command: &CompilerCommand,
+    crash: &Crash,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Option<(Crash, Signature, Vec<u8>, CompilerCommand)>, CaptureError> {
+    let stackless = crash.frames.is_empty()
+        && !command.is_cc1()
+        && crash.in_process != Some(false)
+        && !command.args.iter().any(|a| a == "-fno-integrated-cc1");
+    if !stackless {
+        return Ok(None);
+    }
+    progress("no stack dump; rerunning with -fno-integrated-cc1");
+    let retry = command.with_extra_args(&["-fno-integrated-cc1"]);
+    // Only the user's own run writes the build's files (its `-o`, dependency files …):
+    // every rerun in the build directory writes its output to /dev/null.
+    let r = runner.run(
+        &no_crash_diagnostics(&retry).without_build_outputs("/dev/null"),
+        None,
+    )?;
+    Ok(match (r.crash, r.signature) {
+        (Some(c), Some(s)) if !c.frames.is_empty() => Some((c, s, r.output.stderr, retry)),
+        _ => None,
+    })
+}
+
+/// The reruns that tell whether "same signature" means "same crash": `reruns` runs of the
+/// replay (its outputs to /dev/null), and how many gave the case's signature (the first
+/// run counted).
+fn rerun(
+    runner: &mut Runner,
+    replay_base: &CompilerCommand,
+    reruns: u32,
+    signature: &Signature,
+) -> Result<(Vec<Run>, Reproducibility), CaptureError> {
+    let mut same = 1;
+    let rerun = replay_base.without_build_outputs("/dev/null");
+    let runs: Vec<Run> = (0..reruns)
+        .map(|_| runner.run(&rerun, None))
+        .collect::<Result<_, _>>()?;
+    for r in &runs {
+        if r.signature.as_ref().map(|s| &s.id) == Some(&signature.id) {
+            same += 1;
+        }
+    }
+    let reproducibility = Reproducibility {
+        runs: reruns + 1,
+        same_signature: same,
+    };
+    Ok((runs, reproducibility))
 }
 
 /// Everything `finish` needs to assemble the case.

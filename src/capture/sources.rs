@@ -18,6 +18,13 @@ pub enum SourceError {
     ReproducerInputMissing { script: PathBuf, input: PathBuf },
 }
 
+impl crate::error::ExitCoded for SourceError {
+    /// A file given on the command line that holds no usable command.
+    fn exit_code(&self) -> u8 {
+        crate::error::USAGE
+    }
+}
+
 /// A command found in a file: argv, the directory to run it in, and (for reproducers) the
 /// already-preprocessed input.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -165,3 +165,26 @@ impl Dimension {
         (same, other)
     }
 }
+
+/// The part of a `flags` section other stages act on: whether the replay command reproduced
+/// and the minimal command it found. Read leniently (every field defaulted), so a section
+/// [`Flags`] cannot read still gives these.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct FlagsOutcome {
+    pub reproduced: bool,
+    pub minimal_command: Vec<String>,
+}
+
+impl super::Case {
+    /// The `flags` section, typed; `None` when it has none or it is not one.
+    pub fn flags_section(&self) -> Option<Flags> {
+        serde_json::from_value(self.flags.clone()?).ok()
+    }
+
+    /// The flags stage's minimal command, when it reproduced the crash.
+    pub fn minimal_command(&self) -> Option<Vec<String>> {
+        let f: FlagsOutcome = serde_json::from_value(self.flags.clone()?).ok()?;
+        f.reproduced.then_some(f.minimal_command)
+    }
+}

@@ -7,8 +7,10 @@
 //! is assembled in a hidden sibling directory and renamed into place only when complete, so a
 //! half-written case never looks like a case.
 //!
-//! The section types live here ([`flags`], [`classification`], [`versions`], [`BugInfo`];
-//! `reduction` is still the reduce stage's own struct, read by others as JSON), with the facts several readers share ([`target_tag`], [`involves_riscv`],
+//! The section types live here ([`flags`], [`classification`], [`versions`], [`ir`],
+//! [`reduction`], [`host`], [`BugInfo`]); stages read sections through them (`Case::ir_section`,
+//! `Case::reduction_section` …), never by looking fields up in JSON. With them live the
+//! facts several readers share ([`target_tag`], [`involves_riscv`],
 //! [`library_dirs`]): the case model names no stage and no renderer, only the pure models
 //! below it (`crash`, `command`). Every field and its writer: docs/architecture.md.
 
@@ -203,6 +205,16 @@ pub enum CaseError {
     UnsafeFile { path: PathBuf, why: String },
     #[error("the case's input `{name}` is missing ({path} does not exist): restore it, or capture the crash again with `icepick capture`")]
     MissingInput { name: String, path: PathBuf },
+}
+
+impl crate::error::ExitCoded for CaseError {
+    fn exit_code(&self) -> u8 {
+        if self.is_bad_input() {
+            crate::error::USAGE
+        } else {
+            crate::error::FAILED
+        }
+    }
 }
 
 impl CaseError {
@@ -459,6 +471,9 @@ mod facts;
 pub mod farm;
 pub mod fileio;
 pub mod flags;
+pub mod host;
+pub mod ir;
+pub mod reduction;
 pub mod triage;
 mod validate;
 pub mod versions;

@@ -206,9 +206,7 @@ pub fn evidence_crashes(
             let args = emulated_args(case, replay);
             let out = exec::run(&qemu_cmd(dir, opts, &rc, E5_CPUS[1].1, &args));
             if let Ok(out) = out {
-                if let Some(mut cr) =
-                    crash::parse(&out.stderr_text(), crate::capture::exit_info(out.status))
-                {
+                if let Some(mut cr) = crash::parse(&out.stderr_text(), out.status.exit_info()) {
                     Symbolizer::new(sysroot_lib_dirs(rc.root.as_deref(), &rc.compiler))
                         .symbolize(&mut cr);
                     v.push((cr, rc.root));

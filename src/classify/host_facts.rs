@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::outcome as o;
 use super::Evidence;
+use crate::case::host::HostFacts;
 use crate::host::{parse_number, MVENDORID_THEAD};
 
 /// The experiment's name in the evidence table.
@@ -28,14 +29,14 @@ pub fn evidence(host: Option<&Value>, emulator: &[String]) -> Evidence {
         frames: Vec::new(),
         detail: String::new(),
     };
-    let Some(h) = host.filter(|h| h.is_object()) else {
+    let Some(h) = host.and_then(HostFacts::of) else {
         e.ran = false;
         e.outcome = o::NOT_RUN.into();
         e.detail = "the case has no host facts (captured by an older icepick); run `icepick probe` on the host where the compiler crashed".into();
         return e;
     };
-    let arch = h.get("arch").and_then(Value::as_str).unwrap_or("?");
-    if h.get("riscv").and_then(Value::as_bool) != Some(true) {
+    let arch = h.arch.as_deref().unwrap_or("?");
+    if h.riscv != Some(true) {
         e.outcome = o::HOST_NOT_RISCV.into();
         e.detail = if emulator.is_empty() {
             format!(
@@ -51,23 +52,21 @@ pub fn evidence(host: Option<&Value>, emulator: &[String]) -> Evidence {
         };
         return e;
     }
+    let cpuinfo = h.cpuinfo.clone().unwrap_or_default();
     let field = |key: &str| -> Vec<u64> {
-        h.pointer(&format!("/cpuinfo/fields/{key}"))
-            .and_then(Value::as_object)
-            .map(|m| m.keys().filter_map(|k| parse_number(k.trim())).collect())
-            .unwrap_or_default()
+        cpuinfo
+            .values(key)
+            .iter()
+            .filter_map(|k| parse_number(k.trim()))
+            .collect()
     };
-    let hwcap_v = h.pointer("/hwcap/v").and_then(Value::as_bool);
+    let hwcap_v = h.hwcap.as_ref().and_then(|c| c.v);
     let thead = field("mvendorid").contains(&MVENDORID_THEAD);
     // Linux takes a T-Head core for a 0.7.1 vector unit when marchid and mimpid are both 0
     // (marchid may be missing from older kernels' cpuinfo).
     let marchid = field("marchid");
     let mimpid_zero = field("mimpid").contains(&0) && (marchid.is_empty() || marchid.contains(&0));
-    let isa: Vec<String> = h
-        .pointer("/cpuinfo/fields/isa")
-        .and_then(Value::as_object)
-        .map(|m| m.keys().cloned().collect())
-        .unwrap_or_default();
+    let isa = cpuinfo.values("isa");
     let isa = if isa.is_empty() {
         String::new()
     } else {

@@ -83,6 +83,17 @@ pub enum ClassifyError {
     Core { path: PathBuf, why: String },
 }
 
+impl crate::error::ExitCoded for ClassifyError {
+    fn exit_code(&self) -> u8 {
+        match self {
+            ClassifyError::Case(e) => crate::error::ExitCoded::exit_code(e),
+            ClassifyError::NoRiscv64Compiler(_)
+            | ClassifyError::KernelLog { .. }
+            | ClassifyError::Core { .. } => crate::error::USAGE,
+        }
+    }
+}
+
 /// Maps a core file (cores of a compiler are large: mapped, not read).
 pub(crate) fn map_core(path: &Path) -> Result<memmap2::Mmap, ClassifyError> {
     let err = |why: String| ClassifyError::Core {

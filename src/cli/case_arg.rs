@@ -23,6 +23,12 @@ pub enum CaseArgError {
     NoCaseYet { bucket: String, archived: bool },
 }
 
+impl crate::error::ExitCoded for CaseArgError {
+    fn exit_code(&self) -> u8 {
+        crate::error::USAGE
+    }
+}
+
 fn hint(suggestion: &Option<PathBuf>) -> String {
     match suggestion {
         Some(s) => format!(

@@ -191,23 +191,7 @@ fn main_code() -> ExitCode {
         // with the signal's code.
         Err(_) if crate::interrupt::is_interrupted() => ExitCode::FAILURE,
         Err(e) => {
-            let not_reproducing = e.chain().any(|c| {
-                matches!(
-                    c.downcast_ref::<crate::reduce::ReduceError>(),
-                    Some(
-                        crate::reduce::ReduceError::NotReproducing(..)
-                            | crate::reduce::ReduceError::FlakyInput { .. }
-                            | crate::reduce::ReduceError::InvalidStart { .. }
-                    )
-                )
-            });
-            let code = if not_reproducing {
-                error::NOT_REPRODUCED
-            } else if is_usage_error(&e) {
-                error::USAGE
-            } else {
-                error::FAILED
-            };
+            let code = exit_code(&e);
             eprintln!("icepick: error: {}", term::visible(&message(&e)));
             ExitCode::from(code)
         }
@@ -260,79 +244,60 @@ fn message(e: &anyhow::Error) -> String {
     out
 }
 
-/// The [`CaseError`](crate::case::CaseError) a stage's error wraps, if it is one.
-fn case_error<'a>(c: &'a (dyn std::error::Error + 'static)) -> Option<&'a crate::case::CaseError> {
-    use crate::case::CaseError;
-    if let Some(e) = c.downcast_ref::<CaseError>() {
-        return Some(e);
+/// The exit code of a failed command: a crash that did not reproduce (any cause says so)
+/// before a usage error (any cause says so) before icepick failing.
+fn exit_code(e: &anyhow::Error) -> u8 {
+    let codes: Vec<u8> = e.chain().filter_map(cause_code).collect();
+    [error::NOT_REPRODUCED, error::USAGE]
+        .into_iter()
+        .find(|c| codes.contains(c))
+        .unwrap_or(error::FAILED)
+}
+
+/// The exit code a cause carries, when it is one of icepick's errors ([`error::ExitCoded`]).
+fn cause_code(c: &(dyn std::error::Error + 'static)) -> Option<u8> {
+    use error::ExitCoded;
+    macro_rules! first_coded {
+        ($($t:ty),* $(,)?) => {
+            $(if let Some(e) = c.downcast_ref::<$t>() {
+                return Some(e.exit_code());
+            })*
+        };
     }
-    match c.downcast_ref::<crate::reduce::ReduceError>() {
-        Some(crate::reduce::ReduceError::Case(e)) => return Some(e),
-        Some(_) => return None,
-        None => {}
-    }
-    if let Some(crate::versions::VersionsError::Case(e)) =
-        c.downcast_ref::<crate::versions::VersionsError>()
-    {
-        return Some(e);
-    }
-    if let Some(crate::classify::ClassifyError::Case(e)) =
-        c.downcast_ref::<crate::classify::ClassifyError>()
-    {
-        return Some(e);
-    }
-    if let Some(crate::ir::IrError::Case(e)) = c.downcast_ref::<crate::ir::IrError>() {
-        return Some(e);
-    }
-    if let Some(crate::flags::FlagsError::Case(e)) = c.downcast_ref::<crate::flags::FlagsError>() {
-        return Some(e);
-    }
-    if let Some(capture_stage::CaptureError::Case(e)) =
-        c.downcast_ref::<capture_stage::CaptureError>()
-    {
-        return Some(e);
-    }
+    first_coded!(
+        crate::case::CaseError,
+        crate::reduce::ReduceError,
+        crate::versions::VersionsError,
+        crate::classify::ClassifyError,
+        crate::ir::IrError,
+        crate::flags::FlagsError,
+        capture_stage::CaptureError,
+        capture_stage::SourceError,
+        case_arg::CaseArgError,
+    );
     None
 }
 
-fn is_usage_error(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        matches!(
-            c.downcast_ref::<capture_stage::CaptureError>(),
-            Some(
-                capture_stage::CaptureError::CompilerNotFound(_)
-                    | capture_stage::CaptureError::EmulatorNotFound(_)
-                    | capture_stage::CaptureError::BadEmulator(_)
-                    | capture_stage::CaptureError::NoInput
-                    | capture_stage::CaptureError::UnreadableInput(..)
-            )
-        ) || c.downcast_ref::<capture_stage::SourceError>().is_some()
-            || c.downcast_ref::<case_arg::CaseArgError>().is_some()
-            || case_error(c).is_some_and(|e| e.is_bad_input())
-            || matches!(
-                c.downcast_ref::<crate::versions::VersionsError>(),
-                Some(crate::versions::VersionsError::CompilerNotFound(_))
-            )
-            || matches!(
-                c.downcast_ref::<crate::reduce::ReduceError>(),
-                Some(
-                    crate::reduce::ReduceError::NothingToResume
-                        | crate::reduce::ReduceError::ResumeOtherMode { .. }
-                        | crate::reduce::ReduceError::ResumeFileMissing(_)
-                        | crate::reduce::ReduceError::BadScript { .. }
-                        | crate::reduce::ReduceError::ScriptRejectsOriginal { .. }
-                        | crate::reduce::ReduceError::NoFile { .. }
-                )
-            )
-            || matches!(
-                c.downcast_ref::<crate::classify::ClassifyError>(),
-                Some(
-                    crate::classify::ClassifyError::NoRiscv64Compiler(_)
-                        | crate::classify::ClassifyError::KernelLog { .. }
-                        | crate::classify::ClassifyError::Core { .. }
-                )
-            )
-    })
+/// The reduce stage's errors: a start that does not reproduce (or not deterministically, or
+/// not validly) is [`error::NOT_REPRODUCED`]; what the caller gave wrong (`--resume` with
+/// nothing to resume, a bad `--test` script, a missing file) is [`error::USAGE`].
+impl error::ExitCoded for crate::reduce::ReduceError {
+    fn exit_code(&self) -> u8 {
+        use crate::reduce::ReduceError as R;
+        match self {
+            R::Case(e) => error::ExitCoded::exit_code(e),
+            R::NotReproducing(..) | R::FlakyInput { .. } | R::InvalidStart { .. } => {
+                error::NOT_REPRODUCED
+            }
+            R::NothingToResume
+            | R::ResumeOtherMode { .. }
+            | R::ResumeFileMissing(_)
+            | R::BadScript { .. }
+            | R::ScriptRejectsOriginal { .. }
+            | R::NoFile { .. } => error::USAGE,
+            _ => error::FAILED,
+        }
+    }
 }
 
 fn run(cli: Cli) -> anyhow::Result<u8> {
@@ -501,13 +466,13 @@ mod tests {
             path: "c/input.c".into(),
         };
         let e = anyhow::Error::new(crate::flags::FlagsError::Case(bad));
-        assert!(super::is_usage_error(&e));
+        assert_eq!(super::exit_code(&e), crate::error::USAGE);
         let io = crate::case::CaseError::Io {
             path: "c/case.json".into(),
             error: std::io::Error::other("disk full"),
         };
         let e = anyhow::Error::new(crate::reduce::ReduceError::Case(io));
-        assert!(!super::is_usage_error(&e));
+        assert_eq!(super::exit_code(&e), crate::error::FAILED);
     }
 
     #[test]

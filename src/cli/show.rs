@@ -11,7 +11,7 @@ use clap::Args;
 use super::list::{printable, short_time};
 use crate::command::{shell_cd, shell_join};
 use crate::error;
-use crate::store::{Bucket, Store};
+use crate::store::{Bucket, Occurrence, Store};
 
 /// Arguments of `icepick show`.
 #[derive(Debug, Args)]
@@ -78,19 +78,8 @@ pub fn run(args: ShowArgs) -> anyhow::Result<u8> {
     let occurrences = store.occurrences(&bucket.id)?;
     let fetched = match &args.fetch {
         Some(dir) => {
-            if !store.fetch_case(&bucket, dir)? {
-                eprintln!(
-                    "icepick: error: bucket {} has no case yet (`icepick triage --pending` captures one)",
-                    bucket.id
-                );
+            if !fetch(&store, &bucket, dir, args.json)? {
                 return Ok(error::USAGE);
-            }
-            if !args.json {
-                eprintln!(
-                    "icepick: case of bucket {} written to {}",
-                    bucket.id,
-                    dir.display()
-                );
             }
             Some(dir.clone())
         }
@@ -114,6 +103,38 @@ pub fn run(args: ShowArgs) -> anyhow::Result<u8> {
         writeln!(out, "{v}")?;
         return Ok(error::OK);
     }
+    print_bucket(&mut out, &bucket, report.as_deref())?;
+    print_occurrences(&mut out, &occurrences)?;
+    Ok(error::OK)
+}
+
+/// `--fetch DIR`: the bucket's stored case written to `DIR`; false (with the error said)
+/// when the bucket has none.
+fn fetch(store: &Store, bucket: &Bucket, dir: &Path, json: bool) -> anyhow::Result<bool> {
+    if !store.fetch_case(bucket, dir)? {
+        eprintln!(
+            "icepick: error: bucket {} has no case yet (`icepick triage --pending` captures one)",
+            bucket.id
+        );
+        return Ok(false);
+    }
+    if !json {
+        eprintln!(
+            "icepick: case of bucket {} written to {}",
+            bucket.id,
+            dir.display()
+        );
+    }
+    Ok(true)
+}
+
+/// The bucket's lines: identity, status, verdict, where it was seen, its case and report,
+/// and what to run next when nothing triaged it yet.
+fn print_bucket(
+    out: &mut impl Write,
+    bucket: &Bucket,
+    report: Option<&Path>,
+) -> anyhow::Result<()> {
     writeln!(
         out,
         "bucket:     {} (coarse {})",
@@ -174,7 +195,7 @@ pub fn run(args: ShowArgs) -> anyhow::Result<u8> {
                 .unwrap_or_default()
         )?,
     }
-    if let Some(r) = &report {
+    if let Some(r) = report {
         writeln!(out, "report:     {}", r.display())?;
     }
     // Not triaged yet: say what does it.
@@ -185,8 +206,13 @@ pub fn run(args: ShowArgs) -> anyhow::Result<u8> {
              every new bucket)"
         )?;
     }
+    Ok(())
+}
+
+/// Each occurrence: when, who, where, and the command to paste into a shell.
+fn print_occurrences(out: &mut impl Write, occurrences: &[Occurrence]) -> anyhow::Result<()> {
     writeln!(out, "occurrences:")?;
-    for o in &occurrences {
+    for o in occurrences {
         writeln!(
             out,
             "  {}  {}{}  {}  {}",
@@ -207,7 +233,7 @@ pub fn run(args: ShowArgs) -> anyhow::Result<u8> {
             shell_join(&o.command)
         )?;
     }
-    Ok(error::OK)
+    Ok(())
 }
 
 /// `show A --diff B`: the two buckets side by side as a unified diff.

@@ -101,7 +101,6 @@ pub fn fast_path() -> Option<u8> {
 /// `icepick-wrap <compiler> <args…>`: the pass-through of [`wrap`], with the crash handling
 /// left to the `icepick` binary beside it (or on PATH). Returns the exit code.
 pub fn launcher() -> u8 {
-    use std::os::unix::process::CommandExt;
     let command: Vec<OsString> = std::env::args_os().skip(1).collect();
     let Some((program, rest)) = command
         .split_first()
@@ -115,7 +114,7 @@ pub fn launcher() -> u8 {
     };
     if std::env::var_os(NESTED).is_some() {
         // An outer launcher records the crash: become the compiler.
-        let e = std::process::Command::new(program).args(rest).exec();
+        let e = exec::become_program(program, rest);
         return not_started(program, &e);
     }
     std::env::set_var(NESTED, "1");
@@ -143,7 +142,6 @@ fn hand_over(
     exit: ExitInfo,
     stderr: &[u8],
 ) -> std::io::Result<()> {
-    use std::process::{Command, Stdio};
     let beside = std::env::current_exe()
         .ok()
         .map(|p| p.with_file_name("icepick"))
@@ -153,25 +151,19 @@ fn hand_over(
         (_, Some(sig)) => format!("signal:{sig}"),
         (code, None) => format!("code:{}", code.unwrap_or(1)),
     };
-    let mut child = Command::new(&icepick)
-        .args(["wrap", "--record-exit", &status, "--"])
-        .arg(program)
-        .args(rest)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    if let Some(mut input) = child.stdin.take() {
-        // A failed write (icepick died early) must not stop the wait below.
-        let _ = input.write_all(stderr);
-    }
-    let out = child.wait_with_output()?;
+    let args: Vec<OsString> = ["wrap", "--record-exit", &status, "--"]
+        .into_iter()
+        .map(OsString::from)
+        .chain(std::iter::once(program.clone()))
+        .chain(rest.iter().cloned())
+        .collect();
+    let (exited, icepick_stderr) = exec::run_fed(icepick.as_os_str(), &args, stderr)?;
     let mut err = std::io::stderr().lock();
-    if out.status.success() {
+    if exited.success() {
         // The bucket line (already shown safe by the icepick that wrote it; again here, in
         // case that was an older one).
-        let _ =
-            err.write_all(super::term::visible(&String::from_utf8_lossy(&out.stderr)).as_bytes());
+        let _ = err
+            .write_all(super::term::visible(&String::from_utf8_lossy(&icepick_stderr)).as_bytes());
     } else {
         // Not a usage text in the build's log: one line (an older icepick may not know
         // --record-exit).
@@ -179,7 +171,7 @@ fn hand_over(
             err,
             "icepick: (could not record the crash: {} exited with {}; install icepick and icepick-wrap from the same build)",
             icepick.display(),
-            out.status
+            exited
         );
     }
     Ok(())
@@ -500,11 +492,7 @@ fn env_number(name: &str, default: u64) -> u64 {
 }
 
 fn exit_info(status: std::process::ExitStatus) -> ExitInfo {
-    use std::os::unix::process::ExitStatusExt;
-    ExitInfo {
-        code: status.code(),
-        signal: status.signal(),
-    }
+    exec::Status::from(status).exit_info()
 }
 
 /// The shell's answer when a command cannot be started: 127 when it is not found, 126 when

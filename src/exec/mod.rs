@@ -40,9 +40,11 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 mod capped;
+mod passthrough;
 mod session;
 
 pub use capped::{marker, one_line, ONE_LINE_MAX};
+pub use passthrough::{become_program, passthrough, run_fed};
 pub use session::{remove_at_exit, scratch_dir, shutdown, RemoveAtExit, SCRATCH_PREFIX};
 
 /// Default cap on each of stdout and stderr (half kept from the start, half from the end).
@@ -129,6 +131,30 @@ pub enum Status {
     /// Killed by us (or never started) because the caller cancelled it or icepick was
     /// interrupted (SIGINT/SIGTERM, [`crate::interrupt`]).
     Cancelled,
+}
+
+impl Status {
+    /// The exit status as the crash parser takes it (a timeout or a cancel: neither).
+    pub fn exit_info(self) -> crate::crash::ExitInfo {
+        let (code, signal) = match self {
+            Status::Exited(c) => (Some(c), None),
+            Status::Signaled(s) => (None, Some(s)),
+            Status::TimedOut | Status::Cancelled => (None, None),
+        };
+        crate::crash::ExitInfo { code, signal }
+    }
+}
+
+impl From<std::process::ExitStatus> for Status {
+    fn from(status: std::process::ExitStatus) -> Status {
+        use std::os::unix::process::ExitStatusExt;
+        match (status.code(), status.signal()) {
+            (Some(c), _) => Status::Exited(c),
+            (None, Some(s)) => Status::Signaled(s),
+            // Neither (stopped, continued): not a process that ended.
+            (None, None) => Status::Cancelled,
+        }
+    }
 }
 
 /// What a finished process left.
@@ -566,58 +592,3 @@ fn is_executable(p: &Path) -> bool {
 
 #[cfg(test)]
 mod tests;
-
-/// Runs `program` like `exec` would, for `icepick wrap`: stdin and stdout are inherited (the
-/// child writes them itself), stderr is forwarded to ours chunk by chunk as it arrives, in
-/// order, while the last `stderr_cap` bytes are kept (a crash report is at the end of the
-/// output). No process group of its own: a Ctrl-C or a build tool's kill reaches the compiler
-/// as it would without icepick. Synchronous and without the tokio runtime, to keep the
-/// per-compile overhead small. `Err` only when the program cannot be started.
-pub fn passthrough(
-    program: &OsStr,
-    args: &[OsString],
-    stderr_cap: usize,
-) -> io::Result<(std::process::ExitStatus, Vec<u8>)> {
-    use std::io::{Read, Write};
-    let mut child = std::process::Command::new(program)
-        .args(args)
-        .stderr(Stdio::piped())
-        .spawn()?;
-    let mut pipe = child.stderr.take().expect("stderr is piped");
-    let mut ours = io::stderr().lock();
-    let mut kept: Vec<u8> = Vec::new();
-    let mut buf = [0u8; 16 * 1024];
-    let mut forwarding = true;
-    loop {
-        match pipe.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                // Our stderr gone (EPIPE) must not block the compiler or change its result:
-                // keep draining and copying.
-                if forwarding && ours.write_all(&buf[..n]).is_err() {
-                    forwarding = false;
-                }
-                kept.extend_from_slice(&buf[..n]);
-                if kept.len() > stderr_cap.saturating_mul(2).max(1) {
-                    let cut = kept.len() - stderr_cap;
-                    kept.drain(..cut);
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
-        }
-    }
-    drop(pipe);
-    let status = loop {
-        match child.wait() {
-            Ok(s) => break s,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        }
-    };
-    if kept.len() > stderr_cap {
-        let cut = kept.len() - stderr_cap;
-        kept.drain(..cut);
-    }
-    Ok((status, kept))
-}

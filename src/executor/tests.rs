@@ -200,8 +200,7 @@ fn a_remote_unsymbolized_dump_has_the_local_signature() {
     .unwrap();
     let local_text = out.stderr_text();
     assert!(!local_text.contains("Stack dump without symbol names"));
-    let mut local =
-        parse(&local_text, crate::capture::exit_info(out.status)).expect("the local run crashes");
+    let mut local = parse(&local_text, out.status.exit_info()).expect("the local run crashes");
     symbolizer.symbolize(&mut local);
     let (r, l) = (signature(&remote), signature(&local));
     assert_eq!(r.id, l.id, "remote {}\nlocal  {}", r.text, l.text);

@@ -18,7 +18,7 @@
 
 mod analyse;
 pub mod args;
-pub mod ddmin;
+pub use crate::ddmin;
 mod dims;
 pub mod isa;
 mod original;

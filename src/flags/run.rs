@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 
 use super::ddmin::{Outcome, Tester};
 use super::{analyse, original, Flags};
-use crate::capture::exit_info;
 use crate::case::{Case, CaseError};
 use crate::command::CompilerCommand;
 use crate::crash::{self, Symbolizer};
@@ -62,6 +61,14 @@ pub enum FlagsError {
     Case(#[from] CaseError),
 }
 
+impl crate::error::ExitCoded for FlagsError {
+    fn exit_code(&self) -> u8 {
+        match self {
+            FlagsError::Case(e) => crate::error::ExitCoded::exit_code(e),
+        }
+    }
+}
+
 /// Judges one finished run against the case's signature id; `keep_valid`: the same crash
 /// after source errors is [`Outcome::CrashAfterErrors`].
 fn judge(
@@ -74,7 +81,7 @@ fn judge(
         Status::TimedOut | Status::Cancelled => return Outcome::Timeout,
         _ => {}
     }
-    match crash::parse(&out.stderr_text(), exit_info(out.status)) {
+    match crash::parse(&out.stderr_text(), out.status.exit_info()) {
         Some(mut c) => {
             symbolizer.symbolize(&mut c);
             let got = crash::signature(&c);

@@ -13,7 +13,6 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::IrError;
-use crate::capture::exit_info;
 use crate::case::Case;
 use crate::crash::{self, Signature, Symbolizer};
 use crate::exec::{self, Cmd, Status};
@@ -209,7 +208,7 @@ pub fn judge(out: &exec::Output, sym: &Symbolizer) -> Option<Signature> {
     if matches!(out.status, Status::TimedOut | Status::Cancelled) {
         return None;
     }
-    let mut c = crash::parse(&out.stderr_text(), exit_info(out.status))?;
+    let mut c = crash::parse(&out.stderr_text(), out.status.exit_info())?;
     sym.symbolize(&mut c);
     Some(crash::signature(&c))
 }

@@ -15,8 +15,8 @@ use super::metadata;
 use super::reduce::ToolCmd;
 use super::{io, IrError};
 use crate::crash::Symbolizer;
+use crate::ddmin::{minimize, Outcome, Tester};
 use crate::exec::{self, Cmd, Status};
-use crate::flags::ddmin::{minimize, Outcome, Tester};
 
 /// The stack a stack-overflow candidate is first run with (see [`Judge::prefilter`]).
 pub(super) const SMALL_STACK: u64 = 1 << 20;

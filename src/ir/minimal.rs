@@ -13,8 +13,8 @@ use std::path::Path;
 use super::judge::Judge;
 use super::reduce::{take_target_attrs, ToolCmd};
 use super::{io, pipeline, IrError};
+use crate::ddmin::{minimize, Tester};
 use crate::exec::{self, Cmd};
-use crate::flags::ddmin::{minimize, Tester};
 
 /// What [`minimal`] found.
 pub(super) struct Minimal {

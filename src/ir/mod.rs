@@ -49,81 +49,7 @@ pub use emit::Tool;
 /// The file the reduced IR is written to, inside the case.
 pub const OUTPUT: &str = "reduced.ll";
 
-/// The `ir` section of `case.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct IrSection {
-    /// `llc` or `opt`.
-    pub tool: String,
-    /// The command that crashes on the reduced IR, program first; run it in the case directory.
-    pub command: Vec<String>,
-    /// The same command as an LLVM regression test's RUN line (`; RUN: llc … < %s`).
-    #[serde(default)]
-    pub run_line: String,
-    /// The crashing pass: from the pretty stack (`llc`); for `opt`, OptBisect's pass by its
-    /// pipeline name, else the minimal pipeline's last pass.
-    #[serde(default)]
-    pub pass: Option<String>,
-    /// For `opt`: the last pass of the minimal pipeline (what ddmin alone says).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pass_pipeline: Option<String>,
-    /// For `opt`: the class OptBisect names (`IndVarSimplifyPass`): the pass run at the
-    /// smallest `-opt-bisect-limit` that still crashes ([`bisect`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pass_bisect: Option<String>,
-    /// That limit, and how many passes OptBisect counted in the crashing run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bisect_limit: Option<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bisect_counted: Option<usize>,
-    /// The minimal `opt` pipeline that still crashes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pipeline: Option<String>,
-    /// The reduced IR itself, RUN line first (small; the report renders it from here).
-    #[serde(default)]
-    pub text: String,
-    /// File name of the reduced IR inside the case (`reduced.ll`).
-    #[serde(default)]
-    pub output: String,
-    /// Target triple, CPU and the features the crash needs.
-    #[serde(default)]
-    pub triple: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mcpu: Option<String>,
-    #[serde(default)]
-    pub mattr: Vec<String>,
-    /// What the crashing job's `llc`/`opt` command had and the reduced IR's crash does without
-    /// (each kept flag is needed: ddmin): target features (`+v`: is the vector extension
-    /// needed at IR level?), `-mcpu=…`, the `-O` level.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub not_needed: Vec<String>,
-    /// Non-empty lines of the reduced IR, the RUN line excluded.
-    #[serde(default)]
-    pub lines: usize,
-    #[serde(default)]
-    pub bytes: usize,
-    /// Size of the IR before reduction.
-    #[serde(default)]
-    pub start_bytes: usize,
-    /// Tool runs (interestingness tests of llvm-reduce included).
-    #[serde(default)]
-    pub tests: usize,
-    #[serde(default)]
-    pub seconds: f64,
-    /// The command crashed the same way in `same` of `runs` final runs.
-    #[serde(default)]
-    pub verified: bool,
-    #[serde(default)]
-    pub runs: u32,
-    #[serde(default)]
-    pub same: u32,
-    /// The identity compared across tools (see the module doc).
-    #[serde(default)]
-    pub key: String,
-    /// One line on anything worth knowing (features kept in the IR, a tool that did not
-    /// reproduce…).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
+pub use crate::case::ir::IrSection;
 
 /// Why `icepick ir` could not give a reproducer. A crash before IR exists and a tool that does
 /// not reproduce are answers, and say so in one line.
@@ -149,6 +75,17 @@ pub enum IrError {
     NotReproduced { tool: String, why: String },
     #[error("{0}")]
     Io(String),
+}
+
+/// Only a bad case is the caller's fault at the command line: a frontend crash or a tool that
+/// does not reproduce is `icepick ir`'s answer, which its command reports itself.
+impl crate::error::ExitCoded for IrError {
+    fn exit_code(&self) -> u8 {
+        match self {
+            IrError::Case(e) => crate::error::ExitCoded::exit_code(e),
+            _ => crate::error::FAILED,
+        }
+    }
 }
 
 impl IrError {

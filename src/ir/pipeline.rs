@@ -3,7 +3,7 @@
 //! Why this exists: `opt -passes=…` with clang's 4 KB pipeline reproduces a middle-end crash
 //! but does not say which pass crashes. As LLVM's `utils/reduce_pipeline.py` does, the
 //! pipeline is cut to a minimal one that still crashes: every pass and every adaptor
-//! (`function(…)`, `loop(…)`, `cgscc(…)`) is a unit of [`crate::flags::ddmin::minimize`];
+//! (`function(…)`, `loop(…)`, `cgscc(…)`) is a unit of [`crate::ddmin::minimize`];
 //! an adaptor dropped drops its passes, and an adaptor left with no pass is dropped. The
 //! crashing pass is then the innermost pass of what remains. Pure: parsing and rendering.
 

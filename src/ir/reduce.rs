@@ -19,8 +19,8 @@ use super::judge::{Judge, SMALL_STACK};
 use super::{crash_key, io, pipeline, IrError, IrSection, Options, OUTPUT};
 use crate::case::Case;
 use crate::crash::Symbolizer;
+use crate::ddmin::{minimize, Tester};
 use crate::exec::{self, Cmd};
-use crate::flags::ddmin::{minimize, Tester};
 
 static TARGET_ATTR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"\s*"(target-cpu|target-features|tune-cpu)"="([^"]*)""#).expect("valid regex")
@@ -313,42 +313,9 @@ pub(super) fn run(
     let program = emit::tool_path(case, tool.name())?;
     let reducer = emit::tool_path(case, "llvm-reduce")?;
     let sym = Symbolizer::new(case.library_dirs());
-    let middle = tool == Tool::Opt;
 
     let start_path = work.join("start.ll");
-    let (start, mut cmd) = if case.is_llvm_tool() {
-        progress("the case's own IR and command");
-        given_ir(dir, case, tool, &program, &start_path)?
-    } else {
-        progress(&format!(
-            "emitting the job's IR ({}) with {}",
-            if middle {
-                "before any pass"
-            } else {
-                "optimised"
-            },
-            case.compiler.path
-        ));
-        emit::emit(dir, case, &start_path, middle)?;
-        let start = std::fs::read_to_string(&start_path).map_err(io(&start_path))?;
-        let passes = if middle {
-            Some(emit::clang_pipeline(dir, case)?)
-        } else {
-            None
-        };
-        let cmd = ToolCmd {
-            tool,
-            program: program.display().to_string(),
-            triple: None,
-            mcpu: None,
-            mattr: Vec::new(),
-            olevel: (!middle).then(|| llc_olevel(&case.replay_command)),
-            passes,
-            limits: Vec::new(),
-            extra: Vec::new(),
-        };
-        (start, cmd)
-    };
+    let (start, mut cmd) = start_ir(dir, case, tool, &program, &start_path, progress)?;
     let case_key = crash_key(&case.signature, tool);
     let mut judge = Judge {
         cwd: work,
@@ -365,118 +332,15 @@ pub(super) fn run(
     };
 
     // 1. The tool on the IR as clang wrote it.
-    progress(&format!(
-        "checking that {} crashes the case's way",
-        tool.name()
-    ));
-    let first = Cmd::new(&cmd.program)
-        .args(&cmd.argv("start.ll")[1..])
-        .cwd(work)
-        .timeout(opts.timeout)
-        .output_cap(1 << 20);
-    let out = exec::run(&first).map_err(|e| IrError::Io(e.to_string()))?;
-    judge.runs.set(1);
-    let not_reproduced = |why: String| IrError::NotReproduced {
-        tool: tool.name().into(),
-        why,
-    };
-    match emit::judge(&out, &sym) {
-        None => {
-            return Err(not_reproduced(format!(
-                "`{}` did not crash ({:?}); the crash may need clang's own pass setup",
-                cmd.argv("IR").join(" "),
-                out.status
-            )))
-        }
-        Some(s) if crash_key(&s, tool) != case_key => {
-            return Err(not_reproduced(format!(
-                "it crashes as `{}`, the case as `{}`",
-                crash_key(&s, tool),
-                case_key
-            )))
-        }
-        Some(_) => {}
-    }
-    // Without the tool's own llvm-symbolizer (icepick names the frames from the ELF files):
-    // kept when it reproduces and is faster. An llc crash takes about a third of the time
-    // without it; a deep stack overflow's dladdr fallback costs more than the symbolizer, so
-    // there it stays on.
-    let t = Instant::now();
-    judge.symbolize = false;
-    let quiet = judge.run(&[cmd.argv("start.ll")], None);
-    if !quiet[0].is_same() || t.elapsed() >= out.elapsed {
-        judge.symbolize = true;
-    }
-    // Later runs: ten times the first, at least 10 s.
-    judge.timeout = (out.elapsed * 10)
-        .max(Duration::from_secs(10))
-        .min(opts.timeout);
-    // A stack overflow: can a small stack sort the candidates out first? Only when the
-    // unreduced IR overflows it the case's way too.
-    if case.signature.kind == "stack_overflow" {
-        let small = judge.run(&[cmd.argv("start.ll")], Some(SMALL_STACK));
-        if small[0].is_same() {
-            progress(&format!(
-                "candidates run first with a {} KB stack (the case's crash is a stack overflow)",
-                SMALL_STACK >> 10
-            ));
-            judge.prefilter = Some(SMALL_STACK);
-        }
-    }
+    check_reproduces(&mut judge, case, &cmd, opts, progress)?;
 
     // 2. Target attributes to the command line, the triple to -mtriple. The attribute
     // groups may differ (a function's own `target` attribute, `+avx512bw,-evex512`, beside
     // the module's defaults): each group's features are tried on the command line, the
     // first group's first, and -mattr's ddmin then cuts what the crash does not need.
-    let triple = TRIPLE.captures(&start).map(|c| c[1].to_owned());
-    let (stripped, cpu, _) = take_target_attrs(&start);
-    let stripped = TRIPLE.replace(&stripped, "").into_owned();
-    let sets = feature_sets(&start);
-    let tried = sets.len().max(1);
-    let mut ir = start.clone();
-    let mut note = None;
-    let mut moved_ok = false;
-    for features in sets
-        .into_iter()
-        .chain(std::iter::once(Vec::new()))
-        .take(tried)
-    {
-        let mut moved = cmd.clone();
-        // A given llc/opt command's own -mtriple/-mcpu/-mattr stay; the IR's add to them.
-        moved.triple = triple.clone().or(cmd.triple.clone());
-        moved.mcpu = cpu.clone().or(cmd.mcpu.clone());
-        for f in features {
-            if !moved.mattr.contains(&f) {
-                moved.mattr.push(f);
-            }
-        }
-        if judge.ir_crashes("moved.ll", &stripped, &moved)? {
-            ir = stripped.clone();
-            cmd = moved;
-            moved_ok = true;
-            break;
-        }
-    }
-    if !moved_ok {
-        // The IR keeps its attributes and its triple; the RUN line names the triple too, so
-        // it does not depend on the host it runs on.
-        cmd.triple = triple.clone().or(cmd.triple.clone());
-        note = Some(if tried > 1 {
-            format!("the target attributes stay in the IR: with each of its {tried} attribute groups' features moved to -mcpu/-mattr, the crash is lost")
-        } else {
-            "the target attributes stay in the IR: moved to -mcpu/-mattr, the crash is lost"
-                .to_owned()
-        });
-    }
+    let (ir, mut note) = move_target_attrs(&judge, &start, &mut cmd)?;
 
-    // 3. The minimal pipeline (opt), llvm-reduce and the cuts.
-    let mut pass = None;
-    let tree = cmd.passes.as_deref().and_then(pipeline::parse);
-    if cmd.passes.is_none() {
-        pass = crate::crash::phase_as_printed(&case.crash)
-            .filter(|_| !case.signature.phase.is_empty())
-            .map(|_| case.signature.phase.clone());
-    }
+    // 3 to 5. The minimal pipeline (opt), llvm-reduce and the cuts.
     let start_bytes = start.len();
     let llreduce = |quick| super::llvm_reduce::LlvmReduce {
         work,
@@ -488,160 +352,16 @@ pub(super) fn run(
         timeout: opts.reduce_timeout,
         quick,
     };
-    let overflow = middle && case.signature.kind == "stack_overflow";
-    let mut deep_why = None;
-    let mut shrunk = None;
-    // 3a. A stack overflow in a pipeline that unrolls, reduced shallow: everything under the
-    // smallest stack it overflows the case's way (one cheap run per test instead of a 1 MB
-    // and an 8 MB run), with the unroller's budget raised and no bound multiplied; then one loop bound
-    // of the reduced IR multiplied until it overflows the inherited stack. When that fails,
-    // the stage starts again from the pipeline with the inherited stack.
-    if let (true, Some(tree)) = (overflow, &tree) {
-        if let Some(stack) = super::depth::shallow_stack(&judge, &ir, &cmd)? {
-            progress(&format!(
-                "reducing under a {} KB stack (the case's crash is a stack overflow); deepened for the inherited stack afterwards",
-                stack >> 10
-            ));
-            let prefilter = judge.prefilter.take();
-            judge.shallow = Some(stack);
-            let got = shallow(
-                &judge,
-                work,
-                &ir,
-                &cmd,
-                tree,
-                &llreduce(true),
-                opts,
-                progress,
-            );
-            judge.shallow = None;
-            judge.prefilter = prefilter;
-            if let Some(Shallow {
-                pass: small_pass,
-                shrunk: (small, small_cmd, why),
-                nested,
-            }) = got?
-            {
-                match super::depth::deepen_reduced(&judge, &small, &small_cmd)? {
-                    Some(d) => {
-                        progress(&format!(
-                            "deepened for the inherited stack{}",
-                            d.scaled
-                                .as_ref()
-                                .map(|s| format!(": loop bound {s}"))
-                                .unwrap_or_default()
-                        ));
-                        deep_why = Some(format!(
-                            "stack overflow: reduced under a {} KB stack with the unroller's budget raised ({}){}, then {} for the inherited stack",
-                            stack >> 10,
-                            d.cmd.limits.join(" "),
-                            nested
-                                .map(|c| format!(", the unrolled recurrence rewritten as a two-loop nest ({c})"))
-                                .unwrap_or_default(),
-                            d.scaled
-                                .map(|s| format!("a loop bound multiplied ({s})"))
-                                .unwrap_or_else(|| "unchanged".into())
-                        ));
-                        pass = small_pass;
-                        shrunk = Some((d.ir, d.cmd, why));
-                    }
-                    None => progress(
-                        "the IR reduced under the small stack does not deepen to the case's crash; again with the inherited stack",
-                    ),
-                }
-            }
-        }
-    }
-    let (got, got_cmd, why) = match shrunk {
-        Some(s) => s,
-        None => {
-            if let Some(tree) = &tree {
-                let m = super::minimal::minimal(&judge, work, &ir, &cmd, tree, progress)?;
-                (ir, cmd, pass) = (m.ir, m.cmd, m.pass);
-            }
-            // 3b. The depth from a raised budget and a larger trip count, so that
-            // llvm-reduce can delete the loops the depth no longer needs.
-            if overflow {
-                let d = super::depth::deepen(&judge, &ir, &cmd)?;
-                if d.cmd.limits != cmd.limits || d.scaled.is_some() {
-                    progress(&format!(
-                        "raised the budget ({}){}",
-                        d.cmd.limits.join(" "),
-                        d.scaled
-                            .as_ref()
-                            .map(|s| format!(", loop bound {s}"))
-                            .unwrap_or_default()
-                    ));
-                }
-                deep_why = d.scaled.map(|s| {
-                    format!(
-                        "stack overflow: a loop bound multiplied ({s}) with the unroller's budget raised, so that llvm-reduce could delete the loops that only gave depth"
-                    )
-                });
-                ir = d.ir;
-                cmd = d.cmd;
-            }
-            // 4 and 5.
-            shrink(&judge, &llreduce(false), &ir, &cmd, opts, progress)?
-        }
-    };
-    ir = got;
-    cmd = got_cmd;
-    if why.is_some() {
-        note = why;
+    let reduced = reduce(&mut judge, case, (ir, cmd), &llreduce, opts, progress)?;
+    let (ir, mut cmd, mut pass, deep_why) =
+        (reduced.ir, reduced.cmd, reduced.pass, reduced.deep_why);
+    if reduced.why.is_some() {
+        note = reduced.why;
     }
     let tests_reduce = std::fs::metadata(work.join("oracle.json.count"))
         .map(|m| m.len() as usize)
         .unwrap_or(0);
-    // The adaptors and parameters the reduced IR does without.
-    let tidy = super::minimal::tidied(&judge, &ir, &cmd)?;
-    if tidy.passes != cmd.passes {
-        progress(&format!(
-            "the pipeline on the reduced IR: `{}`",
-            tidy.passes.as_deref().unwrap_or("")
-        ));
-        cmd = tidy;
-    }
-    // The budget flags stay only when the reduced IR needs them.
-    if !cmd.limits.is_empty() {
-        let mut c = cmd.clone();
-        c.limits.clear();
-        if judge.ir_crashes("cut.ll", &ir, &c)? {
-            cmd = c;
-        }
-    }
-    // ddmin over the features, -mcpu and -O.
-    std::fs::write(work.join("cut.ll"), &ir).map_err(io(work))?;
-    let mut not_needed = Vec::new();
-    let nfeat = cmd.mattr.len();
-    let has_cpu = cmd.mcpu.is_some();
-    let has_o = cmd.olevel.is_some();
-    let n = nfeat + usize::from(has_cpu) + usize::from(has_o);
-    if n > 0 {
-        let base = cmd.clone();
-        let rebuild = |kept: &[usize]| {
-            let mut c = base.clone();
-            c.mattr = kept
-                .iter()
-                .filter(|&&i| i < nfeat)
-                .map(|&i| base.mattr[i].clone())
-                .collect();
-            if has_cpu && !kept.contains(&nfeat) {
-                c.mcpu = None;
-            }
-            if has_o && !kept.contains(&(nfeat + usize::from(has_cpu))) {
-                c.olevel = None;
-            }
-            c
-        };
-        let build = |kept: &[usize]| rebuild(kept).argv("cut.ll");
-        let oracle = |argvs: &[Vec<String>]| judge.outcomes(argvs);
-        let mut t = Tester::new(&oracle);
-        progress(&format!("minimising {nfeat} target features, -mcpu and -O"));
-        let kept = minimize(n, &build, &mut t);
-        cmd = rebuild(&kept);
-        not_needed = dropped_flags(&base, &cmd);
-    }
+    let not_needed = minimise_command(&judge, &ir, &mut cmd, progress)?;
 
     // 6. Write and verify from the case directory.
     let run_line = cmd.run_line();
@@ -653,60 +373,15 @@ pub(super) fn run(
         final_argv.join(" "),
         opts.verify_runs
     ));
-    let verify = Judge {
-        cwd: dir,
-        key: case_key.clone(),
-        tool,
-        sym: &sym,
-        jobs: opts.jobs.max(1),
-        timeout: judge.timeout,
-        runs: std::cell::Cell::new(0),
-        prefilter: None,
-        deadline: std::cell::Cell::new(None),
-        symbolize: judge.symbolize,
-        shallow: None,
-    };
-    let mut same = 0;
-    for _ in 0..opts.verify_runs {
-        if verify.outcomes(std::slice::from_ref(&final_argv))[0].is_same() {
-            same += 1;
-        }
-    }
+    let same = verify_final(dir, &judge, &final_argv, opts.verify_runs);
     // 7. opt: the pass named a second way, by OptBisect on the reduced IR.
     let pass_pipeline = cmd.passes.as_ref().and(pass.clone());
-    let mut bisected = None;
-    if same == opts.verify_runs && cmd.passes.is_some() {
+    let bisected = if same == opts.verify_runs && cmd.passes.is_some() {
         progress("naming the pass with -opt-bisect-limit");
-        std::fs::write(work.join("bisect.ll"), &text).map_err(io(work))?;
-        bisected = super::bisect::cross_check(&judge, &cmd, "bisect.ll");
-        match &bisected {
-            Some(b) => {
-                if let Some(n) = &b.name {
-                    if pass.as_deref() != Some(n.as_str()) {
-                        let why = format!(
-                            "OptBisect names `{n}` ({}, pass {} of {}), the minimal pipeline ends in `{}`: that pass is needed, not where the crash happens (an adaptor runs its passes loop by loop or SCC by SCC)",
-                            b.found.class,
-                            b.found.limit,
-                            b.found.counted,
-                            pass.as_deref().unwrap_or("")
-                        );
-                        note = Some(match note {
-                            Some(x) => format!("{x}; {why}"),
-                            None => why,
-                        });
-                    }
-                    pass = Some(n.clone());
-                }
-            }
-            None => {
-                let why = "-opt-bisect-limit did not find the crashing pass";
-                note = Some(match note {
-                    Some(x) => format!("{x}; {why}"),
-                    None => why.to_owned(),
-                });
-            }
-        }
-    }
+        name_pass_by_bisect(&judge, &cmd, &text, &mut pass, &mut note)?
+    } else {
+        None
+    };
     if let Some(why) = deep_why {
         note = Some(match note {
             Some(x) => format!("{why}; {x}"),
@@ -740,6 +415,483 @@ pub(super) fn run(
         key: case_key,
         note,
     })
+}
+
+/// What steps 3 to 5 give: the reduced IR and its command, the crashing pass as far as they
+/// know it, and the notes on how (llvm-reduce's or the cuts', and the depth's).
+struct Reduced {
+    ir: String,
+    cmd: ToolCmd,
+    pass: Option<String>,
+    why: Option<String>,
+    deep_why: Option<String>,
+}
+
+/// Steps 3 to 5: the minimal pipeline (`opt`), llvm-reduce and the cuts; for a stack
+/// overflow first under a small stack (3a), else with the inherited one.
+fn reduce<'a>(
+    judge: &mut Judge,
+    case: &Case,
+    (ir, cmd): (String, ToolCmd),
+    llreduce: &dyn Fn(bool) -> super::llvm_reduce::LlvmReduce<'a>,
+    opts: &Options,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Reduced, IrError> {
+    let mut pass = None;
+    let tree = cmd.passes.as_deref().and_then(pipeline::parse);
+    if cmd.passes.is_none() {
+        pass = crate::crash::phase_as_printed(&case.crash)
+            .filter(|_| !case.signature.phase.is_empty())
+            .map(|_| case.signature.phase.clone());
+    }
+    let overflow = judge.tool == Tool::Opt && case.signature.kind == "stack_overflow";
+    let mut deep_why = None;
+    let mut shrunk = None;
+    // 3a. A stack overflow in a pipeline that unrolls, reduced shallow: everything under the
+    // smallest stack it overflows the case's way (one cheap run per test instead of a 1 MB
+    // and an 8 MB run), with the unroller's budget raised and no bound multiplied; then one loop bound
+    // of the reduced IR multiplied until it overflows the inherited stack. When that fails,
+    // the stage starts again from the pipeline with the inherited stack.
+    if let (true, Some(tree)) = (overflow, &tree) {
+        if let Some((small_pass, deep, why)) =
+            reduce_under_small_stack(judge, &ir, &cmd, tree, &llreduce(true), opts, progress)?
+        {
+            pass = small_pass;
+            shrunk = Some(deep);
+            deep_why = Some(why);
+        }
+    }
+    let (got, got_cmd, why) = match shrunk {
+        Some(s) => s,
+        None => {
+            let (s, minimal_pass, why) = reduce_with_inherited_stack(
+                judge,
+                (ir, cmd),
+                tree.as_deref(),
+                overflow,
+                &llreduce(false),
+                opts,
+                progress,
+            )?;
+            if let Some(p) = minimal_pass {
+                pass = p;
+            }
+            deep_why = why;
+            s
+        }
+    };
+    Ok(Reduced {
+        ir: got,
+        cmd: got_cmd,
+        pass,
+        why,
+        deep_why,
+    })
+}
+
+/// Step 3a: a stack overflow in a pipeline that unrolls, reduced shallow (everything under the
+/// smallest stack it overflows the case's way, then one loop bound multiplied until it
+/// overflows the inherited stack): the pass, the deepened IR and command, and the note
+/// saying how. `None` when there is no such stack or the reduced IR does not deepen.
+fn reduce_under_small_stack(
+    judge: &mut Judge,
+    ir: &str,
+    cmd: &ToolCmd,
+    tree: &[pipeline::Node],
+    llreduce: &super::llvm_reduce::LlvmReduce,
+    opts: &Options,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Option<(Option<String>, Shrunk, String)>, IrError> {
+    let Some(stack) = super::depth::shallow_stack(judge, ir, cmd)? else {
+        return Ok(None);
+    };
+    progress(&format!(
+        "reducing under a {} KB stack (the case's crash is a stack overflow); deepened for the inherited stack afterwards",
+        stack >> 10
+    ));
+    let prefilter = judge.prefilter.take();
+    judge.shallow = Some(stack);
+    let got = shallow(judge, judge.cwd, ir, cmd, tree, llreduce, opts, progress);
+    judge.shallow = None;
+    judge.prefilter = prefilter;
+    let Some(Shallow {
+        pass: small_pass,
+        shrunk: (small, small_cmd, why),
+        nested,
+    }) = got?
+    else {
+        return Ok(None);
+    };
+    let Some(d) = super::depth::deepen_reduced(judge, &small, &small_cmd)? else {
+        progress(
+            "the IR reduced under the small stack does not deepen to the case's crash; again with the inherited stack",
+        );
+        return Ok(None);
+    };
+    progress(&format!(
+        "deepened for the inherited stack{}",
+        d.scaled
+            .as_ref()
+            .map(|s| format!(": loop bound {s}"))
+            .unwrap_or_default()
+    ));
+    let deep_why = format!(
+        "stack overflow: reduced under a {} KB stack with the unroller's budget raised ({}){}, then {} for the inherited stack",
+        stack >> 10,
+        d.cmd.limits.join(" "),
+        nested
+            .map(|c| format!(", the unrolled recurrence rewritten as a two-loop nest ({c})"))
+            .unwrap_or_default(),
+        d.scaled
+            .map(|s| format!("a loop bound multiplied ({s})"))
+            .unwrap_or_else(|| "unchanged".into())
+    );
+    Ok(Some((small_pass, (d.ir, d.cmd, why), deep_why)))
+}
+
+/// Steps 3 to 5 with the inherited stack: the minimal pipeline (`opt`), for a stack
+/// overflow the depth from a raised budget and a larger trip count (so that llvm-reduce can
+/// delete the loops the depth no longer needs), then llvm-reduce and the cuts. Returns what
+/// they shrank the IR to, the minimal pipeline's pass when there was a pipeline, and the
+/// note on the depth.
+#[allow(clippy::type_complexity)]
+fn reduce_with_inherited_stack(
+    judge: &Judge,
+    (mut ir, mut cmd): (String, ToolCmd),
+    tree: Option<&[pipeline::Node]>,
+    overflow: bool,
+    llreduce: &super::llvm_reduce::LlvmReduce,
+    opts: &Options,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Shrunk, Option<Option<String>>, Option<String>), IrError> {
+    let mut pass = None;
+    if let Some(tree) = tree {
+        let m = super::minimal::minimal(judge, judge.cwd, &ir, &cmd, tree, progress)?;
+        (ir, cmd, pass) = (m.ir, m.cmd, Some(m.pass));
+    }
+    let mut deep_why = None;
+    // 3b. The depth from a raised budget and a larger trip count, so that
+    // llvm-reduce can delete the loops the depth no longer needs.
+    if overflow {
+        let d = super::depth::deepen(judge, &ir, &cmd)?;
+        if d.cmd.limits != cmd.limits || d.scaled.is_some() {
+            progress(&format!(
+                "raised the budget ({}){}",
+                d.cmd.limits.join(" "),
+                d.scaled
+                    .as_ref()
+                    .map(|s| format!(", loop bound {s}"))
+                    .unwrap_or_default()
+            ));
+        }
+        deep_why = d.scaled.map(|s| {
+            format!(
+                "stack overflow: a loop bound multiplied ({s}) with the unroller's budget raised, so that llvm-reduce could delete the loops that only gave depth"
+            )
+        });
+        ir = d.ir;
+        cmd = d.cmd;
+    }
+    // 4 and 5.
+    let shrunk = shrink(judge, llreduce, &ir, &cmd, opts, progress)?;
+    Ok((shrunk, pass, deep_why))
+}
+
+/// The IR the stage starts from and the tool's command on it: the case's own for an
+/// `llc`/`opt` case, else the job's IR as clang emits it (optimised for `llc`, before any
+/// pass with clang's pipeline for `opt`).
+fn start_ir(
+    dir: &Path,
+    case: &Case,
+    tool: Tool,
+    program: &Path,
+    start_path: &Path,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(String, ToolCmd), IrError> {
+    let middle = tool == Tool::Opt;
+    Ok(if case.is_llvm_tool() {
+        progress("the case's own IR and command");
+        given_ir(dir, case, tool, program, start_path)?
+    } else {
+        progress(&format!(
+            "emitting the job's IR ({}) with {}",
+            if middle {
+                "before any pass"
+            } else {
+                "optimised"
+            },
+            case.compiler.path
+        ));
+        emit::emit(dir, case, start_path, middle)?;
+        let start = std::fs::read_to_string(start_path).map_err(io(start_path))?;
+        let passes = if middle {
+            Some(emit::clang_pipeline(dir, case)?)
+        } else {
+            None
+        };
+        let cmd = ToolCmd {
+            tool,
+            program: program.display().to_string(),
+            triple: None,
+            mcpu: None,
+            mattr: Vec::new(),
+            olevel: (!middle).then(|| llc_olevel(&case.replay_command)),
+            passes,
+            limits: Vec::new(),
+            extra: Vec::new(),
+        };
+        (start, cmd)
+    })
+}
+
+/// Step 1: the tool on the start IR crashes the case's way. Sets the judge's symbolizing,
+/// its timeout (from the first run's time) and, for a stack overflow, its small-stack
+/// prefilter.
+fn check_reproduces(
+    judge: &mut Judge,
+    case: &Case,
+    cmd: &ToolCmd,
+    opts: &Options,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), IrError> {
+    let tool = judge.tool;
+    progress(&format!(
+        "checking that {} crashes the case's way",
+        tool.name()
+    ));
+    let first = Cmd::new(&cmd.program)
+        .args(&cmd.argv("start.ll")[1..])
+        .cwd(judge.cwd)
+        .timeout(opts.timeout)
+        .output_cap(1 << 20);
+    let out = exec::run(&first).map_err(|e| IrError::Io(e.to_string()))?;
+    judge.runs.set(1);
+    let not_reproduced = |why: String| IrError::NotReproduced {
+        tool: tool.name().into(),
+        why,
+    };
+    match emit::judge(&out, judge.sym) {
+        None => {
+            return Err(not_reproduced(format!(
+                "`{}` did not crash ({:?}); the crash may need clang's own pass setup",
+                cmd.argv("IR").join(" "),
+                out.status
+            )))
+        }
+        Some(s) if crash_key(&s, tool) != judge.key => {
+            return Err(not_reproduced(format!(
+                "it crashes as `{}`, the case as `{}`",
+                crash_key(&s, tool),
+                judge.key
+            )))
+        }
+        Some(_) => {}
+    }
+    // Without the tool's own llvm-symbolizer (icepick names the frames from the ELF files):
+    // kept when it reproduces and is faster. An llc crash takes about a third of the time
+    // without it; a deep stack overflow's dladdr fallback costs more than the symbolizer, so
+    // there it stays on.
+    let t = Instant::now();
+    judge.symbolize = false;
+    let quiet = judge.run(&[cmd.argv("start.ll")], None);
+    if !quiet[0].is_same() || t.elapsed() >= out.elapsed {
+        judge.symbolize = true;
+    }
+    // Later runs: ten times the first, at least 10 s.
+    judge.timeout = (out.elapsed * 10)
+        .max(Duration::from_secs(10))
+        .min(opts.timeout);
+    // A stack overflow: can a small stack sort the candidates out first? Only when the
+    // unreduced IR overflows it the case's way too.
+    if case.signature.kind == "stack_overflow" {
+        let small = judge.run(&[cmd.argv("start.ll")], Some(SMALL_STACK));
+        if small[0].is_same() {
+            progress(&format!(
+                "candidates run first with a {} KB stack (the case's crash is a stack overflow)",
+                SMALL_STACK >> 10
+            ));
+            judge.prefilter = Some(SMALL_STACK);
+        }
+    }
+    Ok(())
+}
+
+/// Step 2: the IR's target attributes to the command line (`-mcpu`/`-mattr`), its triple to
+/// `-mtriple`, when the crash survives it: the IR to go on with and a note when it did not.
+fn move_target_attrs(
+    judge: &Judge,
+    start: &str,
+    cmd: &mut ToolCmd,
+) -> Result<(String, Option<String>), IrError> {
+    let triple = TRIPLE.captures(start).map(|c| c[1].to_owned());
+    let (stripped, cpu, _) = take_target_attrs(start);
+    let stripped = TRIPLE.replace(&stripped, "").into_owned();
+    let sets = feature_sets(start);
+    let tried = sets.len().max(1);
+    let mut ir = start.to_owned();
+    let mut note = None;
+    let mut moved_ok = false;
+    for features in sets
+        .into_iter()
+        .chain(std::iter::once(Vec::new()))
+        .take(tried)
+    {
+        let mut moved = cmd.clone();
+        // A given llc/opt command's own -mtriple/-mcpu/-mattr stay; the IR's add to them.
+        moved.triple = triple.clone().or(cmd.triple.clone());
+        moved.mcpu = cpu.clone().or(cmd.mcpu.clone());
+        for f in features {
+            if !moved.mattr.contains(&f) {
+                moved.mattr.push(f);
+            }
+        }
+        if judge.ir_crashes("moved.ll", &stripped, &moved)? {
+            ir = stripped.clone();
+            *cmd = moved;
+            moved_ok = true;
+            break;
+        }
+    }
+    if !moved_ok {
+        // The IR keeps its attributes and its triple; the RUN line names the triple too, so
+        // it does not depend on the host it runs on.
+        cmd.triple = triple.clone().or(cmd.triple.clone());
+        note = Some(if tried > 1 {
+            format!("the target attributes stay in the IR: with each of its {tried} attribute groups' features moved to -mcpu/-mattr, the crash is lost")
+        } else {
+            "the target attributes stay in the IR: moved to -mcpu/-mattr, the crash is lost"
+                .to_owned()
+        });
+    }
+    Ok((ir, note))
+}
+
+/// The command's parts the reduced IR does without: the pipeline's adaptors and
+/// parameters, the budget flags, then (ddmin) target features, `-mcpu` and `-O`. Returns
+/// the job's flags that were dropped.
+fn minimise_command(
+    judge: &Judge,
+    ir: &str,
+    cmd: &mut ToolCmd,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<String>, IrError> {
+    // The adaptors and parameters the reduced IR does without.
+    let tidy = super::minimal::tidied(judge, ir, cmd)?;
+    if tidy.passes != cmd.passes {
+        progress(&format!(
+            "the pipeline on the reduced IR: `{}`",
+            tidy.passes.as_deref().unwrap_or("")
+        ));
+        *cmd = tidy;
+    }
+    // The budget flags stay only when the reduced IR needs them.
+    if !cmd.limits.is_empty() {
+        let mut c = cmd.clone();
+        c.limits.clear();
+        if judge.ir_crashes("cut.ll", ir, &c)? {
+            *cmd = c;
+        }
+    }
+    // ddmin over the features, -mcpu and -O.
+    std::fs::write(judge.cwd.join("cut.ll"), ir).map_err(io(judge.cwd))?;
+    let mut not_needed = Vec::new();
+    let nfeat = cmd.mattr.len();
+    let has_cpu = cmd.mcpu.is_some();
+    let has_o = cmd.olevel.is_some();
+    let n = nfeat + usize::from(has_cpu) + usize::from(has_o);
+    if n > 0 {
+        let base = cmd.clone();
+        let rebuild = |kept: &[usize]| {
+            let mut c = base.clone();
+            c.mattr = kept
+                .iter()
+                .filter(|&&i| i < nfeat)
+                .map(|&i| base.mattr[i].clone())
+                .collect();
+            if has_cpu && !kept.contains(&nfeat) {
+                c.mcpu = None;
+            }
+            if has_o && !kept.contains(&(nfeat + usize::from(has_cpu))) {
+                c.olevel = None;
+            }
+            c
+        };
+        let build = |kept: &[usize]| rebuild(kept).argv("cut.ll");
+        let oracle = |argvs: &[Vec<String>]| judge.outcomes(argvs);
+        let mut t = Tester::new(&oracle);
+        progress(&format!("minimising {nfeat} target features, -mcpu and -O"));
+        let kept = minimize(n, &build, &mut t);
+        *cmd = rebuild(&kept);
+        not_needed = dropped_flags(&base, cmd);
+    }
+    Ok(not_needed)
+}
+
+/// Step 6's check: how many of `runs` runs of the final command, from the case directory,
+/// crash the case's way.
+fn verify_final(dir: &Path, judge: &Judge, final_argv: &[String], runs: u32) -> u32 {
+    let verify = Judge {
+        cwd: dir,
+        key: judge.key.clone(),
+        tool: judge.tool,
+        sym: judge.sym,
+        jobs: judge.jobs,
+        timeout: judge.timeout,
+        runs: std::cell::Cell::new(0),
+        prefilter: None,
+        deadline: std::cell::Cell::new(None),
+        symbolize: judge.symbolize,
+        shallow: None,
+    };
+    let mut same = 0;
+    for _ in 0..runs {
+        if verify.outcomes(&[final_argv.to_vec()])[0].is_same() {
+            same += 1;
+        }
+    }
+    same
+}
+
+/// Step 7 (`opt`): the pass named a second way, by OptBisect on the reduced IR; a name that
+/// differs from the minimal pipeline's last pass replaces it, with a note saying why.
+fn name_pass_by_bisect(
+    judge: &Judge,
+    cmd: &ToolCmd,
+    text: &str,
+    pass: &mut Option<String>,
+    note: &mut Option<String>,
+) -> Result<Option<super::bisect::CrossCheck>, IrError> {
+    let work = judge.cwd;
+    std::fs::write(work.join("bisect.ll"), text).map_err(io(work))?;
+    let bisected = super::bisect::cross_check(judge, cmd, "bisect.ll");
+    match &bisected {
+        Some(b) => {
+            if let Some(n) = &b.name {
+                if pass.as_deref() != Some(n.as_str()) {
+                    let why = format!(
+                        "OptBisect names `{n}` ({}, pass {} of {}), the minimal pipeline ends in `{}`: that pass is needed, not where the crash happens (an adaptor runs its passes loop by loop or SCC by SCC)",
+                        b.found.class,
+                        b.found.limit,
+                        b.found.counted,
+                        pass.as_deref().unwrap_or("")
+                    );
+                    *note = Some(match note.take() {
+                        Some(x) => format!("{x}; {why}"),
+                        None => why,
+                    });
+                }
+                *pass = Some(n.clone());
+            }
+        }
+        None => {
+            let why = "-opt-bisect-limit did not find the crashing pass";
+            *note = Some(match note.take() {
+                Some(x) => format!("{x}; {why}"),
+                None => why.to_owned(),
+            });
+        }
+    }
+    Ok(bisected)
 }
 
 /// What [`shrink`] gives: the IR, its command, and a note when llvm-reduce or the cuts

@@ -138,11 +138,7 @@ pub fn triage(
             stages: Vec::new(),
         },
         llvm_tool: earlier.llvm_tool(),
-        ir_verified: earlier
-            .ir
-            .as_ref()
-            .and_then(|v| v.get("verified"))
-            .and_then(serde_json::Value::as_bool),
+        ir_verified: earlier.ir_verified(),
     };
     let earlier_reduction: Option<Reduction> = earlier
         .reduction

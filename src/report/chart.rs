@@ -30,9 +30,9 @@ struct Line {
 /// The trace the case names, read safely (it must be a file inside the case); `None` when
 /// the case has none or it holds no test.
 fn read(dir: &Path, case: &Case) -> Option<Vec<Line>> {
-    let name = case.reduction.as_ref()?.get("trace")?.as_str()?;
-    Case::file(dir, "reduction.trace", name).ok()??;
-    let bytes = crate::case::fileio::read(dir, name, crate::case::fileio::cap::LOG).ok()??;
+    let name = case.reduction_section()?.trace?;
+    Case::file(dir, "reduction.trace", &name).ok()??;
+    let bytes = crate::case::fileio::read(dir, &name, crate::case::fileio::cap::LOG).ok()??;
     let text = String::from_utf8_lossy(&bytes);
     let mut lines: Vec<Line> = text
         .lines()
@@ -188,11 +188,7 @@ pub fn write_svg(dir: &Path, case: &Case) -> Result<bool, CaseError> {
     let Some(lines) = read(dir, case) else {
         return Ok(false);
     };
-    let start = case
-        .reduction
-        .as_ref()
-        .and_then(|r| r.get("bytes_before")?.as_u64())
-        .map_or(0, |b| b as usize);
+    let start = case.reduction_section().map_or(0, |r| r.bytes_before);
     match draw(&lines, start) {
         Ok(svg) => {
             crate::case::fileio::write(dir, SVG, svg.as_bytes())?;
@@ -204,11 +200,7 @@ pub fn write_svg(dir: &Path, case: &Case) -> Result<bool, CaseError> {
 
 /// The report's line pointing at the picture, when the case has a trace to draw.
 pub fn markdown_link(case: &Case) -> String {
-    let has_trace = case
-        .reduction
-        .as_ref()
-        .and_then(|r| r.get("trace"))
-        .is_some_and(|t| t.is_string());
+    let has_trace = case.reduction_section().is_some_and(|r| r.trace.is_some());
     if has_trace {
         format!("The reduction over time: [{SVG}]({SVG}) (candidate sizes by pass, best so far, tests).\n\n")
     } else {

@@ -7,31 +7,24 @@
 
 use serde_json::Value;
 
+use crate::case::host::HostFacts;
+
 use super::markdown::{code, text};
 
 /// Markdown list items (without the `- `) describing the capturing host; empty when the case
 /// has no host facts.
 pub fn host_lines(host: Option<&Value>, emulator: &[String]) -> Vec<String> {
-    let Some(h) = host.filter(|h| h.is_object()) else {
+    let Some(h) = host.and_then(HostFacts::of) else {
         return Vec::new();
     };
-    let str_at = |path: &[&str]| {
-        path.iter()
-            .try_fold(h, |v, k| v.get(*k))
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
     let mut lines = Vec::new();
-    let kernel = [
-        str_at(&["kernel", "sysname"]),
-        str_at(&["kernel", "release"]),
-        str_at(&["kernel", "machine"]),
-    ]
-    .into_iter()
-    .filter(|s| !s.is_empty())
-    .collect::<Vec<_>>()
-    .join(" ");
+    let kernel = h.kernel.clone().unwrap_or_default();
+    let kernel = [kernel.sysname, kernel.release, kernel.machine]
+        .into_iter()
+        .flatten()
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
     if !kernel.is_empty() {
         lines.push(format!("host: {}", text(&kernel)));
     }
@@ -41,72 +34,63 @@ pub fn host_lines(host: Option<&Value>, emulator: &[String]) -> Vec<String> {
             code(&crate::command::shell_join(emulator))
         ));
     }
-    let cpu: Vec<String> = h
-        .pointer("/cpuinfo/fields")
-        .and_then(Value::as_object)
-        .map(|fields| {
-            fields
-                .iter()
-                .filter_map(|(key, values)| {
-                    let values: Vec<&str> =
-                        values.as_object()?.keys().map(String::as_str).collect();
-                    (!values.is_empty())
-                        .then(|| format!("{} {}", text(key), text(&values.join(" / "))))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let cpuinfo = h.cpuinfo.clone().unwrap_or_default();
+    let cpu: Vec<String> = cpuinfo
+        .fields
+        .iter()
+        .filter(|(_, values)| !values.is_empty())
+        .map(|(key, values)| format!("{} {}", text(key), text(&values.join(" / "))))
+        .collect();
     if !cpu.is_empty() {
-        let n = h.pointer("/cpuinfo/processors").and_then(Value::as_u64);
-        let count = n.map(|n| format!(" ({n} processors)")).unwrap_or_default();
+        let count = cpuinfo
+            .processors
+            .map(|n| format!(" ({n} processors)"))
+            .unwrap_or_default();
         lines.push(format!("cpu: {}{count}", cpu.join(", ")));
     }
-    if h.get("riscv").and_then(Value::as_bool) != Some(true) {
+    if h.riscv != Some(true) {
         return lines;
     }
-    if let Some(hwcap) = h.get("hwcap") {
-        let letters = hwcap.get("letters").and_then(Value::as_str).unwrap_or("?");
-        let v = match hwcap.get("v").and_then(Value::as_bool) {
+    lines.extend(vector_lines(&h));
+    lines
+}
+
+/// The RISC-V vector facts of a RISC-V host, with `probe`'s notes.
+fn vector_lines(h: &HostFacts) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(hwcap) = &h.hwcap {
+        let letters = hwcap.letters.as_deref().unwrap_or("?");
+        let v = match hwcap.v {
             Some(true) => "claims V (RVV 1.0)",
             Some(false) => "no V",
             None => "V unknown",
         };
         lines.push(format!("AT_HWCAP: {}, {v}", text(letters)));
     }
-    if let Some(vc) = h.get("v_control") {
-        let control = match vc.get("state").and_then(Value::as_str) {
+    if let Some(vc) = &h.v_control {
+        let control = match vc.state.as_deref() {
             Some("value") => format!(
                 "current {}, next exec {}{}",
-                vc.get("current").and_then(Value::as_str).unwrap_or("?"),
-                vc.get("next").and_then(Value::as_str).unwrap_or("?"),
-                if vc.get("inherit").and_then(Value::as_bool) == Some(true) {
+                vc.current.as_deref().unwrap_or("?"),
+                vc.next.as_deref().unwrap_or("?"),
+                if vc.inherit == Some(true) {
                     ", inherited"
                 } else {
                     ""
                 }
             ),
-            Some("error") => vc
-                .get("meaning")
-                .and_then(Value::as_str)
-                .unwrap_or("error")
-                .to_string(),
+            Some("error") => vc.meaning.as_deref().unwrap_or("error").to_string(),
             other => other.unwrap_or("?").to_string(),
         };
         lines.push(format!("vector control (prctl): {}", text(&control)));
     }
-    if let Some(allow) = h.get("riscv_v_default_allow").and_then(Value::as_str) {
+    if let Some(allow) = &h.riscv_v_default_allow {
         lines.push(format!("riscv_v_default_allow: {}", text(allow)));
     }
-    if h.get("hide_v0p7_ext").and_then(Value::as_bool) == Some(true) {
+    if h.hide_v0p7_ext == Some(true) {
         lines.push("kernel command line: hide_v0p7_ext".into());
     }
-    for note in h
-        .get("notes")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-    {
+    for note in &h.notes {
         lines.push(format!("host note: {}", text(note)));
     }
     lines

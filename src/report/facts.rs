@@ -12,8 +12,6 @@
 
 use std::fmt::Write as _;
 
-use serde_json::Value;
-
 use super::markdown::{code, fence, table_code, table_text, text};
 use crate::case::Case;
 use crate::command::shell_join;
@@ -36,32 +34,18 @@ pub struct ReductionFacts {
 
 impl ReductionFacts {
     pub fn of(case: &Case) -> Option<ReductionFacts> {
-        let r = case.reduction.as_ref()?.as_object()?;
-        let u32_at = |k: &str| {
-            r.get(k)
-                .and_then(Value::as_u64)
-                .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
-        };
-        let bool_at = |k: &str| r.get(k).and_then(Value::as_bool).unwrap_or(false);
-        let verify = match (u32_at("verify_same"), u32_at("verify_runs")) {
-            (Some(same), Some(runs)) if runs > 0 => Some((same, runs)),
-            _ => None,
-        };
+        let r = case.reduction_section()?;
+        let verify = (r.verify_runs > 0).then_some((r.verify_same, r.verify_runs));
         Some(ReductionFacts {
-            verified: bool_at("verified"),
-            source_errors: u32_at("source_errors"),
-            keep_valid: bool_at("keep_valid"),
-            allow_invalid: bool_at("allow_invalid"),
+            verified: r.verified,
+            source_errors: case
+                .reduction_records_source_errors()
+                .then_some(r.source_errors),
+            keep_valid: r.keep_valid,
+            allow_invalid: r.allow_invalid,
             verify,
-            backed_off: r
-                .get("backed_off")
-                .and_then(Value::as_str)
-                .filter(|s| !s.trim().is_empty())
-                .map(String::from),
-            markers_needed: r
-                .get("markers_needed")
-                .and_then(Value::as_str)
-                .map(String::from),
+            backed_off: r.backed_off.filter(|s| !s.trim().is_empty()),
+            markers_needed: r.markers_needed.clone(),
         })
     }
 }

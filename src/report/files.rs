@@ -10,14 +10,13 @@ use super::redact::{redact_bytes, redact_case, Redactions};
 /// The content of the case's reduction output, if it has one. A file under that name that is
 /// not a regular file of the case (a link, a FIFO, a device) is an error, not an empty file.
 pub fn reduced_input(dir: &Path, case: &Case) -> Result<Option<Vec<u8>>, CaseError> {
-    let Some(name) = case
-        .reduction
-        .as_ref()
-        .and_then(|r| r.get("output")?.as_str())
-    else {
+    let Some(r) = case.reduction_section() else {
         return Ok(None);
     };
-    fileio::read(dir, name, cap::INPUT)
+    if r.output.is_empty() {
+        return Ok(None);
+    }
+    fileio::read(dir, &r.output, cap::INPUT)
 }
 
 /// A case with the files its report shows: the reduction output and the preprocessed input.

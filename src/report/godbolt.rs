@@ -388,16 +388,10 @@ fn pick<'a>(
     reduced: Option<&'a [u8]>,
     input: Option<&'a [u8]>,
 ) -> Result<(Vec<String>, &'a [u8], &'static str), String> {
-    let verified = case.reduction.as_ref().and_then(|r| {
-        (r["verified"].as_bool() == Some(true))
-            .then(|| r["replay_command"].as_array())
-            .flatten()
-    });
-    if let (Some(replay), Some(text)) = (verified, reduced) {
-        let argv = replay
-            .iter()
-            .filter_map(|a| a.as_str().map(String::from))
-            .collect();
+    let verified = case
+        .reduction_section()
+        .and_then(|r| r.verified.then_some(r.replay_command));
+    if let (Some(argv), Some(text)) = (verified, reduced) {
         return Ok((argv, text, "the reduced test case"));
     }
     if case.status != CaseStatus::Captured {
@@ -416,18 +410,9 @@ fn pick<'a>(
             MAX_SOURCE / 1024
         ));
     }
-    let minimal = case.flags.as_ref().and_then(|f| {
-        (f["reproduced"].as_bool() == Some(true))
-            .then(|| f["minimal_command"].as_array())
-            .flatten()
-    });
-    let argv = match minimal {
-        Some(m) => m
-            .iter()
-            .filter_map(|a| a.as_str().map(String::from))
-            .collect(),
-        None => case.replay_command.clone(),
-    };
+    let argv = case
+        .minimal_command()
+        .unwrap_or_else(|| case.replay_command.clone());
     Ok((argv, text, "the preprocessed input"))
 }
 

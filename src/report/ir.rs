@@ -14,52 +14,40 @@ use crate::command::{shell_join, shell_quote};
 use super::markdown::{code, fence, text};
 
 /// The verified IR reproducer: (command, file name, IR text with its RUN line, pass).
-struct Ir<'a> {
+struct Ir {
     command: Vec<String>,
-    output: &'a str,
-    text: &'a str,
-    pass: Option<&'a str>,
+    output: String,
+    text: String,
+    pass: Option<String>,
     /// For `opt`: "`IndVarSimplifyPass`, pass 13 of 13" (OptBisect's cross-check).
     bisect: Option<String>,
-    tool: &'a str,
-    note: Option<&'a str>,
+    tool: String,
+    note: Option<String>,
     /// Flags of the job's command the crash does without (`IrSection::not_needed`).
-    not_needed: Vec<&'a str>,
+    not_needed: Vec<String>,
 }
 
-fn verified_ir(case: &Case) -> Option<Ir<'_>> {
-    let ir = case.ir.as_ref()?;
-    if ir.get("verified")?.as_bool() != Some(true) {
+fn verified_ir(case: &Case) -> Option<Ir> {
+    let ir = case.ir_section()?;
+    if !ir.verified || ir.command.is_empty() || ir.output.is_empty() {
         return None;
     }
-    let command: Vec<String> = ir
-        .get("command")?
-        .as_array()?
-        .iter()
-        .map(|a| a.as_str().map(str::to_owned))
-        .collect::<Option<_>>()?;
-    if command.is_empty() {
-        return None;
-    }
+    let bisect = ir
+        .pass_bisect
+        .as_deref()
+        .map(|c| match (ir.bisect_limit, ir.bisect_counted) {
+            (Some(l), Some(c2)) => format!("{}, pass {l} of {c2}", code(c)),
+            _ => code(c),
+        });
     Some(Ir {
-        command,
-        output: ir.get("output")?.as_str()?,
-        text: ir.get("text")?.as_str()?,
-        pass: ir.get("pass").and_then(|p| p.as_str()),
-        bisect: ir.get("pass_bisect").and_then(|p| p.as_str()).map(|c| {
-            let n = |k: &str| ir.get(k).and_then(|v| v.as_u64());
-            match (n("bisect_limit"), n("bisect_counted")) {
-                (Some(l), Some(c2)) => format!("{}, pass {l} of {c2}", code(c)),
-                _ => code(c),
-            }
-        }),
-        tool: ir.get("tool").and_then(|p| p.as_str()).unwrap_or("llc"),
-        note: ir.get("note").and_then(|p| p.as_str()),
-        not_needed: ir
-            .get("not_needed")
-            .and_then(|v| v.as_array())
-            .map(|a| a.iter().filter_map(|x| x.as_str()).collect())
-            .unwrap_or_default(),
+        tool: ir.tool_or_llc().to_string(),
+        command: ir.command,
+        output: ir.output,
+        text: ir.text,
+        pass: ir.pass,
+        bisect,
+        note: ir.note,
+        not_needed: ir.not_needed,
     })
 }
 
@@ -74,9 +62,9 @@ pub fn section(case: &Case) -> String {
         s,
         "The crash without clang: {} on {} (an LLVM regression test; the RUN line is the \
          command lit runs).{}\n",
-        code(ir.tool),
-        code(ir.output),
-        match (ir.pass, &ir.bisect) {
+        code(&ir.tool),
+        code(&ir.output),
+        match (ir.pass.as_deref(), &ir.bisect) {
             (Some(p), Some(b)) =>
                 format!(" Crashing pass: {} (`-opt-bisect-limit`: {b}).", code(p)),
             (Some(p), None) => format!(" Crashing pass: {}.", code(p)),
@@ -85,7 +73,7 @@ pub fn section(case: &Case) -> String {
     );
     let _ = writeln!(s, "{}", fence("llvm", ir.text.trim_end()));
     let _ = writeln!(s, "{}", fence("sh", &shell_join(&ir.command)));
-    let link = super::godbolt::ir_link(case, ir.tool, ir.text, &tool_flags(&ir));
+    let link = super::godbolt::ir_link(case, &ir.tool, &ir.text, &tool_flags(&ir));
     match &link.url {
         Some(url) => {
             let _ = writeln!(s, "[Try it on Compiler Explorer]({url}): {}.\n", link.note);
@@ -94,10 +82,11 @@ pub fn section(case: &Case) -> String {
             let _ = writeln!(s, "No Compiler Explorer link: {}.\n", link.note);
         }
     }
-    if let Some(line) = not_needed_line(&ir.not_needed) {
+    let not_needed: Vec<&str> = ir.not_needed.iter().map(String::as_str).collect();
+    if let Some(line) = not_needed_line(&not_needed) {
         let _ = writeln!(s, "{line}\n");
     }
-    if let Some(n) = ir.note {
+    if let Some(n) = &ir.note {
         let _ = writeln!(s, "{}\n", text(n));
     }
     s
@@ -110,8 +99,8 @@ pub fn link(case: &Case) -> Option<super::godbolt::Link> {
     let ir = verified_ir(case)?;
     Some(super::godbolt::ir_link(
         case,
-        ir.tool,
-        ir.text,
+        &ir.tool,
+        &ir.text,
         &tool_flags(&ir),
     ))
 }
@@ -157,7 +146,7 @@ fn not_needed_line(list: &[&str]) -> Option<String> {
 
 /// The tool's flags in the command: without the program, the IR file and what only sends the
 /// output away (`-o /dev/null`, `-disable-output`): Compiler Explorer adds its own.
-fn tool_flags(ir: &Ir<'_>) -> Vec<String> {
+fn tool_flags(ir: &Ir) -> Vec<String> {
     let mut out = Vec::new();
     let mut it = ir.command.iter().skip(1);
     while let Some(a) = it.next() {
@@ -166,7 +155,7 @@ fn tool_flags(ir: &Ir<'_>) -> Vec<String> {
                 it.next();
             }
             "-disable-output" => {}
-            _ if a == ir.output => {}
+            _ if *a == ir.output => {}
             _ => out.push(a.clone()),
         }
     }
@@ -190,13 +179,13 @@ pub fn repro_branch(case: &Case) -> String {
     let _ = writeln!(
         s,
         "# `sh repro.sh ir`: the reduced IR through {} instead.",
-        super::comment_text(ir.tool)
+        super::comment_text(&ir.tool)
     );
     let _ = writeln!(s, "if [ \"${{1:-}}\" = ir ]; then");
     let _ = writeln!(s, "  dir=$(mktemp -d) || exit 1");
     let _ = writeln!(s, "  trap 'rm -rf \"$dir\"' EXIT");
     let _ = writeln!(s, "  cat > \"$dir\"/reduced.ll <<'{delim}'");
-    s.push_str(ir.text);
+    s.push_str(&ir.text);
     if !ir.text.ends_with('\n') {
         s.push('\n');
     }
@@ -205,7 +194,7 @@ pub fn repro_branch(case: &Case) -> String {
     let args: Vec<String> = ir.command[1..]
         .iter()
         .map(|a| {
-            if a == ir.output {
+            if *a == ir.output {
                 "reduced.ll".to_owned()
             } else {
                 a.clone()

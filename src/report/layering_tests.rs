@@ -22,8 +22,9 @@ const ABOVE_REPORT: &[&str] = &[
     "scanlog",
 ];
 
-/// What `src/case/` may name besides itself: pure models with no processes and no stages.
-const BELOW_CASE: &[&str] = &["case", "crash", "command"];
+/// What `src/case/` may name besides itself: pure models with no processes and no stages,
+/// and the exit-code table (`error`: constants and the trait that maps an error to one).
+const BELOW_CASE: &[&str] = &["case", "crash", "command", "error"];
 
 /// The pipeline stages: they write their section and never render the report.
 const STAGES: &[&str] = &["capture", "classify", "flags", "reduce", "versions", "ir"];

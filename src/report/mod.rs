@@ -102,18 +102,8 @@ fn release_build_note(case: &Case, link: bool) -> Option<String> {
 
 /// The verified reduction of a case, if it has one: (replay command, output file name).
 fn verified_reduction(case: &Case) -> Option<(Vec<String>, String)> {
-    let r = case.reduction.as_ref()?;
-    if r.get("verified")?.as_bool()? {
-        let replay = r
-            .get("replay_command")?
-            .as_array()?
-            .iter()
-            .filter_map(|a| a.as_str().map(String::from))
-            .collect();
-        Some((replay, r.get("output")?.as_str()?.to_string()))
-    } else {
-        None
-    }
+    let r = case.reduction_section()?;
+    (r.verified && !r.output.is_empty()).then_some((r.replay_command, r.output))
 }
 
 /// Reduced sources up to this size are shown inline in the report.

@@ -13,6 +13,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use crate::case::host::HostFacts;
 use crate::case::Case;
 
 /// Local facts to remove from a report.
@@ -58,18 +59,23 @@ impl Redactions {
     /// [`Redactions::of_case`] over `case.json`'s value.
     pub fn of_case_value(case: &Value) -> Self {
         let mut r = Redactions::default();
-        if let Some(h) = case.get("host").filter(|h| h.is_object()) {
-            for ptr in ["/hostname", "/nodename", "/kernel/nodename", "/host"] {
-                if let Some(s) = h.pointer(ptr).and_then(Value::as_str) {
-                    r.add_host(s);
-                }
+        if let Some(h) = HostFacts::of_case_json(case) {
+            let kernel_node = h.kernel.as_ref().and_then(|k| k.nodename.as_ref());
+            for s in [
+                h.hostname.as_ref(),
+                h.nodename.as_ref(),
+                kernel_node,
+                h.host.as_ref(),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                r.add_host(s);
             }
-            for ptr in ["/user", "/username", "/login"] {
-                if let Some(s) = h.pointer(ptr).and_then(Value::as_str) {
-                    r.add_user(s);
-                }
+            for s in [&h.user, &h.username, &h.login].into_iter().flatten() {
+                r.add_user(s);
             }
-            if let Some(s) = h.pointer("/home").and_then(Value::as_str) {
+            if let Some(s) = &h.home {
                 r.add_home(s);
             }
         }

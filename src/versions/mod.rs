@@ -24,6 +24,16 @@ pub enum VersionsError {
     Run { compiler: PathBuf, why: String },
 }
 
+impl crate::error::ExitCoded for VersionsError {
+    fn exit_code(&self) -> u8 {
+        match self {
+            VersionsError::Case(e) => crate::error::ExitCoded::exit_code(e),
+            VersionsError::CompilerNotFound(_) => crate::error::USAGE,
+            VersionsError::NoCompilers | VersionsError::Run { .. } => crate::error::FAILED,
+        }
+    }
+}
+
 /// Clang drivers on this machine: `/usr/lib/llvm-*/bin/clang` and `clang`/`clang-N` on PATH,
 /// one per resolved binary, in version order of their directory names.
 pub fn find_clangs() -> Vec<PathBuf> {
@@ -119,17 +129,7 @@ pub fn run_versions_within(
     if compilers.is_empty() {
         return Err(VersionsError::NoCompilers);
     }
-    let replay: Vec<String> = case
-        .reduction
-        .as_ref()
-        .filter(|r| r.get("verified").and_then(|v| v.as_bool()) == Some(true))
-        .and_then(|r| r.get("replay_command")?.as_array().cloned())
-        .map(|a| {
-            a.iter()
-                .filter_map(|x| x.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_else(|| case.replay_command.clone());
+    let replay: Vec<String> = case.best_replay_command();
     let mut cmds = Vec::new();
     for c in &compilers {
         cmds.push(
@@ -181,11 +181,10 @@ pub fn run_versions_within(
                     &std::fs::canonicalize(c).unwrap_or_else(|_| c.clone()),
                 );
                 let stderr = o.stderr_text();
-                let crash =
-                    crash::parse(&stderr, crate::capture::exit_info(o.status)).map(|mut cr| {
-                        Symbolizer::new(lib).symbolize(&mut cr);
-                        cr
-                    });
+                let crash = crash::parse(&stderr, o.status.exit_info()).map(|mut cr| {
+                    Symbolizer::new(lib).symbolize(&mut cr);
+                    cr
+                });
                 judge(
                     &case.signature.id,
                     crash.as_ref(),

@@ -1,4 +1,5 @@
-//! Minimising a list of argument units against a batch oracle.
+//! Minimising a list of argument units against a batch oracle: the flags stage ddmins a
+//! compile command with it, the IR stage an `llc`/`opt` command and an `opt` pipeline.
 //!
 //! Why this exists: LLVM's crash script drops arguments one at a time, one compiler run each.
 //! Here the oracle takes a *batch* of candidate command lines (the process side runs them in

@@ -1,0 +1,226 @@
+//! Capture's last step: the crashing job preprocessed (fully, else with
+//! `-frewrite-includes`, or an already-preprocessed input copied as it is) into the case, and
+//! the replay on it checked to crash with the case's signature. The first mode that keeps the
+//! crash wins; the case records each mode's command and what happened.
+
+use std::path::Path;
+
+use super::{carry_embeds, embed, first_line, given_replay, CaptureError, Request, Runner};
+use crate::case::{NewCaseDir, Preprocessing};
+use crate::command::{CompilerCommand, JobSelector, Lang};
+use crate::crash::Signature;
+
+/// The crashing job and the command it comes from.
+pub(super) struct Job<'a> {
+    pub req: &'a Request,
+    pub command: &'a CompilerCommand,
+    /// The command reruns start from (`-fno-crash-diagnostics` added for clang).
+    pub replay_base: &'a CompilerCommand,
+    pub job_sel: &'a JobSelector,
+    pub signature: &'a Signature,
+}
+
+/// The input's name in the case, how it was made, and the replay command on it (the last
+/// mode's when none kept the crash).
+pub(super) fn preprocess_and_replay(
+    job: &Job,
+    runner: &mut Runner,
+    case_dir: &NewCaseDir,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(String, Preprocessing, Vec<String>), CaptureError> {
+    let Job {
+        req,
+        command,
+        replay_base,
+        job_sel,
+        ..
+    } = *job;
+    let lang = command.language();
+    let mut input_name = String::new();
+    let mut preprocessing = None;
+    let mut last_replay = None;
+    // Input that is already preprocessed (`.i`/`.ii`, or clang's reproducer) is copied as it
+    // is: `-E` on it writes nothing.
+    let given_input = req.given_input.clone().or_else(|| {
+        matches!(lang, Lang::CPre | Lang::CxxPre)
+            .then(|| command.inputs().first().map(|i| req.cwd.join(i)))
+            .flatten()
+    });
+    let modes: &[&str] = if given_input.is_some() {
+        &["given"]
+    } else {
+        &["full", "rewrite-includes"]
+    };
+    for mode in modes {
+        input_name = match (*mode, &given_input) {
+            ("given", Some(src)) => format!(
+                "input.{}",
+                src.extension().and_then(|e| e.to_str()).unwrap_or("i")
+            ),
+            ("rewrite-includes", _) => format!("input.{}", lang.rewritten_x().1),
+            _ => format!("input.{}", lang.preprocessed_ext()),
+        };
+        let input_abs = case_dir.path().join(&input_name);
+        let (pp_cmd, made) = make_input(
+            job,
+            runner,
+            case_dir,
+            mode,
+            given_input.as_deref(),
+            (&input_name, &input_abs),
+            progress,
+        )?;
+        if let Err(detail) = made {
+            preprocessing = Some(Preprocessing {
+                mode: mode.to_string(),
+                command: pp_cmd,
+                status: "failed".into(),
+                detail: Some(detail),
+            });
+            continue;
+        }
+        let (replay, status, detail) = replay_on_input(
+            job,
+            runner,
+            case_dir,
+            mode,
+            given_input.is_some(),
+            (&input_name, &input_abs),
+            progress,
+        )?;
+        last_replay = Some(replay);
+        preprocessing = Some(Preprocessing {
+            mode: mode.to_string(),
+            command: pp_cmd,
+            status: status.into(),
+            detail,
+        });
+        if status == "reproduced" {
+            break;
+        }
+    }
+    let replay = last_replay.unwrap_or_else(|| {
+        replay_base
+            .compile_preprocessed(job_sel, &input_name, lang, "/dev/null", false)
+            .argv()
+    });
+    let preprocessing = preprocessing.expect("at least one mode was tried");
+    Ok((input_name, preprocessing, replay))
+}
+
+/// The input made one way (`mode`): copied as given, or the job preprocessed into the case.
+/// Returns the command that made it (as the case records it) and whether it was made.
+#[allow(clippy::type_complexity)]
+fn make_input(
+    job: &Job,
+    runner: &mut Runner,
+    case_dir: &NewCaseDir,
+    mode: &str,
+    given_input: Option<&Path>,
+    (input_name, input_abs): (&str, &Path),
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Vec<String>, Result<(), String>), CaptureError> {
+    let Job {
+        replay_base,
+        job_sel,
+        ..
+    } = *job;
+    Ok(match (mode, given_input) {
+        ("given", Some(src)) => {
+            let bytes = std::fs::read(src)
+                .map_err(|e| CaptureError::UnreadableInput(src.to_path_buf(), e))?;
+            case_dir.write(input_name, &bytes)?;
+            (Vec::new(), Ok(()))
+        }
+        _ => {
+            progress(&format!("preprocessing ({mode})"));
+            let pp = replay_base.preprocess(
+                job_sel,
+                &input_abs.to_string_lossy(),
+                mode == "rewrite-includes",
+            );
+            let r = runner.run(&pp, None)?;
+            case_dir.write(&format!("logs/preprocess-{mode}.stderr"), &r.output.stderr)?;
+            let made = if r.crash.is_some() {
+                Err(format!("`-E` itself crashed ({})", first_line(&r.output)))
+            } else if !r.output.success() {
+                Err(format!("preprocessing failed: {}", first_line(&r.output)))
+            } else if !input_abs.is_file() {
+                Err("preprocessing wrote no output".to_string())
+            } else {
+                Ok(())
+            };
+            let recorded = pp
+                .argv()
+                .into_iter()
+                .map(|a| {
+                    if Path::new(&a) == input_abs {
+                        input_name.to_owned()
+                    } else {
+                        a
+                    }
+                })
+                .collect();
+            (recorded, made)
+        }
+    })
+}
+
+/// The replay on the input made `mode`'s way, from the case directory: its command, and
+/// `reproduced` (the case's signature) or `lost` with what happened instead.
+fn replay_on_input(
+    job: &Job,
+    runner: &mut Runner,
+    case_dir: &NewCaseDir,
+    mode: &str,
+    given: bool,
+    (input_name, input_abs): (&str, &Path),
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Vec<String>, &'static str, Option<String>), CaptureError> {
+    let Job {
+        req,
+        command,
+        replay_base,
+        job_sel,
+        signature,
+    } = *job;
+    let lang = command.language();
+    let replay = replay_base.compile_preprocessed(
+        job_sel,
+        input_name,
+        lang,
+        "/dev/null",
+        mode == "rewrite-includes",
+    );
+    let replay = if given {
+        given_replay(replay_base, input_name)
+    } else {
+        replay
+    };
+    let replay = if carry_embeds(case_dir, input_abs, &req.cwd, command)? {
+        replay.with_extra_args(&[&format!("--embed-dir={}", embed::EMBED_DIR)])
+    } else {
+        replay
+    };
+    progress("replaying on the preprocessed input");
+    let r = runner.run(&replay, Some(case_dir.path()))?;
+    case_dir.write(&format!("logs/replay-{mode}.stderr"), &r.output.stderr)?;
+    let (status, detail) = match &r.signature {
+        Some(s) if s.id == signature.id => ("reproduced", None),
+        Some(s) => (
+            "lost",
+            Some(format!(
+                "the preprocessed input crashes differently (signature {} instead of {})",
+                s.id, signature.id
+            )),
+        ),
+        None => (
+            "lost",
+            Some(format!(
+                "the preprocessed input does not crash ({})",
+                first_line(&r.output)
+            )),
+        ),
+    };
+    Ok((replay.argv(), status, detail))
+}

@@ -1,0 +1,66 @@
+//! E1: is the crash deterministic? Serial replays, then as many at once (a crash that
+//! needs load, or that comes and goes, is not the compiler's plain bug).
+
+use super::{compare, Seen};
+use crate::case::Case;
+use crate::classify::outcome as o;
+use crate::classify::Evidence;
+use crate::crash::Symbolizer;
+use crate::exec::{self, Cmd};
+
+/// E1: `n` replays one after another, then `n` at once (parallel load). Returns the evidence,
+/// the first serial run (the baseline) and how many runs timed out.
+pub(super) fn determinism(
+    case: &Case,
+    replay: &Cmd,
+    n: u32,
+    host: &str,
+    sym: &Symbolizer,
+) -> (Evidence, Seen, usize) {
+    let n = n as usize;
+    let mut serial: Vec<Seen> = (0..n)
+        .map(|_| compare(&case.signature, &exec::run(replay), sym))
+        .collect();
+    let parallel: Vec<Seen> = exec::run_all(&vec![replay.clone(); n], n)
+        .iter()
+        .map(|r| compare(&case.signature, r, sym))
+        .collect();
+    let same = |v: &[Seen]| v.iter().filter(|s| s.outcome == o::SAME_CRASH).count();
+    let (same_serial, same_parallel) = (same(&serial), same(&parallel));
+    let all: Vec<&Seen> = serial.iter().chain(&parallel).collect();
+    let timeouts = all.iter().filter(|s| s.outcome == o::TIMEOUT).count();
+    let mut sigs: Vec<&str> = all
+        .iter()
+        .filter_map(|s| s.crash.as_ref().map(|(_, g)| g.id.as_str()))
+        .collect();
+    sigs.sort();
+    sigs.dedup();
+    let same_all = same_serial + same_parallel;
+    let outcome = if timeouts > 0 {
+        o::TIMEOUT
+    } else if same_all == 2 * n {
+        o::DETERMINISTIC
+    } else if sigs.len() > 1 || (sigs.len() == 1 && same_all == 0) {
+        o::VARYING
+    } else if same_all > 0 {
+        o::INTERMITTENT
+    } else {
+        o::NO_CRASH
+    };
+    let e = Evidence {
+        id: "E1".into(),
+        experiment: format!("determinism: {n} replays one after another, then {n} at once"),
+        ran: all.iter().any(|s| s.outcome != o::NOT_RUN),
+        host_or_emulator: host.into(),
+        outcome: outcome.into(),
+        signature: (sigs.len() == 1).then(|| sigs[0].to_string()),
+        coarse_signature: None,
+        frames: Vec::new(),
+        detail: format!(
+            "serial: {same_serial} of {n}, parallel: {same_parallel} of {n} runs crashed with signature {}; {} distinct signature(s); {timeouts} timeout(s)",
+            case.signature.id,
+            sigs.len()
+        ),
+    };
+    (e, serial.swap_remove(0), timeouts)
+}
