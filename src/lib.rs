@@ -2,7 +2,7 @@
 //! bug report.
 //!
 //! Stages meet only through the case directory ([`case`]); [`exec`] is the only module that
-//! spawns processes; [`crash`], [`command`] and the `icepick-reducers` crate are pure.
+//! spawns processes; [`crash`], [`command`] and the `reducers` crate are pure.
 
 pub mod capture;
 pub mod case;

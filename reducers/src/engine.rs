@@ -9,13 +9,12 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::driver::{
-    content_hash, CancelToken, Done, Event, Job, Msg, Options, Outcome, Stats, TestRecord, Tested,
-};
-use crate::passes::{Hints, Pass, Pipeline};
+use crate::pass::{Pass, Pipeline};
 use crate::plan::{self, Cursor, START};
+use crate::pool::{Done, Job, Msg};
 use crate::schedule::Schedule;
 use crate::speculate::{Kind, Pick, Tree};
+use crate::types::{content_hash, CancelToken, Event, Options, Outcome, Stats, TestRecord, Tested};
 use crate::window::{Slot, State};
 
 /// What the driver keeps with a candidate in a window.
@@ -30,9 +29,9 @@ pub(crate) struct Cand {
 }
 
 /// The pass a candidate came from, and where in the pipeline that pass ran.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Ctx {
-    pass: Pass,
+    pass: Arc<dyn Pass>,
     sched: Schedule,
     pass_run: u64,
 }
@@ -59,14 +58,13 @@ impl Gen {
     /// The generator of the pass at `sched` on `base`, or `None` when the pipeline is over.
     fn open(
         pipeline: &Pipeline,
-        hints: &Hints,
         base: Arc<[u8]>,
         sched: Schedule,
         pass_run: u64,
         parent: Option<u64>,
     ) -> Option<Gen> {
-        let pass = sched.pass(pipeline)?;
-        let plan = pass.plan(&base, hints);
+        let pass = sched.pass(pipeline)?.clone();
+        let plan = pass.plan(&base);
         Some(Gen {
             ctx: Ctx {
                 pass,
@@ -85,16 +83,17 @@ impl Gen {
 
     /// What a serial run generates once candidate `id` (`cand`, with its `bytes`) is
     /// accepted: its pass, improved, resumed from its `on_success` cursor on its text.
-    fn resume(hints: &Hints, id: u64, cand: &Cand, bytes: Arc<[u8]>) -> Gen {
-        let ctx = cand.ctx;
+    fn resume(id: u64, cand: &Cand, bytes: Arc<[u8]>) -> Gen {
+        let ctx = cand.ctx.clone();
+        let next_run = ctx.pass_run + 1;
         Gen {
+            plan: ctx.pass.plan(&bytes),
             ctx,
-            plan: ctx.pass.plan(&bytes, hints),
             base: bytes,
             cursor: Some(cand.on_success),
             improved: true,
             last: false,
-            next_run: ctx.pass_run + 1,
+            next_run,
             parent: Some(id),
         }
     }
@@ -177,7 +176,6 @@ impl Driver<'_, '_> {
         let t0 = Instant::now();
         let gen = Gen::open(
             &self.opts.pipeline,
-            &self.opts.hints,
             Arc::from(self.best.as_slice()),
             sched,
             0,
@@ -214,7 +212,7 @@ impl Driver<'_, '_> {
                 });
                 if !promoted {
                     let t0 = Instant::now();
-                    let gen = Gen::resume(&self.opts.hints, slot.id, &slot.payload, bytes);
+                    let gen = Gen::resume(slot.id, &slot.payload, bytes);
                     self.stats.gen_time += t0.elapsed();
                     self.tree.restart(gen);
                 }
@@ -262,7 +260,7 @@ impl Driver<'_, '_> {
                     let Some(bytes) = base.payload.bytes.clone() else {
                         break;
                     };
-                    let gen = Gen::resume(&self.opts.hints, on, &base.payload, bytes);
+                    let gen = Gen::resume(on, &base.payload, bytes);
                     self.tree.branch(level, on, gen);
                 }
                 Some(Pick::Level(k)) => self.step(k),
@@ -292,14 +290,7 @@ impl Driver<'_, '_> {
                 .sched
                 .next(pipeline, self.opts.max_rounds, gen.improved);
             let base = gen.base.clone();
-            match Gen::open(
-                pipeline,
-                &self.opts.hints,
-                base,
-                next,
-                gen.next_run,
-                gen.parent,
-            ) {
+            match Gen::open(pipeline, base, next, gen.next_run, gen.parent) {
                 Some(g) => *gen = g,
                 None => gen.last = true,
             }
@@ -308,7 +299,7 @@ impl Driver<'_, '_> {
             }
             return;
         };
-        let pass = gen.ctx.pass;
+        let pass = gen.ctx.pass.clone();
         let Some(step) = gen.plan.step(&gen.base, at) else {
             gen.cursor = None;
             return;
@@ -338,7 +329,7 @@ impl Driver<'_, '_> {
             hash,
             edit,
         };
-        let ctx = gen.ctx;
+        let ctx = gen.ctx.clone();
         if let Some(&outcome) = self.cache.get(&hash) {
             self.stats.cache_hits += 1;
             let at = self.started.elapsed();

@@ -1,11 +1,12 @@
-//! Pure reduction passes over preprocessed C, C++ and HIP text, and the parallel driver that
-//! applies them against an interestingness test supplied by the caller. No process or file I/O
-//! happens here: the caller's test closure does all of that.
+//! A parallel, deterministic reduction engine and reduction passes over C, C++ and HIP text
+//! (preprocessed or raw), driven by an interestingness test the caller supplies. No process or
+//! file I/O happens here: the caller's test closure does all of that.
 //!
 //! # Using it
 //!
 //! ```
-//! use icepick_reducers::{reduce, CancelToken, Event, Options, Outcome};
+//! use reducers::passes::{default_pipeline, Hints};
+//! use reducers::{reduce, CancelToken, Event, Options, Outcome};
 //!
 //! let input = b"int unused;\nint keep() { return 42; }\nint other;\n";
 //! // Interesting iff the text still defines `keep`.
@@ -13,16 +14,28 @@
 //!     let s = String::from_utf8_lossy(text);
 //!     if s.contains("keep()") && s.contains('{') { Outcome::Interesting } else { Outcome::Uninteresting }
 //! };
-//! let opts = Options { jobs: 2, ..Options::default() };
+//! let opts = Options { jobs: 2, ..Options::new(default_pipeline(Hints::default())) };
 //! let r = reduce(input, &opts, &test, &mut |e| {
 //!     if let Event::Improved { best, .. } = e { /* write `best` atomically */ let _ = best; }
 //! });
 //! assert!(r.output.len() < input.len());
 //! ```
 //!
+//! # Modules
+//!
+//! - The vocabulary ([`Outcome`], [`CancelToken`], [`Options`], [`Event`], [`Reduction`]) and
+//!   the entry point [`reduce`].
+//! - [`Pass`] and [`Pipeline`]: what the driver knows of a pass. A pass returns a
+//!   [`plan::Plan`], a lazy schedule of candidates (edits and cursors, [`plan`]).
+//! - [`passes`]: the built-in C/C++ passes ([`passes::CPass`]), the [`passes::Hints`] that guide
+//!   some of them, and the orders they were tuned in ([`passes::default_pipeline`],
+//!   [`passes::raw_pipeline`]).
+//! - [`simulate`]: predicts from one run's trace how a reduction scales to any number of
+//!   workers, under the driver's own scheduling rules.
+//!
 //! # Design assumptions
 //!
-//! - A test costs about a second (a clang run), so the driver may spend O(n) per candidate
+//! - A test costs about a second (a compiler run), so the driver may spend O(n) per candidate
 //!   (lex, apply, hash) but nothing quadratic; [`Stats::gen_time`] measures it.
 //! - The output must not depend on `jobs` or timing: candidates are generated speculatively
 //!   assuming failure (into the next passes too) and, in a tree of levels above, assuming a
@@ -30,18 +43,18 @@
 //!   generation order at level 0 (see `driver.rs`, `engine.rs`). So the serial sequence of
 //!   tests is the same for any `jobs`, and [`simulate`] predicts from one run's trace how it
 //!   scales to any number of workers, with the same window and level code.
-//! - Accepted tests are the expensive ones (clang runs to the crash, then a confirming run
-//!   and a witness) and each is derived from the one before: under failure speculation alone
+//! - Accepted tests are the expensive ones (for a compiler crash: the compiler runs to the
+//!   crash, then checks confirm it) and each is derived from the one before: under failure speculation alone
 //!   they run one after the other, which bounded the speedup near 2x. Success speculation
 //!   overlaps them; the wasted tests it costs are spent on workers that would be idle. A
 //!   running test may [hint](CancelToken::hint) that it will likely be interesting (the
-//!   first compiler run crashed the right way: confirm rejects are rare) so that the next
+//!   first run showed the bug: rejects in the confirming checks are rare) so that the next
 //!   text's tests start before its confirming runs end; acceptance still waits for them.
 //! - A level's generator is rebuilt from its base text (one O(n) plan per level, as on an
 //!   acceptance), never cloned: cursors are plain values, so a plan from the same text
 //!   yields the same candidates.
-//! - The cheapest big wins come from what we know: line-marker provenance, the crash's parser
-//!   location and crashing function ([`Hints`]). Blind passes (C-Reduce-style ddmin over
+//! - The cheapest big wins come from what we know: line-marker provenance, the bug's
+//!   location and function ([`passes::Hints`]). Blind passes (C-Reduce-style ddmin over
 //!   declarations, nested statements, lines, balanced regions and tokens) finish the job, then
 //!   renaming, literal simplification and the readable layout make it a test case.
 //! - The test may require every candidate to stay *valid* (a crash-on-valid case must not turn
@@ -53,7 +66,7 @@
 //!
 //! # Passes and their order
 //!
-//! [`Pipeline::default`]: `first` = main-only, crash-cut, provenance, closure, function-focus
+//! [`passes::default_pipeline`]: `first` = main-only, crash-cut, provenance, closure, function-focus
 //! (once); `main` = markers, top-level, chunks-1..4, chunks-6, chunks-8, lines, balanced, tokens
 //! (repeated until a round removes nothing); `last` = rename, literals, normalise (then `main`
 //! again if rename or literals improved anything).
@@ -65,19 +78,29 @@
 //! tight templates, calls and unary operators, spaced binary operators, a final newline. A
 //! layout alone never triggers another round.
 
+#![deny(missing_docs)]
+
 mod driver;
 mod engine;
 mod lex;
 mod markers;
-mod passes;
-mod plan;
+mod pass;
+pub mod passes;
+pub mod plan;
+mod pool;
 mod schedule;
 pub mod simulate;
 mod speculate;
+mod types;
 mod window;
 
-pub use driver::{
-    content_hash, reduce, CancelToken, Event, Options, Outcome, Reduction, Stats, TestRecord,
-    Tested,
+pub use driver::reduce;
+pub use pass::{Pass, Pipeline};
+pub use types::{
+    content_hash, CancelToken, Event, Options, Outcome, Reduction, Stats, TestRecord, Tested,
 };
-pub use passes::{Hints, Pass, Pipeline};
+
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -1,6 +1,6 @@
 //! Line markers: which file every line of a preprocessed translation unit came from.
 //!
-//! The single most valuable fact for reduction (`docs/design/source-passes.md`) is provenance: text
+//! The single most valuable fact for reducing preprocessed text is provenance: text
 //! that came from system headers is rarely needed, and clang reports crash locations
 //! (`file:line:col: current parser token …`) as seen *through* the markers. Both need the same
 //! walk over `# N "file" flags` lines (and `#line N "file"`), which lives here. Pure text

@@ -1,4 +1,5 @@
-//! Edits, cursors and the two generic candidate schedules (ddmin and a plain list).
+//! Edits, cursors and the generic candidate schedules (ddmin and a plain list): what a
+//! [`crate::Pass`] returns.
 //!
 //! A pass analyses the current best text once (O(n)) into a [`Plan`], and the plan yields
 //! candidates lazily from a [`Cursor`]. Every candidate carries two cursors: where to continue if
@@ -11,13 +12,17 @@ use std::borrow::Cow;
 
 /// Replace `text[start..end]` with `with`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Edit {
+pub struct Edit {
+    /// The first byte replaced.
     pub start: usize,
+    /// One past the last byte replaced.
     pub end: usize,
+    /// What replaces them.
     pub with: Cow<'static, [u8]>,
 }
 
 impl Edit {
+    /// Deletes `text[start..end]`.
     pub fn delete(start: usize, end: usize) -> Self {
         Edit {
             start,
@@ -25,6 +30,7 @@ impl Edit {
             with: Cow::Borrowed(b""),
         }
     }
+    /// Replaces `text[start..end]` with `with`.
     pub fn replace(start: usize, end: usize, with: &'static [u8]) -> Self {
         Edit {
             start,
@@ -41,7 +47,7 @@ impl Edit {
 /// break: a preprocessed line often holds several declarations (`extern double trunc (…);
 /// extern double __trunc (…);` from one macro), and deleting the last one up to the next line
 /// marker would glue the marker onto the line before, where it is no directive but an error.
-pub(crate) fn apply(text: &[u8], edits: &[Edit]) -> Vec<u8> {
+pub fn apply(text: &[u8], edits: &[Edit]) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
     let mut at = 0;
     for e in edits {
@@ -107,14 +113,17 @@ pub(crate) fn shrinks(text_len: usize, edits: &[Edit]) -> bool {
     added < removed
 }
 
-/// Opaque position inside a plan.
-pub(crate) type Cursor = [u64; 3];
+/// A position inside a plan: opaque to the driver, which only hands back the cursors a plan
+/// gave it. A plan may use the three numbers as it likes.
+pub type Cursor = [u64; 3];
 
 /// The position of a fresh plan.
-pub(crate) const START: Cursor = [0; 3];
+pub const START: Cursor = [0; 3];
 
 /// One candidate: edits against the text the plan was built from.
-pub(crate) struct Step {
+#[derive(Clone, Debug)]
+pub struct Step {
+    /// The edits, sorted and non-overlapping (see [`apply`]).
     pub edits: Vec<Edit>,
     /// Where to continue in this plan if the candidate is rejected.
     pub next: Cursor,
@@ -123,13 +132,16 @@ pub(crate) struct Step {
 }
 
 /// Lazily enumerates candidates of one pass over one text.
-pub(crate) trait Plan: Send {
-    /// The first candidate at or after `at` that makes `text` strictly shorter.
+pub trait Plan: Send {
+    /// The first candidate at or after `at` that makes `text` strictly shorter (or, for a
+    /// pass that only changes whitespace, differs from it); `None` when there is none. `text`
+    /// is the text the plan was built from.
     fn step(&self, text: &[u8], at: Cursor) -> Option<Step>;
 }
 
 /// A plan with no candidates.
-pub(crate) struct Empty;
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Empty;
 
 impl Plan for Empty {
     fn step(&self, _: &[u8], _: Cursor) -> Option<Step> {
@@ -239,13 +251,19 @@ impl Plan for Ddmin {
 }
 
 /// One candidate of a [`List`] and the index to resume at in the plan of the accepted text.
-pub(crate) struct Item {
+#[derive(Clone, Debug)]
+pub struct Item {
+    /// The candidate's edits.
     pub edits: Vec<Edit>,
+    /// The index of the item to try first in the list built from the accepted text.
     pub on_success: usize,
 }
 
-/// A short explicit list of candidates, tried in order.
-pub(crate) struct List {
+/// A short explicit list of candidates, tried in order (those that do not shrink the text are
+/// skipped).
+#[derive(Clone, Debug, Default)]
+pub struct List {
+    /// The candidates, in order.
     pub items: Vec<Item>,
 }
 

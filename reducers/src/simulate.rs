@@ -25,11 +25,11 @@
 //! Success speculation on the candidate that the serial run accepts is exact: its level is
 //! the serial continuation, with the trace's outcomes and times.
 //!
-//! The acceptance path of a test: a trace of a case's reduction records its phases (first
-//! compiler run, witness, confirming runs; [`Phases`]), which ran side by side. [`Policy`]
-//! picks the model: `concurrent_acceptance` takes the recorded time; otherwise the witness and
-//! the confirming runs are charged one after the other (the earlier driver's order: witness
-//! first, so a witness reject costs no confirming run). A trace without phases is taken as is.
+//! The acceptance path of a test: a trace may record its phases (a first run, then two checks
+//! that ran side by side, say a second program that must agree and confirming reruns;
+//! [`Phases`]). [`Policy`] picks the model: `concurrent_acceptance` takes the recorded time;
+//! otherwise the two checks are charged one after the other (the second before the third, so a
+//! reject in the second costs no third). A trace without phases is taken as is.
 //!
 //! The scheduling rules are the driver's own ([`crate::window`], [`crate::speculate`]): when
 //! another candidate may be generated and in which level, when the front one is accepted, that
@@ -41,22 +41,34 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
-use crate::driver::{Outcome, TestRecord, Tested};
 use crate::speculate::{Kind, Pick, Tree};
+use crate::types::{Outcome, TestRecord, Tested};
 use crate::window::{Filling, Slot, State, Window};
 
-/// Seconds of each phase of one test's acceptance path, as a case's trace records them (the
-/// witness and the confirming runs ran side by side).
+/// Seconds of each phase of one test's acceptance path, as a trace records them: a first run,
+/// after which the test hints ([`crate::CancelToken::hint`]), and two checks that ran side by
+/// side after it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Phases {
-    /// The first compiler run.
+    /// The first run.
     pub first: f64,
-    /// The witness run, when one ran.
-    pub witness: Option<f64>,
-    /// The confirming runs, when any ran.
-    pub confirm: Option<f64>,
-    /// The phase that rejected it: `first`, `witness`, `confirm`; `None`: accepted.
-    pub rejected: Option<String>,
+    /// The check a sequential test runs second, when it ran.
+    pub second: Option<f64>,
+    /// The check a sequential test runs last, when it ran.
+    pub third: Option<f64>,
+    /// The phase that rejected it; `None`: accepted.
+    pub rejected: Option<Phase>,
+}
+
+/// One phase of a test's acceptance path ([`Phases`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// The first run.
+    First,
+    /// The check run second.
+    Second,
+    /// The check run last.
+    Third,
 }
 
 /// What to predict for.
@@ -65,7 +77,7 @@ pub struct Policy {
     /// The driver's earliest policy: a pass run's tests all ended before the next pass run's
     /// candidates were generated (failure speculation only).
     pub pass_barrier: bool,
-    /// The witness and the confirming runs side by side (as now), or one after the other.
+    /// The two checks after the first run side by side (as now), or one after the other.
     pub concurrent_acceptance: bool,
     /// Speculate on success too (as now).
     pub success: bool,
@@ -104,6 +116,7 @@ pub struct Step {
     pub base: u64,
     /// The candidate its text derives from (`None`: the input, or a trace without links).
     pub parent: Option<u64>,
+    /// What its test said.
     pub outcome: Outcome,
     /// Seconds its test took; `None` for a cache hit.
     pub cost: Option<f64>,
@@ -140,7 +153,7 @@ impl Step {
     /// phase `first`). `None` without phases.
     pub fn hint_after(&self) -> Option<f64> {
         let p = self.phases.as_ref()?;
-        (p.rejected.as_deref() != Some("first")).then_some(p.first)
+        (p.rejected != Some(Phase::First)).then_some(p.first)
     }
 
     /// Seconds its test takes under `concurrent` acceptance or the sequential one (`None`
@@ -151,13 +164,13 @@ impl Step {
         let Some(p) = self.phases.as_ref().filter(|_| !concurrent) else {
             return Some(t);
         };
-        let (w, c) = (p.witness.unwrap_or(0.0), p.confirm.unwrap_or(0.0));
-        let (side_by_side, one_after) = match p.rejected.as_deref() {
-            Some("first") => (0.0, 0.0),
-            // The confirming runs were killed; in order, none would have started.
-            Some("witness") => (w, w),
-            // The witness was killed (or had passed); in order, it ran first.
-            Some("confirm") => (c, w + c),
+        let (w, c) = (p.second.unwrap_or(0.0), p.third.unwrap_or(0.0));
+        let (side_by_side, one_after) = match p.rejected {
+            Some(Phase::First) => (0.0, 0.0),
+            // The third was killed; in order, it would not have started.
+            Some(Phase::Second) => (w, w),
+            // The second was killed (or had passed); in order, it ran first.
+            Some(Phase::Third) => (c, w + c),
             _ => (w.max(c), w + c),
         };
         Some((t - side_by_side).max(0.0) + one_after)
@@ -207,6 +220,7 @@ pub fn serial_path(steps: &[Step]) -> Vec<Step> {
 /// The prediction for one number of workers.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Prediction {
+    /// Tests in flight at once.
     pub workers: usize,
     /// Predicted wall time of the tests, in seconds.
     pub wall_s: f64,
@@ -217,7 +231,7 @@ pub struct Prediction {
 }
 
 /// Replays `path` (a [`serial_path`]) with `workers` tests in flight, each test taking its
-/// recorded time plus `latency_s` (a farm's dispatch cost), under the driver's policy.
+/// recorded time plus `latency_s` (a remote executor's dispatch cost), under the driver's policy.
 pub fn simulate(path: &[Step], workers: usize, latency_s: f64) -> Prediction {
     simulate_policy(path, workers, latency_s, &Policy::default())
 }
@@ -570,7 +584,7 @@ struct Live {
     /// When it ends, and how.
     end: f64,
     outcome: Outcome,
-    /// When its first compiler run starts (after the farm's latency).
+    /// When its first run starts (after the dispatch latency).
     start: f64,
     /// For an accepted test of the trace: its first run's time and the checks' after it.
     checks: Option<(f64, f64)>,

@@ -8,8 +8,8 @@
 //! form a tree: a level opens on the front (first undecided slot) of any level, or on a slot
 //! already known to be interesting behind a front that still runs (slow failures at the front
 //! do not hold back the subtree above an accepted candidate behind them), or on a running slot whose test *hinted* that it is likely
-//! interesting ([`crate::CancelToken::hint`]: icepick's test does so when its first compiler
-//! run crashed the right way, and only the confirming runs remain, about half of an accepted
+//! interesting ([`crate::CancelToken::hint`]: a compiler-crash test does so when its first
+//! compiler run crashed the right way, and only the confirming runs remain, about half of an accepted
 //! test's time; its odds are [`Rates::p_hinted`], how often hints came true, prior 19 in
 //! 20). When a base is known to fail, or a slot before it is known to succeed, its level
 //! and everything above it is thrown away (tests cancelled, wasted); a slot known to succeed
@@ -53,12 +53,11 @@
 //! Levels do not open on *any* running slot: ranked by the same score, that spreads the
 //! workers over many unlikely branches (a text has tens of about equally likely candidates).
 //! Levels do open on every front, not only on likely ones: the front rule is what chains
-//! one-candidate texts at no delay. What else was tried, the bounds on the speedup and the
-//! measurements: `docs/design/speculation.md`.
+//! one-candidate texts at no delay.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use crate::driver::Outcome;
+use crate::types::Outcome;
 use crate::window::{Slot, State, Window};
 
 /// The lowest log-probability of being needed a test may have to be started: a cap on the
@@ -70,7 +69,7 @@ const MIN_NEED: f64 = -11.5;
 /// a new test its chance of being needed. A lend only shortens a test that turns out
 /// accepted, and holds the worker to the end of the first run even when it does not. At 0,
 /// lends take workers from new tests when workers are few; at −2, few workers are as fast as
-/// without lending and many workers keep the gain (`docs/design/speculation.md`).
+/// without lending and many workers keep the gain (measured with the simulator).
 const LEND: f64 = -2.0;
 
 /// How many recent test times of each kind a pass keeps (texts shrink, and their tests

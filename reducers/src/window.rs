@@ -8,12 +8,11 @@
 
 use std::collections::VecDeque;
 
-use crate::driver::Outcome;
+use crate::types::Outcome;
 
 /// Slots a window may hold beyond one per job under success speculation (finished ones
 /// waiting for an earlier test included). Few: with many workers, levels of success
-/// speculation put idle workers to better use than failure speculation far behind the front
-/// (`docs/design/speculation.md`).
+/// speculation put idle workers to better use than failure speculation far behind the front.
 pub(crate) const SPARE: usize = 4;
 
 /// Slots per job a window may hold with failure speculation only (nothing else can use an

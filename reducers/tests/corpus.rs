@@ -1,36 +1,30 @@
-//! The passes and the driver on real preprocessed inputs from the repository's `corpus/`, with
-//! pure oracles standing in for clang. They check the measured claim behind the design:
+//! The passes and the driver on real preprocessed inputs (`tests/data/`), with pure oracles
+//! standing in for the compiler. They check the measured claim behind the design:
 //! line-marker provenance takes a 1.9 MB libstdc++ TU to a few KB in a handful of tests. The
 //! inputs are part of the repository, so every test always runs (a missing file fails it).
 
+use std::io::Read;
 use std::path::Path;
-use std::process::Command;
 use std::time::Instant;
 
-use icepick_reducers::{reduce, CancelToken, Event, Hints, Options, Outcome, Pass};
+use reducers::passes::{default_pipeline, CPass, Hints};
+use reducers::{reduce, CancelToken, Event, Options, Outcome};
 
-/// `corpus/REL` of the repository; `REL.gz` (the two ~2 MB inputs are stored compressed) is
-/// decompressed with the system's `gzip`.
-fn read(rel: &str) -> Vec<u8> {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
-    let path = corpus.join(rel);
-    if let Ok(bytes) = std::fs::read(&path) {
+/// `tests/data/NAME`, or `tests/data/NAME.gz` decompressed (the two ~2 MB inputs are stored
+/// compressed).
+fn read(name: &str) -> Vec<u8> {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    if let Ok(bytes) = std::fs::read(data.join(name)) {
         return bytes;
     }
-    let gz = corpus.join(format!("{rel}.gz"));
-    let out = Command::new("gzip")
-        .arg("-dc")
-        .arg(&gz)
-        .output()
-        .unwrap_or_else(|e| panic!("gzip -dc {}: {e}", gz.display()));
-    assert!(
-        out.status.success() && !out.stdout.is_empty(),
-        "{} (nor {}): {}",
-        path.display(),
-        gz.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
+    let gz = data.join(format!("{name}.gz"));
+    let file = std::fs::File::open(&gz).unwrap_or_else(|e| panic!("{}: {e}", gz.display()));
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(file)
+        .read_to_end(&mut out)
+        .unwrap_or_else(|e| panic!("{}: {e}", gz.display()));
+    assert!(!out.is_empty(), "{} is empty", gz.display());
+    out
 }
 
 fn contains(t: &[u8], s: &str) -> bool {
@@ -75,7 +69,7 @@ fn run(
     input: &[u8],
     opts: &Options,
     test: &(dyn Fn(&[u8], &CancelToken) -> Outcome + Sync),
-) -> (Vec<u8>, Trace, icepick_reducers::Stats) {
+) -> (Vec<u8>, Trace, reducers::Stats) {
     let mut trace = Trace::default();
     let t0 = Instant::now();
     let r = reduce(input, opts, &test, &mut |e| match e {
@@ -104,16 +98,15 @@ fn run(
 
 #[test]
 fn big_gh59446_reaches_a_few_kb_in_a_handful_of_tests() {
-    let input = read("big-gh59446/big_gh59446.ii");
+    let input = read("big_gh59446.ii");
     assert_eq!(gh59446(&input, &CancelToken::new()), Outcome::Interesting);
     let opts = Options {
         jobs: 2,
-        hints: Hints {
-            parser_location: Some(("B/big_gh59446.cpp".into(), 41)),
-            crash_function: Some("GH59446::f".into()),
+        ..Options::new(default_pipeline(Hints {
+            location: Some(("B/big_gh59446.cpp".into(), 41)),
+            function: Some("GH59446::f".into()),
             ..Hints::default()
-        },
-        ..Options::default()
+        }))
     };
     let (out, trace, _) = run(&input, &opts, &gh59446);
     let (tests, size) = *trace
@@ -134,14 +127,13 @@ fn big_gh59446_reaches_a_few_kb_in_a_handful_of_tests() {
 
 #[test]
 fn small_gh59446_without_markers() {
-    let input = read("fe-gh59446/GH59446.cpp");
+    let input = read("GH59446.cpp");
     let opts = Options {
         jobs: 2,
-        hints: Hints {
-            parser_location: Some(("GH59446.cpp".into(), 6)),
+        ..Options::new(default_pipeline(Hints {
+            location: Some(("GH59446.cpp".into(), 6)),
             ..Hints::default()
-        },
-        ..Options::default()
+        }))
     };
     let (out, _, _) = run(&input, &opts, &gh59446);
     assert_eq!(gh59446(&out, &CancelToken::new()), Outcome::Interesting);
@@ -150,12 +142,12 @@ fn small_gh59446_without_markers() {
 
 #[test]
 fn crash_cut_follows_markers_to_the_parser_location() {
-    let input = read("big-gh59446/big_gh59446.ii");
+    let input = read("big_gh59446.ii");
     let hints = Hints {
-        parser_location: Some(("B/big_gh59446.cpp".into(), 38)),
+        location: Some(("B/big_gh59446.cpp".into(), 38)),
         ..Hints::default()
     };
-    let first = Pass::CrashCut
+    let first = CPass::CrashCut
         .candidates(&input, &hints)
         .next()
         .expect("a cut");
@@ -168,17 +160,17 @@ fn crash_cut_follows_markers_to_the_parser_location() {
 
 #[test]
 fn main_only_is_provenances_first_candidate_alone() {
-    let input = read("big-gh59446/big_gh59446.ii");
+    let input = read("big_gh59446.ii");
     let hints = Hints::default();
-    let main_only: Vec<_> = Pass::MainOnly.candidates(&input, &hints).collect();
+    let main_only: Vec<_> = CPass::MainOnly.candidates(&input, &hints).collect();
     assert_eq!(main_only.len(), 1);
-    let first = Pass::Provenance.candidates(&input, &hints).next();
+    let first = CPass::Provenance.candidates(&input, &hints).next();
     assert_eq!(Some(&main_only[0]), first.as_ref());
     assert!(main_only[0].len() < 4096, "{} bytes", main_only[0].len());
     assert!(contains(&main_only[0], "namespace GH59446"));
     // Without line markers there is no main file to keep: no candidate.
-    let small = read("fe-gh59446/GH59446.cpp");
-    assert_eq!(Pass::MainOnly.candidates(&small, &hints).count(), 0);
+    let small = read("GH59446.cpp");
+    assert_eq!(CPass::MainOnly.candidates(&small, &hints).count(), 0);
 }
 
 /// Stand-in for the AMDGPU "Cannot select" crash: the device function's flat store survives,
@@ -198,15 +190,14 @@ fn si_flat(t: &[u8], _: &CancelToken) -> Outcome {
 
 #[test]
 fn big_hip_provenance_drops_headers_after_the_host_code_goes() {
-    let input = read("big-amdgpu-si-flat/big_amdgpu_si_flat.hipi");
+    let input = read("big_amdgpu_si_flat.hipi");
     assert_eq!(si_flat(&input, &CancelToken::new()), Outcome::Interesting);
     let opts = Options {
         jobs: 2,
-        hints: Hints {
-            crash_function: Some("@_Z23complex_stack_operationiPf".into()),
+        ..Options::new(default_pipeline(Hints {
+            function: Some("@_Z23complex_stack_operationiPf".into()),
             ..Hints::default()
-        },
-        ..Options::default()
+        }))
     };
     let (out, trace, _) = run(&input, &opts, &si_flat);
     let (tests, size) = *trace
@@ -224,13 +215,13 @@ fn big_hip_provenance_drops_headers_after_the_host_code_goes() {
 
 #[test]
 fn every_pass_handles_the_big_inputs() {
-    let input = read("big-amdgpu-si-flat/big_amdgpu_si_flat.hipi");
+    let input = read("big_amdgpu_si_flat.hipi");
     let hints = Hints {
-        crash_function: Some("_Z23complex_stack_operationiPf".into()),
-        parser_location: Some(("big_amdgpu_si_flat.hip".into(), 20)),
+        function: Some("_Z23complex_stack_operationiPf".into()),
+        location: Some(("big_amdgpu_si_flat.hip".into(), 20)),
         ..Hints::default()
     };
-    for pass in Pass::all() {
+    for pass in CPass::all() {
         // Plan (one O(n) analysis) plus the first candidate, then 20 more from the same plan:
         // the per-candidate cost the driver pays between tests.
         let t0 = Instant::now();

@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use icepick_reducers::{reduce, CancelToken, Event, Options, Outcome, Pass, Pipeline};
+use reducers::passes::{default_pipeline, pipeline, CPass, Hints};
+use reducers::{reduce, CancelToken, Event, Options, Outcome};
 
 const SAMPLE: &str = r#"# 1 "m.cpp"
 # 1 "/usr/include/h.h" 1 3
@@ -56,7 +57,7 @@ fn oracle(t: &[u8], _: &CancelToken) -> Outcome {
 fn opts(jobs: usize) -> Options {
     Options {
         jobs,
-        ..Options::default()
+        ..Options::new(default_pipeline(Hints::default()))
     }
 }
 
@@ -95,12 +96,12 @@ fn cache_answers_repeated_candidates() {
     };
     let o = Options {
         jobs: 1,
-        pipeline: Pipeline {
-            first: vec![],
-            main: vec![Pass::Lines, Pass::Lines],
-            last: vec![],
-        },
-        ..Options::default()
+        ..Options::new(pipeline(
+            &[],
+            &[CPass::Lines, CPass::Lines],
+            &[],
+            Hints::default(),
+        ))
     };
     let r = reduce(SAMPLE.as_bytes(), &o, &test, &mut |_| {});
     assert_eq!(r.output, SAMPLE.as_bytes());
@@ -157,13 +158,8 @@ fn later_tests_are_cancelled_when_an_earlier_candidate_wins() {
     };
     let o = Options {
         jobs: 4,
-        pipeline: Pipeline {
-            first: vec![],
-            main: vec![Pass::Lines],
-            last: vec![],
-        },
         max_rounds: Some(1),
-        ..Options::default()
+        ..Options::new(pipeline(&[], &[CPass::Lines], &[], Hints::default()))
     };
     let t0 = Instant::now();
     let r = reduce(text.as_bytes(), &o, &test, &mut |_| {});
@@ -190,7 +186,7 @@ fn stop_flag_returns_best_so_far_promptly() {
     let o = Options {
         jobs: 2,
         stop: stop.clone(),
-        ..Options::default()
+        ..Options::new(default_pipeline(Hints::default()))
     };
     let best = Mutex::new(SAMPLE.as_bytes().to_vec());
     let t0 = Instant::now();
@@ -276,12 +272,12 @@ fn layout_may_grow_the_text_but_never_beyond_the_input() {
     };
     let opts = Options {
         jobs: 2,
-        pipeline: Pipeline {
-            first: vec![],
-            main: vec![Pass::Markers],
-            last: vec![Pass::Normalise],
-        },
-        ..Options::default()
+        ..Options::new(pipeline(
+            &[],
+            &[CPass::Markers],
+            &[CPass::Normalise],
+            Hints::default(),
+        ))
     };
     let laid_out = "int f() {\n  return 1;\n}\n";
     let input = "int f(){return 1;}\n\n\n\n\n\n\n\n\n\n";
@@ -455,7 +451,7 @@ fn speculation_keeps_the_serial_output(
             jobs,
             success_speculation: success,
             spare_workers: jobs % 2 == 0,
-            ..Options::default()
+            ..Options::new(default_pipeline(Hints::default()))
         };
         let mut accepted = Vec::new();
         let r = reduce(text.as_bytes(), &o, &oracle, &mut |e| {

@@ -6,12 +6,12 @@
 
 use std::path::Path;
 
-use icepick_reducers::{Hints, Pass};
+use reducers::passes::{CPass, Hints};
 
 fn check(name: &str) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/layout");
     let input = std::fs::read(dir.join(format!("{name}.in"))).expect("input");
-    let out = Pass::Normalise
+    let out = CPass::Normalise
         .candidates(&input, &Hints::default())
         .next()
         .expect("a layout differing from the input");
@@ -26,7 +26,7 @@ fn check(name: &str) {
         "{name}"
     );
     // Laid out already: nothing more to offer (in particular no squeezing back).
-    assert!(Pass::Normalise
+    assert!(CPass::Normalise
         .candidates(&out, &Hints::default())
         .next()
         .is_none());

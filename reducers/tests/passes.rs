@@ -2,19 +2,20 @@
 //! identical and never larger), no input makes a pass panic, and a reduction with a pass is a
 //! fixpoint (reducing its output again changes nothing).
 
-use icepick_reducers::{reduce, CancelToken, Hints, Options, Outcome, Pass, Pipeline};
 use proptest::prelude::*;
+use reducers::passes::{default_pipeline, pipeline, CPass, Hints};
+use reducers::{reduce, CancelToken, Options, Outcome};
 
-fn passes() -> Vec<Pass> {
-    let mut all = Pass::all();
-    all.extend([Pass::Chunks(5), Pass::Chunks(12)]);
+fn passes() -> Vec<CPass> {
+    let mut all = CPass::all();
+    all.extend([CPass::Chunks(5), CPass::Chunks(12)]);
     all
 }
 
 fn hints(line: u32) -> Hints {
     Hints {
-        parser_location: Some(("a.c".into(), line)),
-        crash_function: Some("_Z1fv".into()),
+        location: Some(("a.c".into(), line)),
+        function: Some("_Z1fv".into()),
         ..Hints::default()
     }
 }
@@ -108,8 +109,8 @@ proptest! {
         for pass in passes() {
             let opts = Options {
                 jobs: 1,
-                pipeline: Pipeline { first: vec![], main: vec![pass], last: vec![] },
-                ..Options::default()
+
+                ..Options::new(pipeline(&[], &[pass], &[], Hints::default()))
             };
             let once = reduce(&text, &opts, &test, &mut |_| {});
             prop_assert!(once.output.len() <= text.len());
@@ -126,8 +127,8 @@ proptest! {
         let start = at.index(text.len());
         let needle = text[start..(start + 2).min(text.len())].to_vec();
         let test = interesting_iff_contains(needle);
-        let one = Options { jobs: 1, ..Options::default() };
-        let four = Options { jobs: 4, ..Options::default() };
+        let one = Options { jobs: 1, ..Options::new(default_pipeline(Hints::default())) };
+        let four = Options { jobs: 4, ..Options::new(default_pipeline(Hints::default())) };
         let a = reduce(&text, &one, &test, &mut |_| {});
         let b = reduce(&text, &four, &test, &mut |_| {});
         prop_assert_eq!(&a.output, &b.output);
@@ -138,6 +139,6 @@ proptest! {
 
 #[test]
 fn names_are_distinct() {
-    let names: std::collections::HashSet<_> = Pass::all().iter().map(Pass::name).collect();
-    assert_eq!(names.len(), Pass::all().len());
+    let names: std::collections::HashSet<_> = CPass::all().iter().map(CPass::name).collect();
+    assert_eq!(names.len(), CPass::all().len());
 }

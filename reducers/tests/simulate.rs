@@ -10,8 +10,9 @@
 
 use std::time::Duration;
 
-use icepick_reducers::simulate::{serial_path, simulate, Step};
-use icepick_reducers::{content_hash, reduce, CancelToken, Event, Options, Outcome, TestRecord};
+use reducers::passes::{default_pipeline, Hints};
+use reducers::simulate::{serial_path, simulate, Step};
+use reducers::{content_hash, reduce, CancelToken, Event, Options, Outcome, TestRecord};
 
 const SAMPLE: &str = r#"# 1 "m.cpp"
 int helper(int a, int b) { return a * b + 17; }
@@ -50,7 +51,7 @@ fn test(t: &[u8], cancel: &CancelToken) -> Outcome {
 fn run(jobs: usize) -> (Vec<u8>, Vec<TestRecord>, f64) {
     let opts = Options {
         jobs,
-        ..Options::default()
+        ..Options::new(default_pipeline(Hints::default()))
     };
     let mut records = Vec::new();
     let r = reduce(SAMPLE.as_bytes(), &opts, &test, &mut |e| {
@@ -119,15 +120,15 @@ fn the_prediction_matches_real_runs_with_2_and_4_jobs() {
             p.tests,
             p.wasted_tests,
             rec.iter().filter(|r| r.worker.is_some()).count(),
-            rec.iter().filter(|r| r.result == icepick_reducers::Tested::Cancelled).count(),
+            rec.iter().filter(|r| r.result == reducers::Tested::Cancelled).count(),
         );
         // Printed, not asserted: no timed assertion in tests (shared, noisy machines); the
         // measured/predicted ratio is recorded in docs/BENCHMARKS.md ("simulate").
-        let failure_only = icepick_reducers::simulate::simulate_policy(
+        let failure_only = reducers::simulate::simulate_policy(
             &path,
             jobs,
             0.0,
-            &icepick_reducers::simulate::Policy {
+            &reducers::simulate::Policy {
                 success: false,
                 ..Default::default()
             },

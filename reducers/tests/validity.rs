@@ -4,19 +4,23 @@
 //! only which big cuts keep the code valid) and requires the root statement to survive, so it is
 //! the same shape as the reduce stage's crash-on-valid oracle ("same crash AND zero errors").
 //!
-//! The input is `corpus/big-gh59446/big_gh59446.ii` with its crash-on-invalid statement (the
+//! It runs only with the `system-tests` feature (it needs clang-16).
+//!
+//! The input is `tests/data/big_gh59446.ii.gz` with its crash-on-invalid statement (the
 //! last namespace) replaced by a valid function using `std::map`, `std::vector` and the file's
 //! own `app::Record`/`app::mean`.
 //!
 //! Set `MEASURE=1` to also run the default pipeline's whole first phase (a minute or more of
 //! clang runs on megabyte inputs); the numbers are printed.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use icepick_reducers::{reduce, CancelToken, Event, Hints, Options, Outcome, Pass, Pipeline};
+use reducers::passes::{default_pipeline, pipeline, CPass, Hints};
+use reducers::{reduce, CancelToken, Event, Options, Outcome, Pipeline};
 
 const ROOT: &str = "return m[1].size() + app::mean(m[2]);";
 
@@ -30,14 +34,12 @@ fn clang() -> PathBuf {
 }
 
 fn valid_input() -> Vec<u8> {
-    let gz = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/big-gh59446/big_gh59446.ii.gz");
-    let out = Command::new("gzip")
-        .arg("-dc")
-        .arg(&gz)
-        .output()
-        .expect("gzip");
-    assert!(out.status.success(), "gzip -dc {}", gz.display());
-    let text = String::from_utf8(out.stdout).expect("utf-8");
+    let gz = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/big_gh59446.ii.gz");
+    let file = std::fs::File::open(&gz).unwrap_or_else(|e| panic!("{}: {e}", gz.display()));
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(file)
+        .read_to_string(&mut text)
+        .unwrap_or_else(|e| panic!("{}: {e}", gz.display()));
     let at = text
         .find("namespace GH59446 {")
         .expect("the crash namespace");
@@ -80,8 +82,8 @@ fn valid(text: &[u8], _: &CancelToken) -> Outcome {
 
 fn hints() -> Hints {
     Hints {
-        parser_location: Some(("B/big_gh59446.cpp".into(), 38)),
-        crash_function: Some("GH59446::f".into()),
+        location: Some(("B/big_gh59446.cpp".into(), 38)),
+        function: Some("GH59446::f".into()),
         ..Hints::default()
     }
 }
@@ -90,10 +92,8 @@ fn hints() -> Hints {
 fn run(label: &str, input: &[u8], pipeline: Pipeline, max_rounds: Option<usize>) -> (Vec<u8>, u64) {
     let opts = Options {
         jobs: 2,
-        hints: hints(),
-        pipeline,
         max_rounds,
-        ..Options::default()
+        ..Options::new(pipeline)
     };
     let t0 = Instant::now();
     let mut tests = 0;
@@ -118,11 +118,7 @@ fn run(label: &str, input: &[u8], pipeline: Pipeline, max_rounds: Option<usize>)
 fn closure_cuts_a_valid_libstdcxx_tu_and_keeps_it_valid() {
     let input = valid_input();
     assert_eq!(valid(&input, &CancelToken::new()), Outcome::Interesting);
-    let first = Pipeline {
-        first: vec![Pass::CrashCut, Pass::Closure],
-        main: vec![],
-        last: vec![],
-    };
+    let first = pipeline(&[CPass::CrashCut, CPass::Closure], &[], &[], hints());
     let (out, tests) = run("closure", &input, first, Some(0));
     assert_eq!(valid(&out, &CancelToken::new()), Outcome::Interesting);
     // One accepted candidate takes away at least a third of the 1.9 MB, still error-free
@@ -133,6 +129,11 @@ fn closure_cuts_a_valid_libstdcxx_tu_and_keeps_it_valid() {
     if std::env::var_os("MEASURE").is_some() {
         // With MEASURE set, the whole first phase on the same input, for its size and time:
         // without the closure cut it removes next to nothing of a valid big TU.
-        run("default, first phase", &input, Pipeline::default(), Some(0));
+        run(
+            "default, first phase",
+            &input,
+            default_pipeline(hints()),
+            Some(0),
+        );
     }
 }

@@ -1,14 +1,14 @@
 //! `icepick simulate TRACE`: how a reduction would scale on more workers (a build farm),
 //! predicted from the trace of one real run (`icepick reduce --trace`), by replaying the
-//! driver's own speculation rules on a virtual clock (`icepick_reducers::simulate`).
+//! driver's own speculation rules on a virtual clock (`reducers::simulate`).
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use icepick_reducers::simulate::{serial_path, simulate_policy, Phases, Policy, Prediction, Step};
-use icepick_reducers::Outcome;
 use plotters::prelude::*;
+use reducers::simulate::{serial_path, simulate_policy, Phase, Phases, Policy, Prediction, Step};
+use reducers::Outcome;
 use serde::Deserialize;
 
 use crate::error;
@@ -97,17 +97,24 @@ fn read_trace(text: &str) -> Result<Vec<Step>, String> {
             "cached" => None,
             _ => Some((line.end - line.start).max(0.0)),
         };
+        // The witness runs second and the confirming runs last when the model runs them in turn
+        // (a witness reject then costs no confirming run).
         let phases = line.first.map(|first| Phases {
             first,
-            witness: line.witness,
-            confirm: line.confirm,
-            rejected: line.rejected,
+            second: line.witness,
+            third: line.confirm,
+            rejected: match line.rejected.as_deref() {
+                Some("first") => Some(Phase::First),
+                Some("witness") => Some(Phase::Second),
+                Some("confirm") => Some(Phase::Third),
+                _ => None,
+            },
         });
         // A test lent a spare worker took less than its phases: the model wants the time it
         // takes without one (its checks after its first run), and lends by its own rules.
         let cost = match (&phases, cost) {
-            (Some(p), Some(_)) if line.spare && p.rejected.as_deref() != Some("first") => {
-                Some(p.first + p.witness.unwrap_or(0.0).max(p.confirm.unwrap_or(0.0)))
+            (Some(p), Some(_)) if line.spare && p.rejected != Some(Phase::First) => {
+                Some(p.first + p.second.unwrap_or(0.0).max(p.third.unwrap_or(0.0)))
             }
             _ => cost,
         };

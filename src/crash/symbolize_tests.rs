@@ -6,6 +6,9 @@
 //! depends on the Debian package set, and a recorded log's offsets belong to the build that
 //! printed it. The recorded samples in `tests/fixtures/samples` are used only to show that a
 //! log is never named from a build other than its own.
+// Most of these run Debian's clang and llvm-symbolizer: the system tier only. Their helpers
+// are unused without it.
+#![cfg_attr(not(feature = "system-tests"), allow(dead_code, unused_imports))]
 
 use super::*;
 use crate::crash::{parse, CrashKind, ExitInfo, Family, Frame};
@@ -130,6 +133,7 @@ fn module_is(f: &Frame, lib: &str) -> bool {
 /// Looks an exported function up in the real libLLVM with `object` itself, then names a
 /// frame pointing into the middle of it.
 #[test]
+#[cfg(feature = "system-tests")]
 fn names_an_exported_function_of_real_libllvm() {
     let lib = libllvm19();
     let (addr, size) = print_stack_trace(&lib);
@@ -156,6 +160,7 @@ fn names_an_exported_function_of_real_libllvm() {
 /// named gets the same name from icepick, and every frame it left unnamed stays unnamed (a
 /// stripped local function, not its exported neighbour).
 #[test]
+#[cfg(feature = "system-tests")]
 fn agrees_with_llvm_symbolizer_on_the_pragma_crash() {
     for compiler in [CLANG14, CLANG16, CLANG19] {
         let printed = live_pragma_crash(compiler, true);
@@ -186,6 +191,7 @@ fn agrees_with_llvm_symbolizer_on_the_pragma_crash() {
 /// A local function llvm-symbolizer could not name stays unnamed, although an exported
 /// function starts below it (what a nearest-below lookup would print).
 #[test]
+#[cfg(feature = "system-tests")]
 fn stripped_local_is_not_named_after_its_neighbour() {
     let printed = live_pragma_crash(CLANG14, true);
     let lib = loaded_library(CLANG14, "libclang-cpp.so.14");
@@ -211,6 +217,7 @@ fn stripped_local_is_not_named_after_its_neighbour() {
 /// clang-19 without llvm-symbolizer (dladdr format): bare basenames found through the search
 /// dirs, load bases recovered from the named frames.
 #[test]
+#[cfg(feature = "system-tests")]
 fn dladdr_frames_via_search_dirs() {
     let mut crash = live_pragma_crash(CLANG19, false);
     let printed = live_pragma_crash(CLANG19, true);
@@ -247,6 +254,7 @@ fn dladdr_frames_via_search_dirs() {
 /// `libclang-cpp`, a real ELF file whose code also spans those offsets) and every other name
 /// removed: the names left in the log do not match that file, so none is given.
 #[test]
+#[cfg(feature = "system-tests")]
 fn frames_are_not_named_from_a_library_that_did_not_crash() {
     let printed = live_pragma_crash(CLANG19, true);
     let other = loaded_library(CLANG14, "libclang-cpp.so.14");
@@ -295,6 +303,7 @@ fn frames_are_not_named_from_a_library_that_did_not_crash() {
 /// `libLLVM.so.19.1` is really clang 16's libLLVM gives no load base the named frames agree
 /// on, so no frame gets an offset or a name from it.
 #[test]
+#[cfg(feature = "system-tests")]
 fn dladdr_basename_resolving_to_another_build_names_nothing() {
     let mut crash = live_pragma_crash(CLANG19, false);
     let dir = tempfile::tempdir().unwrap();
@@ -317,6 +326,7 @@ fn dladdr_basename_resolving_to_another_build_names_nothing() {
 /// An offset past the end of the file's code means the file is not the module the log came
 /// from: none of its frames is named, not even one that would fall in an exported function.
 #[test]
+#[cfg(feature = "system-tests")]
 fn offsets_outside_the_files_code_name_nothing() {
     let lib = libllvm19();
     let (addr, _) = print_stack_trace(&lib);
@@ -337,6 +347,7 @@ fn offsets_outside_the_files_code_name_nothing() {
 /// same offset in the live print. Then every removed name of that library comes back; for a
 /// library of another build, none of its frames gets any name.
 #[test]
+#[cfg(feature = "system-tests")]
 fn recorded_logs_are_named_only_from_the_build_that_printed_them() {
     for (compiler, version, libs) in [
         (
@@ -454,6 +465,7 @@ fn unknown_modules_are_left_alone() {
 }
 
 #[test]
+#[cfg(feature = "system-tests")]
 fn shared_across_threads() {
     let lib = libllvm19();
     let (addr, _) = print_stack_trace(&lib);

@@ -390,7 +390,7 @@ async fn run_async(cmd: &Cmd, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<O
     })
 }
 
-/// `cmd` as a line to paste into a shell (`-v`, [`crate::cli`]'s logger): `cd DIR && VAR=value
+/// `cmd` as a line to paste into a shell (`-v`, the CLI's logger): `cd DIR && VAR=value
 /// program args…`, every word quoted for the shell.
 pub fn shell_line(cmd: &Cmd) -> String {
     use crate::command::shell_quote;

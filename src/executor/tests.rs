@@ -153,6 +153,7 @@ fn host_dependent_crashes_stay_local() {
 /// dump is unsymbolized (only `.dynsym` names) and names `-` as the input; its signature must
 /// be the one a local, symbolized run of the same file gives.
 #[test]
+#[cfg(feature = "system-tests")]
 fn a_remote_unsymbolized_dump_has_the_local_signature() {
     use crate::crash::{parse, signature, ExitInfo, Symbolizer};
     use crate::exec::{self, Cmd};

@@ -155,7 +155,7 @@ impl Stage<'_> {
         if !first_ok && !cancel() {
             phases.rejected = Some("first");
         }
-        let key = icepick_reducers::content_hash(text);
+        let key = reducers::content_hash(text);
         self.phases
             .lock()
             .unwrap_or_else(|e| e.into_inner())

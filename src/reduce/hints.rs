@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use icepick_reducers::Hints;
+use reducers::passes::Hints;
 use regex::Regex;
 
 use crate::crash::Crash;
@@ -58,9 +58,9 @@ pub fn hints_for(crash: &Crash) -> Hints {
             .map(|c| c[1].to_string())
     });
     Hints {
-        parser_location,
-        parser_column,
-        crash_function,
+        location: parser_location,
+        column: parser_column,
+        function: crash_function,
     }
 }
 
@@ -110,11 +110,11 @@ mod tests {
     #[test]
     fn frontend_crash_gives_the_parser_location_and_function() {
         let h = hints_for(&corpus_crash("fe-gh59446"));
-        let (file, line) = h.parser_location.unwrap();
+        let (file, line) = h.location.unwrap();
         assert!(file.ends_with("GH59446.cpp"), "{file}");
         assert!(line >= 5, "{line}");
-        assert!(h.parser_column.is_some_and(|c| c > 0));
-        assert_eq!(h.crash_function.as_deref(), Some("GH59446::f"));
+        assert!(h.column.is_some_and(|c| c > 0));
+        assert_eq!(h.function.as_deref(), Some("GH59446::f"));
     }
 
     #[test]
@@ -148,7 +148,7 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)\n";
     fn backend_crash_gives_the_function() {
         let h = hints_for(&corpus_crash("amdgpu-si-flat"));
         assert_eq!(
-            h.crash_function.as_deref(),
+            h.function.as_deref(),
             Some("_Z23complex_stack_operationiPf")
         );
     }
@@ -164,11 +164,8 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)\n";
             signal: None,
         };
         let h = hints_for(&parse(&text, exit).unwrap());
-        assert_eq!(
-            h.parser_location,
-            Some(("big_gh200682.cpp".to_string(), 77))
-        );
-        assert_eq!(h.parser_column, Some(27));
+        assert_eq!(h.location, Some(("big_gh200682.cpp".to_string(), 77)));
+        assert_eq!(h.column, Some(27));
     }
 
     #[test]
@@ -190,8 +187,8 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)\n";
             signal: None,
         };
         let h = hints_for(&parse(stack, exit).unwrap());
-        assert_eq!(h.parser_location, Some(("v3.cpp".to_string(), 91)));
-        assert_eq!(h.parser_column, Some(77));
-        assert_eq!(h.crash_function.as_deref(), Some("nav::count_north"));
+        assert_eq!(h.location, Some(("v3.cpp".to_string(), 91)));
+        assert_eq!(h.column, Some(77));
+        assert_eq!(h.function.as_deref(), Some("nav::count_north"));
     }
 }

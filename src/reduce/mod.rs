@@ -1,5 +1,5 @@
 //! The reduce stage: shrink a case's preprocessed input while it keeps crashing with the
-//! case's signature, using the parallel driver of `icepick-reducers`; or, C-Reduce style,
+//! case's signature, using the parallel driver of `reducers`; or, C-Reduce style,
 //! shrink any file while a user's interestingness script says yes.
 //!
 //! The best-so-far is written atomically after every improvement (`reduced.<ext>` in the
@@ -33,7 +33,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use icepick_reducers::{CancelToken, Options, Outcome, Stats};
+use reducers::passes::default_pipeline;
+use reducers::{CancelToken, Options, Outcome, Stats};
 
 use crate::case::{fileio, Case, CaseError};
 use crate::command::CompilerCommand;
@@ -281,7 +282,7 @@ impl Stage<'_> {
         chain: &mut chain::Chain,
         trace: &mut Trace,
         note: &mut dyn FnMut(Note<'_>),
-    ) -> Result<icepick_reducers::Reduction, ReduceError> {
+    ) -> Result<reducers::Reduction, ReduceError> {
         // A spare worker is of use only to a test with checks after its first run.
         let opts = &Options {
             spare_workers: self.has_checks(confirm),
@@ -560,17 +561,17 @@ pub fn reduce_case_traced(
     let mut trace = Trace::create(Some(dir), &trace_paths)?;
     trace.timeout = Some(timeout);
 
+    let hints = {
+        let mut h = hints_for(&case.crash);
+        if h.function.is_none() {
+            h.function = case.ir.as_ref().and_then(hints::ir_function);
+        }
+        h
+    };
     let opts = Options {
         jobs: settings.jobs.max(1),
-        hints: {
-            let mut h = hints_for(&case.crash);
-            if h.crash_function.is_none() {
-                h.crash_function = case.ir.as_ref().and_then(hints::ir_function);
-            }
-            h
-        },
         stop: settings.stop.clone(),
-        ..Options::default()
+        ..Options::new(default_pipeline(hints))
     };
     let prior_runs = |f: fn(&Reduction) -> u64| prior.as_ref().map_or(0, f);
     let mut rec = Reduction {

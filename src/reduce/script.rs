@@ -5,7 +5,7 @@
 //! those tools, each FILE is rewritten in place with the best-so-far (atomically, after every
 //! improvement, keeping its mode) and its original is kept as FILE.orig. Several files are
 //! reduced one at a time, in rounds, until a round changes none. The passes are the raw
-//! C/C++ pipeline ([`Pipeline::raw`]): directives too, ending on one line as C-Vise does.
+//! C/C++ pipeline (`reducers::passes::raw_pipeline`): directives too, ending on one line as C-Vise does.
 //!
 //! As C-Vise does, the script is first run on the originals: a script that is missing, not
 //! executable or not satisfied by the originals is reported as such (its exit status and
@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use icepick_reducers::{CancelToken, Options, Outcome, Pipeline, Stats};
+use reducers::passes::{raw_pipeline, Hints};
+use reducers::{CancelToken, Options, Outcome, Stats};
 use serde::Serialize;
 
 use super::trace::{self, Trace};
@@ -335,8 +336,7 @@ pub fn reduce_with_script(
     let opts = Options {
         jobs: settings.jobs.max(1),
         stop: settings.stop.clone(),
-        pipeline: Pipeline::raw(),
-        ..Options::default()
+        ..Options::new(raw_pipeline(Hints::default()))
     };
     let mut now = starts.clone();
     let (mut tests, mut cache_hits, mut stopped) = (0, 0, false);

@@ -1,5 +1,5 @@
 //! The one event loop of the reduce stage, for a case and for `--test SCRIPT` alike: it runs
-//! the driver of `icepick-reducers` and, in one place, writes the best-so-far (through the
+//! the driver of `reducers` and, in one place, writes the best-so-far (through the
 //! caller's `improved`), tells the caller's progress printer, and writes the trace.
 //!
 //! The trace (`--trace FILE`, and `logs/reduce-trace.jsonl` in a case) has one JSON line per
@@ -15,7 +15,7 @@
 //! by side) and `rejected` (`first`, `witness`, `confirm` or `null`).
 //! Several driver runs in one stage (the stricter second reduction, several files) continue
 //! the numbering, so one trace is one sequence. `icepick simulate` replays it (see
-//! `icepick_reducers::simulate`); the report draws it (`src/report/chart.rs`).
+//! `reducers::simulate`); the report draws it (`src/report/chart.rs`).
 
 use std::fs::File;
 use std::io::{LineWriter, Write};
@@ -23,9 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use icepick_reducers::{
-    CancelToken, Event, Options, Outcome, Reduction, Stats, TestRecord, Tested,
-};
+use reducers::{CancelToken, Event, Options, Outcome, Reduction, Stats, TestRecord, Tested};
 
 use super::accept::PhaseLog;
 use super::{Note, ReduceError};
@@ -165,7 +163,7 @@ where
     let offset = trace.origin.elapsed();
     // Records' numbers, for the next run's offsets: seq, pass runs, improvements.
     let mut seen = (0u64, 0u64, 0u64);
-    let result = icepick_reducers::reduce(start, opts, test, &mut |e| match e {
+    let result = reducers::reduce(start, opts, test, &mut |e| match e {
         Event::Improved { best, pass } => {
             if failed.is_some() {
                 return;

@@ -58,7 +58,7 @@ fn crate_modules(text: &str) -> BTreeSet<String> {
     };
     let mut found = BTreeSet::new();
     for (i, _) in text.match_indices("crate::") {
-        // `icepick_reducers::` or `some_crate::` are not this crate.
+        // `some_crate::` is not this crate.
         let before = text[..i].chars().next_back();
         if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
             continue;

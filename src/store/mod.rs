@@ -450,4 +450,5 @@ impl Store {
 mod tests;
 
 #[cfg(test)]
+#[cfg_attr(not(feature = "system-tests"), allow(dead_code))]
 mod pg_test;

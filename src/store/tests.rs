@@ -2,6 +2,8 @@
 //! function of a [`Backend`], instantiated for SQLite (`store::tests::sqlite::…`) and for a
 //! real PostgreSQL 15 started by the tests (`store::tests::postgres::…`, see [`pg_test`]).
 
+#![cfg_attr(not(feature = "system-tests"), allow(dead_code))]
+
 use super::*;
 use crate::store::pg_test;
 
@@ -91,6 +93,8 @@ macro_rules! both_backends {
         mod sqlite {
             $(#[test] fn $name() { super::$name(super::Backend::Sqlite) })*
         }
+        // A real PostgreSQL server: the system tier only.
+        #[cfg(feature = "system-tests")]
         mod postgres {
             $(#[test] fn $name() { super::$name(super::Backend::Postgres) })*
         }

@@ -345,7 +345,7 @@ impl<'t> Split<'t> {
                         let op = !qualified_op
                             && (j > 0 && self.w(j - 1, b"operator")
                                 || (j > 1 && self.w(j - 2, b"operator")));
-                        let func = b == b"(" && fn_name == Some(j - 1) && !d.function;
+                        let func = b == b"(" && j > 0 && fn_name == Some(j - 1) && !d.function;
                         if (op || func) && !d.operator {
                             // One list of names per parameter (split at top-level commas).
                             let (open, close) = if op && self.p(m + 1, b"(") {
@@ -654,13 +654,13 @@ fn cuts(text: &[u8], hints: &Hints) -> Vec<Vec<Edit>> {
     s.split(0, n, text.len(), None);
 
     let mut roots = Vec::new();
-    if let Some((file, line)) = &hints.parser_location {
+    if let Some((file, line)) = &hints.location {
         if let Some(at) = markers::locate(text, file.as_bytes(), *line) {
             roots.extend(containing(&s, at));
         }
     }
     if let Some(name) = hints
-        .crash_function
+        .function
         .as_deref()
         .and_then(super::guided::crash_name)
     {
@@ -746,9 +746,9 @@ mod tests {
     fn keeps_the_closure_of_the_crash_site() {
         let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nnamespace std { typedef unsigned long size_t; struct unused { int u; }; template <class T> struct vec { size_t n; }; template <class T> bool operator==(vec<T>, vec<T>); bool operator<(unused, unused); }\nusing namespace std;\nstruct Other { };\nint helper(int);\nint helper(int x) { return x; }\n# 2 \"m.cpp\" 2\nstruct A;\nstruct A { vec<int> v; void m(); };\nvoid A::m() {}\nenum E { e1, e2 };\nint f(A *a) {\n  return a->v == a->v ? e2 : helper(1);\n}\nint g() { return 0; }\n";
         let hints = Hints {
-            parser_location: Some(("m.cpp".into(), 6)),
-            crash_function: None,
-            parser_column: None,
+            location: Some(("m.cpp".into(), 6)),
+            function: None,
+            column: None,
         };
         let out = first(text, &hints);
         for keep in [
@@ -778,9 +778,9 @@ mod tests {
         // declaration, or the cut keeps `struct R<T, U>` without `template <…>`.
         let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\ntemplate <class T, class U> struct R { };\ntemplate <class T, class U>\n  requires requires { typename T::t; }\n  struct R<T, U> { using type = T; };\nstruct Unused { };\n# 2 \"m.cpp\" 2\nR<int, int> r;\n";
         let hints = Hints {
-            parser_location: Some(("m.cpp".into(), 1)),
-            crash_function: None,
-            parser_column: None,
+            location: Some(("m.cpp".into(), 1)),
+            function: None,
+            column: None,
         };
         let out = first(text, &hints);
         assert!(
@@ -796,9 +796,9 @@ mod tests {
         // `common_comparison_category`; without the specialisations it is `void`.
         let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nstruct P { };\ntemplate <class T> constexpr unsigned id = 1;\ntemplate <> constexpr unsigned id<P> = 2;\ntemplate <class T> T make();\ntemplate <> P make<P>();\ntemplate <class T> P unrelated();\n# 2 \"m.cpp\" 2\nunsigned u = id<P> + sizeof(make<int>());\n";
         let hints = Hints {
-            parser_location: Some(("m.cpp".into(), 1)),
-            crash_function: None,
-            parser_column: None,
+            location: Some(("m.cpp".into(), 1)),
+            function: None,
+            column: None,
         };
         let out = first(text, &hints);
         assert!(

@@ -383,10 +383,10 @@ pub(crate) fn one_line(text: &[u8]) -> Box<dyn Plan> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::passes::{Hints, Pass};
+    use crate::passes::{CPass, Hints};
     use proptest::prelude::*;
 
-    fn cands(pass: Pass, s: &str) -> Vec<String> {
+    fn cands(pass: CPass, s: &str) -> Vec<String> {
         pass.candidates(s.as_bytes(), &Hints::default())
             .map(|c| String::from_utf8(c).unwrap())
             .collect()
@@ -396,7 +396,7 @@ mod tests {
     fn conditional_groups_drop_whole_or_keep_one_arm() {
         let s = "a;\n#if X\nb;\n#elif Y\nc;\n#else\nd;\n#endif\ne;\n";
         assert_eq!(
-            cands(Pass::Directives, s),
+            cands(CPass::Directives, s),
             ["a;\ne;\n", "a;\nb;\ne;\n", "a;\nc;\ne;\n", "a;\nd;\ne;\n"]
         );
     }
@@ -404,7 +404,7 @@ mod tests {
     #[test]
     fn nested_groups_and_stray_endif() {
         let s = "#ifdef A\n#ifndef B\nx;\n#endif\n#endif\n#endif\n";
-        let c = cands(Pass::Directives, s);
+        let c = cands(CPass::Directives, s);
         assert_eq!(c[0], "#endif\n");
         assert_eq!(c[1], "#ifndef B\nx;\n#endif\n#endif\n");
         assert!(c.contains(&"#ifdef A\nx;\n#endif\n#endif\n".to_string()));
@@ -418,7 +418,7 @@ mod tests {
     fn defines_lose_line_then_params_then_body() {
         let s = "#define F(a, b) ((a) + \\\n  (b))\n#  define O 1\n#include <x.h>\n";
         assert_eq!(
-            cands(Pass::Directives, s),
+            cands(CPass::Directives, s),
             [
                 "#  define O 1\n#include <x.h>\n",
                 "#define F(a, b)\n#  define O 1\n#include <x.h>\n",
@@ -433,7 +433,7 @@ mod tests {
     #[test]
     fn other_directive_lines_go_all_at_once_first() {
         let s = "# 1 \"a.hipi\"\n#pragma unroll\nint x;\n#pragma GCC diagnostic push\n#define D 1\n#pragma GCC diagnostic pop\n";
-        let c = cands(Pass::Directives, s);
+        let c = cands(CPass::Directives, s);
         assert_eq!(c[0], "# 1 \"a.hipi\"\nint x;\n#define D 1\n");
         // Then one at a time, as before.
         assert_eq!(
@@ -442,27 +442,27 @@ mod tests {
         );
         // A single line has no all-at-once candidate of its own.
         assert_eq!(
-            cands(Pass::Directives, "#pragma once\nint x;\n"),
+            cands(CPass::Directives, "#pragma once\nint x;\n"),
             ["int x;\n"]
         );
     }
 
     #[test]
     fn line_markers_are_left_alone() {
-        assert!(cands(Pass::Directives, "# 1 \"a.c\"\nint x;\n# 2 \"a.c\" 2\n").is_empty());
-        assert!(cands(Pass::DirectiveTokens, "# 1 \"a.c\"\nint x;\n").is_empty());
+        assert!(cands(CPass::Directives, "# 1 \"a.c\"\nint x;\n# 2 \"a.c\" 2\n").is_empty());
+        assert!(cands(CPass::DirectiveTokens, "# 1 \"a.c\"\nint x;\n").is_empty());
     }
 
     #[test]
     fn directive_tokens_reach_macro_bodies_and_conditions() {
         let s = "#include <a.h>\n#define M(x) x+1\n#if A && B\n#endif\n";
-        let c = cands(Pass::DirectiveTokens, s);
+        let c = cands(CPass::DirectiveTokens, s);
         assert!(c.contains(&"#include <a.h>\n#define M() x+1\n#if A && B\n#endif\n".into()));
         assert!(c.contains(&"#include <a.h>\n#define M(x) x+\n#if A && B\n#endif\n".into()));
         assert!(c.contains(&"#include <a.h>\n#define M(x) x+1\n#if A &&\n#endif\n".into()));
         assert!(c.contains(&"#include <a.h>\n#define M(x) x+1\n A && B\n#endif\n".into()));
         assert!(c.iter().all(|c| c.starts_with("#include <a.h>\n")));
-        let c = cands(Pass::DirectiveTokens, "#if(X==1\n");
+        let c = cands(CPass::DirectiveTokens, "#if(X==1\n");
         assert!(c.contains(&"#if(X==\n".to_string()), "{c:?}");
         assert!(!c.iter().any(|c| c.starts_with("#ifX")), "{c:?}");
     }
@@ -470,7 +470,7 @@ mod tests {
     #[test]
     fn one_line_keeps_directives_on_their_own_lines() {
         let s = "/* c */\n#  define  F(a)  a  /* x */\n#define O (1)\nint\n  main ( )\n{\n  return F ( O ) + + 1 ; // y\n}\n";
-        let c = cands(Pass::OneLine, s);
+        let c = cands(CPass::OneLine, s);
         assert_eq!(
             c[0],
             "#define F(a)a\n#define O (1)\nint main(){return F(O)+ +1;}"
@@ -480,7 +480,7 @@ mod tests {
 
     #[test]
     fn one_line_does_not_fuse_tokens() {
-        let c = cands(Pass::OneLine, "a - -b;\nx = y / *p;\nu8 \"s\";\n'a' b\n");
+        let c = cands(CPass::OneLine, "a - -b;\nx = y / *p;\nu8 \"s\";\n'a' b\n");
         assert_eq!(c[0], "a- -b;x=y/ *p;u8 \"s\";'a'b");
     }
 
@@ -535,10 +535,10 @@ mod tests {
         /// the text itself); the one-line candidates keep the tokens.
         #[test]
         fn raw_passes_never_panic_and_always_shrink(text in prop_oneof![c_like(), prop::collection::vec(any::<u8>(), 0..200)]) {
-            for pass in [Pass::Directives, Pass::DirectiveTokens, Pass::OneLine] {
+            for pass in [CPass::Directives, CPass::DirectiveTokens, CPass::OneLine] {
                 for c in pass.candidates(&text, &Hints::default()).take(500) {
                     prop_assert!(c.len() < text.len(), "{} offered a candidate that is not shorter", pass.name());
-                    if pass == Pass::OneLine {
+                    if pass == CPass::OneLine {
                         prop_assert!(token_seq(&c) == token_seq(&text));
                     }
                 }

@@ -2,7 +2,7 @@
 //!
 //! One candidate built from the line markers ("keep only the main file") can take a
 //! preprocessed TU of megabytes to a few KB in one test, where blind ddmin spends minutes on a
-//! tenth of it (`docs/design/source-passes.md`). The crash location and the crashing function give similar one-shot cuts. Each pass
+//! tenth of it. The crash location and the crashing function give similar one-shot cuts. Each pass
 //! here therefore offers its boldest candidate first and falls back to finer ones.
 
 use std::borrow::Cow;
@@ -18,7 +18,7 @@ use crate::plan::{Ddmin, Edit, Empty, Item, List, Plan, Unit, DEL};
 /// the closing brace (`statement_cut`); cut after the line; cut after it and close the open
 /// braces; cut after the enclosing top-level declaration.
 pub(crate) fn crash_cut(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
-    let Some((file, line)) = &hints.parser_location else {
+    let Some((file, line)) = &hints.location else {
         return Box::new(Empty);
     };
     if lex::too_big(text) {
@@ -29,7 +29,7 @@ pub(crate) fn crash_cut(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
     };
     let cut = (lex::line_end(text, at) + 1).min(text.len());
     let mut items = Vec::new();
-    if let Some(edits) = hints.parser_column.and_then(|c| statement_cut(text, at, c)) {
+    if let Some(edits) = hints.column.and_then(|c| statement_cut(text, at, c)) {
         items.push(edits);
     }
     items.push(vec![Edit::delete(cut, text.len())]);
@@ -311,7 +311,7 @@ pub(crate) fn crash_name(hint: &str) -> Option<&str> {
 /// test each, a few tests per percent of a big TU, and the main phase's
 /// declaration ddmin does that job better.
 pub(crate) fn function_focus(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
-    let Some(name) = hints.crash_function.as_deref().and_then(crash_name) else {
+    let Some(name) = hints.function.as_deref().and_then(crash_name) else {
         return Box::new(Empty);
     };
     let toks = lex::lex(text);

@@ -13,7 +13,7 @@
 //! unterminated literal, a directive) ends its line, and the finished layout is lexed again
 //! and compared token by token with the input. If anything differs (the lexer is forgiving and
 //! arbitrary bytes reach it), no layout is offered. The driver accepts the layout even when it
-//! is longer than the current text (see `Pass::Normalise`), but only if the test still passes.
+//! is longer than the current text (see `CPass::Normalise`), but only if the test still passes.
 
 use std::borrow::Cow;
 

@@ -1,8 +1,10 @@
-//! The catalogue of passes, their names, and the default order in which the driver runs them.
+//! The C, C++ and HIP passes (preprocessed or raw text), their names, and the default orders
+//! in which the driver runs them.
 //!
-//! A pass is a value of [`Pass`]; it turns the current text into a lazy candidate schedule
-//! (see `plan.rs`). Keeping the set closed (an enum, not a trait) lets callers pick, reorder or
-//! drop passes (e.g. no renaming for a more readable report) without any plugin machinery.
+//! A pass is a value of [`CPass`]; with the [`Hints`] of a run it becomes a [`crate::Pass`]
+//! ([`CPass::with`]), and [`default_pipeline`] and [`raw_pipeline`] give the orders this crate
+//! was tuned with. The enum lets callers pick, reorder or drop the built-in passes (e.g. no
+//! renaming for a more readable report) and mix them with passes of their own.
 
 mod closure;
 mod directives;
@@ -11,38 +13,42 @@ mod guided;
 mod layout;
 mod structure;
 
+use std::sync::Arc;
+
+use crate::pass::{Pass, Pipeline};
 use crate::plan::{self, Plan, START};
 
-/// What the crash told us, used by the guided passes. All optional.
+/// Where the bug shows, for the guided passes: what a compiler's diagnostics or crash dump say
+/// about the input. All optional; without them the guided passes offer little or nothing.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Hints {
-    /// Frontend crash: `(file as printed, line)` from `file:line:col: current parser token …`
-    /// or `… parsing function body 'X'` in clang's stack dump. Lines are the ones seen through
-    /// the line markers, exactly as clang prints them.
-    pub parser_location: Option<(String, u32)>,
-    /// The column of `parser_location` (1-based, in bytes), when clang printed one.
-    pub parser_column: Option<u32>,
-    /// Backend crash: the function from `… on function '@f'` (mangled or not), or the `X` of
-    /// `parsing function body 'X'`.
-    pub crash_function: Option<String>,
+    /// The source location the bug shows at: `(file, line)` with the file named as the line
+    /// markers name it and the line counted through the markers (as a compiler reports
+    /// locations in preprocessed text). [`CPass::CrashCut`] cuts the text after it.
+    pub location: Option<(String, u32)>,
+    /// The column of `location` (1-based, in bytes), when known.
+    pub column: Option<u32>,
+    /// The function the bug shows in (mangled or not). [`CPass::FunctionFocus`] empties every
+    /// other function's body.
+    pub function: Option<String>,
 }
 
-/// One reduction pass.
+/// One built-in C/C++ reduction pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub enum Pass {
-    /// Keep only the main file's lines: [`Pass::Provenance`]'s first candidate on its own, one
-    /// test before [`Pass::CrashCut`] (see [`Pipeline::default`]).
+pub enum CPass {
+    /// Keep only the main file's lines: [`CPass::Provenance`]'s first candidate on its own, one
+    /// test before [`CPass::CrashCut`] (see [`default_pipeline`]).
     MainOnly,
-    /// Cut the text after the crash's parser location (needs [`Hints::parser_location`]).
+    /// Cut the text after the bug's location (needs [`Hints::location`]).
     CrashCut,
-    /// Keep the use-def closure of the crash site (see `closure.rs`): one big cut that keeps
+    /// Keep the use-def closure of the bug's site (see `closure.rs`): one big cut that keeps
     /// every declaration the kept code names, so it stays valid; then coarser fallbacks.
     Closure,
     /// Keep only the main file's text (line markers), else the closure's cut, then ddmin over
     /// includes and declarations.
     Provenance,
-    /// Empty every function body except the crashing one (needs [`Hints::crash_function`]).
+    /// Empty every function body except the bug's one (needs [`Hints::function`]).
     FunctionFocus,
     /// Drop line markers and blank lines.
     Markers,
@@ -64,7 +70,7 @@ pub enum Pass {
     OneLine,
     /// Rename identifiers to the shortest unused names.
     Rename,
-    /// [`Pass::Rename`], `__names` too (for a user's script, which decides).
+    /// [`CPass::Rename`], `__names` too (for a user's script, which decides).
     RenameAll,
     /// Numbers become `0`, strings `""`.
     Literals,
@@ -88,62 +94,70 @@ const CHUNK_NAMES: [&str; 11] = [
     "chunks-10+",
 ];
 
-impl Pass {
+impl CPass {
     /// A short, stable name for progress output.
     pub fn name(&self) -> &'static str {
         match self {
-            Pass::MainOnly => "main-only",
-            Pass::CrashCut => "crash-cut",
-            Pass::Closure => "closure",
-            Pass::Provenance => "provenance",
-            Pass::FunctionFocus => "function-focus",
-            Pass::Markers => "markers",
-            Pass::Chunks(d) => CHUNK_NAMES[usize::from(*d).min(CHUNK_NAMES.len() - 1)],
-            Pass::Lines => "lines",
-            Pass::Balanced => "balanced",
-            Pass::Tokens => "tokens",
-            Pass::Directives => "directives",
-            Pass::DirectiveTokens => "directive-tokens",
-            Pass::OneLine => "one-line",
-            Pass::Rename => "rename",
-            Pass::RenameAll => "rename-all",
-            Pass::Literals => "literals",
-            Pass::Normalise => "normalise",
+            CPass::MainOnly => "main-only",
+            CPass::CrashCut => "crash-cut",
+            CPass::Closure => "closure",
+            CPass::Provenance => "provenance",
+            CPass::FunctionFocus => "function-focus",
+            CPass::Markers => "markers",
+            CPass::Chunks(d) => CHUNK_NAMES[usize::from(*d).min(CHUNK_NAMES.len() - 1)],
+            CPass::Lines => "lines",
+            CPass::Balanced => "balanced",
+            CPass::Tokens => "tokens",
+            CPass::Directives => "directives",
+            CPass::DirectiveTokens => "directive-tokens",
+            CPass::OneLine => "one-line",
+            CPass::Rename => "rename",
+            CPass::RenameAll => "rename-all",
+            CPass::Literals => "literals",
+            CPass::Normalise => "normalise",
         }
     }
 
     /// True if the pass changes only whitespace, so its candidates need not be shorter.
     pub fn only_whitespace(&self) -> bool {
-        matches!(self, Pass::Normalise)
+        matches!(self, CPass::Normalise)
     }
 
-    pub(crate) fn plan(&self, text: &[u8], hints: &Hints) -> Box<dyn Plan> {
+    /// This pass with `hints`, as the driver runs it.
+    pub fn with(self, hints: &Arc<Hints>) -> Arc<dyn Pass> {
+        Arc::new(Hinted {
+            pass: self,
+            hints: hints.clone(),
+        })
+    }
+
+    fn plan(&self, text: &[u8], hints: &Hints) -> Box<dyn Plan> {
         if crate::lex::too_big(text) {
             return Box::new(plan::Empty);
         }
         match self {
-            Pass::MainOnly => guided::main_only(text),
-            Pass::CrashCut => guided::crash_cut(text, hints),
-            Pass::Closure => closure::closure(text, hints),
-            Pass::Provenance => guided::provenance(text, hints),
-            Pass::FunctionFocus => guided::function_focus(text, hints),
-            Pass::Markers => guided::markers(text),
-            Pass::Chunks(d) => structure::chunks(text, u32::from(*d)),
-            Pass::Lines => structure::lines(text),
-            Pass::Balanced => structure::balanced(text),
-            Pass::Tokens => structure::tokens(text),
-            Pass::Directives => directives::directives_pass(text),
-            Pass::DirectiveTokens => directives::directive_tokens(text),
-            Pass::OneLine => directives::one_line(text),
-            Pass::Rename => finish::rename(text),
-            Pass::RenameAll => finish::rename_all(text),
-            Pass::Literals => finish::literals(text),
-            Pass::Normalise => layout::normalise(text),
+            CPass::MainOnly => guided::main_only(text),
+            CPass::CrashCut => guided::crash_cut(text, hints),
+            CPass::Closure => closure::closure(text, hints),
+            CPass::Provenance => guided::provenance(text, hints),
+            CPass::FunctionFocus => guided::function_focus(text, hints),
+            CPass::Markers => guided::markers(text),
+            CPass::Chunks(d) => structure::chunks(text, u32::from(*d)),
+            CPass::Lines => structure::lines(text),
+            CPass::Balanced => structure::balanced(text),
+            CPass::Tokens => structure::tokens(text),
+            CPass::Directives => directives::directives_pass(text),
+            CPass::DirectiveTokens => directives::directive_tokens(text),
+            CPass::OneLine => directives::one_line(text),
+            CPass::Rename => finish::rename(text),
+            CPass::RenameAll => finish::rename_all(text),
+            CPass::Literals => finish::literals(text),
+            CPass::Normalise => layout::normalise(text),
         }
     }
 
     /// The candidates this pass would offer for `text` if every one of them were rejected, in
-    /// order, each strictly shorter than `text` (for [`Pass::only_whitespace`] passes: each
+    /// order, each strictly shorter than `text` (for [`CPass::only_whitespace`] passes: each
     /// different from `text`, with the same tokens). For inspection and tests; the driver uses the
     /// same schedule, resuming after each accepted candidate.
     pub fn candidates<'t>(
@@ -161,11 +175,11 @@ impl Pass {
     }
 
     /// Every built-in pass: the default pipeline's in order, then those only
-    /// [`Pipeline::raw`] runs (useful for tests).
-    pub fn all() -> Vec<Pass> {
+    /// [`raw_pipeline`] runs (useful for tests).
+    pub fn all() -> Vec<CPass> {
         let mut all = Vec::new();
-        for p in [Pipeline::default(), Pipeline::raw()] {
-            for pass in p.first.into_iter().chain(p.main).chain(p.last) {
+        for phases in [default_passes(), raw_passes()] {
+            for pass in phases.into_iter().flatten() {
                 if !all.contains(&pass) {
                     all.push(pass);
                 }
@@ -175,58 +189,89 @@ impl Pass {
     }
 }
 
-/// Which passes run, in three phases: `first` once at the start, `main` repeated until a round
-/// removes nothing, then `last`; if `last` improved anything, `main` and `last` run again.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Pipeline {
-    pub first: Vec<Pass>,
-    pub main: Vec<Pass>,
-    pub last: Vec<Pass>,
+/// A [`CPass`] with the hints of its run: what the driver sees.
+#[derive(Debug)]
+struct Hinted {
+    pass: CPass,
+    hints: Arc<Hints>,
 }
 
-impl Default for Pipeline {
-    fn default() -> Self {
-        use Pass::*;
-        Pipeline {
-            // Main-only first: when the headers are not needed it is one quick
-            // test to a few KB, and crash-cut's candidates, which differ from the input by the
-            // few bytes after a crash near the end of the file, then run on that instead of
-            // taking a full compile of the input each. When they are needed it is one failed
-            // test, which with two or more jobs runs beside crash-cut's. Crash-cut still comes
-            // before provenance and closure, whose cuts it can enable (a crash-on-valid whose
-            // headers only the code after the crash uses).
-            first: vec![MainOnly, CrashCut, Provenance, Closure, FunctionFocus],
-            main: vec![
-                Markers,
-                // Offers nothing on preprocessed text unless it has a `#pragma`.
-                Directives,
-                Chunks(0),
-                Chunks(1),
-                Chunks(2),
-                Chunks(3),
-                Chunks(4),
-                Chunks(6),
-                Chunks(8),
-                Lines,
-                Balanced,
-                Tokens,
-            ],
-            last: vec![Rename, Literals, Normalise],
-        }
+impl Pass for Hinted {
+    fn name(&self) -> &'static str {
+        self.pass.name()
+    }
+    fn only_whitespace(&self) -> bool {
+        self.pass.only_whitespace()
+    }
+    fn plan(&self, text: &[u8]) -> Box<dyn Plan> {
+        self.pass.plan(text, &self.hints)
     }
 }
 
-impl Pipeline {
-    /// For a user's interestingness script (`reduce --test`), raw C/C++ or preprocessed: the
-    /// default passes (the guided ones offer little without crash hints, but provenance still
-    /// cuts a preprocessed file to its main file), directives reduced like code, and the
-    /// C-Vise end state (the least whitespace, one line apart from directives) instead of the
-    /// readable layout.
-    pub fn raw() -> Self {
-        use Pass::*;
-        let mut p = Pipeline::default();
-        p.main.push(DirectiveTokens);
-        p.last = vec![RenameAll, Literals, OneLine];
-        p
+/// A [`Pipeline`] of built-in passes, `first`, `main` and `last`, all with `hints`.
+pub fn pipeline(first: &[CPass], main: &[CPass], last: &[CPass], hints: Hints) -> Pipeline {
+    let hints = Arc::new(hints);
+    let with = |v: &[CPass]| v.iter().map(|p| p.with(&hints)).collect();
+    Pipeline {
+        first: with(first),
+        main: with(main),
+        last: with(last),
     }
+}
+
+/// The default order's passes: `[first, main, last]`.
+fn default_passes() -> [Vec<CPass>; 3] {
+    use CPass::*;
+    [
+        // Main-only first: when the headers are not needed it is one quick
+        // test to a few KB, and crash-cut's candidates, which differ from the input by the
+        // few bytes after a crash near the end of the file, then run on that instead of
+        // taking a full compile of the input each. When they are needed it is one failed
+        // test, which with two or more jobs runs beside crash-cut's. Crash-cut still comes
+        // before provenance and closure, whose cuts it can enable (a crash-on-valid whose
+        // headers only the code after the crash uses).
+        vec![MainOnly, CrashCut, Provenance, Closure, FunctionFocus],
+        vec![
+            Markers,
+            // Offers nothing on preprocessed text unless it has a `#pragma`.
+            Directives,
+            Chunks(0),
+            Chunks(1),
+            Chunks(2),
+            Chunks(3),
+            Chunks(4),
+            Chunks(6),
+            Chunks(8),
+            Lines,
+            Balanced,
+            Tokens,
+        ],
+        vec![Rename, Literals, Normalise],
+    ]
+}
+
+/// The raw order's passes: `[first, main, last]`.
+fn raw_passes() -> [Vec<CPass>; 3] {
+    use CPass::*;
+    let [first, mut main, _] = default_passes();
+    main.push(DirectiveTokens);
+    [first, main, vec![RenameAll, Literals, OneLine]]
+}
+
+/// The order for preprocessed C/C++ with a bug's [`Hints`]: `first` = main-only, crash-cut,
+/// provenance, closure, function-focus (once); `main` = markers, directives, top-level,
+/// chunks-1..4, chunks-6, chunks-8, lines, balanced, tokens (repeated until a round removes
+/// nothing); `last` = rename, literals, normalise (the readable layout).
+pub fn default_pipeline(hints: Hints) -> Pipeline {
+    let [first, main, last] = default_passes();
+    pipeline(&first, &main, &last, hints)
+}
+
+/// For an interestingness script on raw C/C++ or preprocessed text: the default passes (the
+/// guided ones offer little without hints, but provenance still cuts a preprocessed file to
+/// its main file), directives reduced like code, and the C-Vise end state (the least
+/// whitespace, one line apart from directives) instead of the readable layout.
+pub fn raw_pipeline(hints: Hints) -> Pipeline {
+    let [first, main, last] = raw_passes();
+    pipeline(&first, &main, &last, hints)
 }

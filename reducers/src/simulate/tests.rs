@@ -155,8 +155,8 @@ fn a_hinted_success_behind_a_slow_front_gets_its_level_before_it_ends() {
         let mut a = step(2 * k + 1, 0, k, true, Some(1.0));
         a.phases = Some(Phases {
             first: 0.25,
-            witness: None,
-            confirm: Some(0.75),
+            second: None,
+            third: Some(0.75),
             rejected: None,
         });
         path.push(a);
@@ -178,9 +178,9 @@ fn a_hinted_success_behind_a_slow_front_gets_its_level_before_it_ends() {
     let mut s = step(0, 0, 0, false, Some(1.0));
     s.phases = Some(Phases {
         first: 1.0,
-        witness: None,
-        confirm: None,
-        rejected: Some("first".into()),
+        second: None,
+        third: None,
+        rejected: Some(Phase::First),
     });
     assert_eq!(s.hint_after(), None);
 }
@@ -211,8 +211,8 @@ fn a_spare_worker_runs_the_checks_beside_the_first_run() {
     let mut a = step(0, 0, 0, true, Some(2.0));
     a.phases = Some(Phases {
         first: 1.0,
-        witness: Some(0.5),
-        confirm: Some(1.0),
+        second: Some(0.5),
+        third: Some(1.0),
         rejected: None,
     });
     let path = vec![a];
@@ -223,34 +223,34 @@ fn a_spare_worker_runs_the_checks_beside_the_first_run() {
         ..Policy::default()
     };
     assert_eq!(simulate_policy(&path, 2, 0.0, &no_spare).wall_s, 2.0);
-    // With the farm's latency, the checks too are shipped to the spare worker.
+    // With a dispatch latency, the checks too are shipped to the spare worker.
     assert_eq!(simulate(&path, 2, 0.5).wall_s, 1.5);
     // A failure rejected in its first run gains nothing from a loan.
     let mut f = step(0, 0, 0, false, Some(1.0));
     f.phases = Some(Phases {
         first: 1.0,
-        witness: None,
-        confirm: None,
-        rejected: Some("first".into()),
+        second: None,
+        third: None,
+        rejected: Some(Phase::First),
     });
     assert_eq!(simulate(&[f], 2, 0.0).wall_s, 1.0);
 }
 
 #[test]
-fn sequential_acceptance_adds_the_witness_to_the_confirming_runs() {
+fn sequential_acceptance_adds_the_second_check_to_the_third() {
     let mut s = step(0, 0, 0, true, Some(3.5));
     s.phases = Some(Phases {
         first: 1.0,
-        witness: Some(1.0),
-        confirm: Some(2.0),
+        second: Some(1.0),
+        third: Some(2.0),
         rejected: None,
     });
     assert_eq!(s.cost_under(true), Some(3.5));
     assert_eq!(s.cost_under(false), Some(4.5));
     let p = s.phases.as_mut().unwrap();
-    p.rejected = Some("witness".into());
+    p.rejected = Some(Phase::Second);
     assert_eq!(s.cost_under(false), Some(3.5));
-    s.phases.as_mut().unwrap().rejected = Some("confirm".into());
+    s.phases.as_mut().unwrap().rejected = Some(Phase::Third);
     assert_eq!(s.cost_under(false), Some(4.5));
 }
 
