@@ -1,7 +1,7 @@
 //! One case model, rendered for people: `report.md` (upstream-ready Markdown), the JSON report
 //! (`icepick report --format json`) and `repro.sh` (a self-contained reproducer). Rendering is
 //! pure and reads the case's data only, never a stage module (one file per section:
-//! [`flags`], `classification.rs`, `versions.rs` …; `layering_tests.rs` checks it).
+//! [`flags`], `classification.rs`, `versions.rs` …; `tests/architecture.rs` checks it).
 //! [`write_files`], [`rerender`] and [`Report::load`] are the functions here that read a case
 //! directory, and [`write_files`] the one that writes: whoever runs a stage calls [`rerender`]
 //! after it (docs/architecture.md).
@@ -623,9 +623,6 @@ mod snapshot_tests;
 
 #[cfg(test)]
 mod kind_snapshot_tests;
-
-#[cfg(test)]
-mod layering_tests;
 
 #[cfg(test)]
 mod hostile_tests;
