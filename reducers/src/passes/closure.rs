@@ -9,8 +9,10 @@
 //! transitive closure; every other declaration is deleted in one candidate. Names are matched
 //! without scopes (an over-approximation: a name used anywhere keeps every declaration of it),
 //! and what C++ uses implicitly is kept too: out-of-line members, specialisations, deduction
-//! guides and free operators go with the class or template they name; `begin`/`end`,
-//! `initializer_list` and the tuple protocol are always used; `using namespace` and directives
+//! guides and free operators go with the class or template they name (a specialisation only
+//! once the classes among its template arguments are used too; an explicit instantiation
+//! never); the functions and classes named `begin`/`end`, `initializer_list` and the tuple
+//! protocol are always used; `using namespace` and directives
 //! (line markers, pragmas) stay. Fallbacks: the closure of the crash site plus the whole main
 //! file, then halves and quarters of the deletions (back to front), then nothing.
 
@@ -72,6 +74,10 @@ struct Decl<'t> {
     function: bool,
     operator: bool,
     params: Vec<Vec<&'t [u8]>>,
+    /// The names in a specialisation's template arguments (`hash<__shared_ptr<T>>`): it is
+    /// kept only when its template and every class among these are used (a `hash` for a
+    /// class nobody names is not needed).
+    spec_args: Vec<&'t [u8]>,
     /// The class, struct, union or enum names among `declares`.
     classes: Vec<&'t [u8]>,
     /// Directives and `using namespace`: always kept.
@@ -241,6 +247,7 @@ impl<'t> Split<'t> {
             function: false,
             operator: false,
             params: Vec::new(),
+            spec_args: Vec::new(),
             classes: Vec::new(),
             always: directive,
             directives: Vec::new(),
@@ -288,6 +295,17 @@ impl<'t> Split<'t> {
             d.always = true;
             return;
         }
+        // An explicit instantiation (`extern template class __cxx11::money_get<char>;`,
+        // `template struct S<int>;`) declares nothing: code that names the template never
+        // needs it, so no name keeps it.
+        let explicit = if self.w(first, b"extern") {
+            first + 1
+        } else {
+            first
+        };
+        if self.w(explicit, b"template") && !self.p(explicit + 1, b"<") {
+            return;
+        }
         let i = self.skip_template_prefix(first, last);
         let mut in_init = false;
         let mut after_colon = false;
@@ -305,8 +323,13 @@ impl<'t> Split<'t> {
                         in_init = true;
                         after_colon = true;
                     }
-                    b"<" if !in_init && j > first && self.toks[j - 1].kind == Kind::Ident => {
-                        // Template arguments are uses, never declared names.
+                    b"<" if j > first
+                        && self.toks[j - 1].kind == Kind::Ident
+                        && !self.w(j - 1, b"operator") =>
+                    {
+                        // Template arguments are uses, never declared names, also in an
+                        // initialiser (`using map = std::map<_Key, _Tp>;`: the commas in the
+                        // list start no new declarator).
                         let mut depth = 0i32;
                         let mut k = j;
                         while k <= last {
@@ -314,7 +337,12 @@ impl<'t> Split<'t> {
                                 b"<" => depth += 1,
                                 b">" => depth -= 1,
                                 b">>" => depth -= 2,
-                                b";" | b"{" => break,
+                                // Not a template argument list (`a < b;`): the `;` or the
+                                // body is looked at as usual.
+                                b";" | b"{" => {
+                                    k -= 1;
+                                    break;
+                                }
                                 b"(" | b"[" => k = self.mate(k).filter(|&m| m <= last).unwrap_or(k),
                                 _ => {}
                             }
@@ -416,6 +444,7 @@ impl<'t> Split<'t> {
                     }
                     if after_key && next == b"<" {
                         d.attached.push(b); // a specialisation goes with its template
+                        self.spec_args(j + 1, last, d);
                     }
                 } else if next == b"<" && !member && self.w(first, b"template") {
                     // `template<> constexpr unsigned id<T> = 2;`, `template<> void f<int>(int)`:
@@ -428,10 +457,21 @@ impl<'t> Split<'t> {
                     });
                     if declares_after {
                         d.attached.push(b);
+                        self.spec_args(j + 1, last, d);
                     }
                 }
             }
             j += 1;
+        }
+    }
+
+    /// Records the identifiers of the template argument list opened at token `open`.
+    fn spec_args(&self, open: usize, last: usize, d: &mut Decl<'t>) {
+        let close = self.angle_close(open, last).unwrap_or(open);
+        for k in open + 1..close {
+            if self.toks[k].kind == Kind::Ident && !keyword(self.b(k)) {
+                d.spec_args.push(self.b(k));
+            }
         }
     }
 
@@ -529,14 +569,17 @@ fn keep<'t>(s: &Split<'t>, roots: &[usize]) -> (Vec<bool>, Vec<Why<'t>>) {
     let mut waiting: HashMap<&[u8], Vec<usize>> = HashMap::new();
     let mut free_ops = Vec::new();
     for (k, d) in s.decls.iter().enumerate() {
-        if !d.function {
+        if !d.function && d.spec_args.is_empty() {
             continue;
         }
+        let spec = d.spec_args.iter().copied().filter(|n| classes.contains(n));
         let mut heads: Vec<&[u8]> = d
             .params
             .iter()
             .filter_map(|p| p.iter().copied().find(|n| classes.contains(n)))
+            .chain(spec)
             .filter(|n| !namespaces.contains(n) && !d.declares.contains(n))
+            .filter(|n| !d.attached.contains(n))
             .collect();
         heads.sort();
         heads.dedup();
@@ -548,12 +591,23 @@ fn keep<'t>(s: &Split<'t>, roots: &[usize]) -> (Vec<bool>, Vec<Why<'t>>) {
             waiting.entry(h).or_default().push(k);
         }
     }
-    let mut names: Vec<(&[u8], usize)> = IMPLICIT
-        .iter()
-        .map(|s| (s.as_bytes(), usize::MAX))
-        .collect();
+    let mut names: Vec<(&[u8], usize)> = Vec::new();
     let mut from: HashMap<&[u8], usize> = HashMap::new();
     let mut work: Vec<(usize, Option<&[u8]>)> = roots.iter().map(|&k| (k, None)).collect();
+    // What C++ calls without the name being spelt is a function or a class, never a variable
+    // (`ranges::end` is an object that would pull in all of <ranges>): those are kept; the
+    // name counts as used only once the kept code spells it.
+    for n in IMPLICIT.iter().map(|s| s.as_bytes()) {
+        for &k in by_name.get(n).into_iter().flatten() {
+            let d = &s.decls[k];
+            if d.function || !d.classes.is_empty() {
+                named[k] = true;
+                if missing[k] == 0 {
+                    work.push((k, None));
+                }
+            }
+        }
+    }
     work.extend(free_ops.into_iter().map(|k| (k, None)));
     work.extend(
         s.decls
@@ -584,7 +638,15 @@ fn keep<'t>(s: &Split<'t>, roots: &[usize]) -> (Vec<bool>, Vec<Why<'t>>) {
                 work.push((k, n_));
             }
         }
-        work.extend(by_attached.get(n).into_iter().flatten().map(|&k| (k, n_)));
+        for &k in by_attached.get(n).into_iter().flatten() {
+            // A specialisation waits for its argument classes; an out-of-line member goes
+            // with its class at once.
+            if s.decls[k].spec_args.is_empty() || missing[k] == 0 {
+                work.push((k, n_));
+            } else {
+                named[k] = true;
+            }
+        }
         for k in waiting.remove(n).into_iter().flatten() {
             missing[k] -= 1;
             if missing[k] == 0 && named[k] {
@@ -833,5 +895,39 @@ mod tests {
     fn no_roots_no_cut() {
         let plan = closure(b"int a; int b;", &Hints::default());
         assert!(plan.step(b"int a; int b;", crate::plan::START).is_none());
+    }
+
+    #[test]
+    fn an_alias_templates_arguments_declare_nothing() {
+        // `using map = std::map<_Key, _Tp>`: the commas in the argument list start no new
+        // declarator, so `_Tp` (every template's parameter) is no name of the alias.
+        let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\ntemplate <class K, class T> struct map { };\ntemplate <class K, class T> using alias = map<K, T>;\ntemplate <class T> struct vec { T t; };\n# 2 \"m.cpp\" 2\nvec<int> v;\n";
+        let hints = Hints {
+            location: Some(("m.cpp".into(), 1)),
+            ..Hints::default()
+        };
+        let out = first(text, &hints);
+        assert!(out.contains("struct vec"), "{out}");
+        assert!(!out.contains("alias"), "{out}");
+        assert!(!out.contains("struct map"), "{out}");
+    }
+
+    #[test]
+    fn a_specialisation_waits_for_the_classes_it_is_for() {
+        // `hash<shared>` is needed only when `shared` is used too; an explicit instantiation
+        // is never needed; `ranges::end` (an object) is not what a range-for calls; the
+        // template argument list of `operator<` is no list.
+        let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\ntemplate <class T> struct hash { };\nstruct shared { int s; };\ntemplate <> struct hash<shared> { shared s; };\nstruct used { };\ntemplate <> struct hash<used> { };\nstruct big { int b; };\nextern template struct hash<big>;\nstruct End { };\ninline constexpr End end{};\ntemplate <class T> struct box { };\ntemplate <class T> bool operator<(const box<T>&, const box<T>&) { struct Inner { } i; return true; }\n# 2 \"m.cpp\" 2\nhash<used> h;\n";
+        let hints = Hints {
+            location: Some(("m.cpp".into(), 1)),
+            ..Hints::default()
+        };
+        let out = first(text, &hints);
+        assert!(out.contains("template <> struct hash<used> { };"), "{out}");
+        assert!(!out.contains("hash<shared>"), "{out}");
+        assert!(!out.contains("struct shared"), "{out}");
+        assert!(!out.contains("extern template"), "{out}");
+        assert!(!out.contains("End"), "{out}");
+        assert!(!out.contains("operator<"), "{out}");
     }
 }
