@@ -53,6 +53,42 @@ const IMPLICIT: &[&str] = &[
     "get",
 ];
 
+/// The suffixes of the standard library's user-defined literals (`<chrono>`, `<complex>`,
+/// `<string>`, `<string_view>`); a program's own start with `_`. Others (`u`, `l`, `f`, `z`)
+/// are the language's and call nothing.
+const LITERAL_SUFFIXES: &[&str] = &[
+    "h", "min", "s", "ms", "us", "ns", "y", "d", "i", "il", "if", "sv",
+];
+
+/// The user-defined literal suffix of a number token (`ms` of `100ms`, `_km` of `1.5_km`).
+fn literal_suffix(num: &[u8]) -> Option<&[u8]> {
+    let radix_prefix = num.len() > 2 && num[0] == b'0' && matches!(num[1] | 0x20, b'x' | b'b');
+    let (mut i, hex) = if radix_prefix {
+        (2, num[1] | 0x20 == b'x')
+    } else {
+        (0, false)
+    };
+    let digit =
+        |c: u8| c.is_ascii_digit() || c == b'\'' || c == b'.' || hex && c.is_ascii_hexdigit();
+    while i < num.len() && digit(num[i]) {
+        i += 1;
+    }
+    let exp: &[u8] = if hex { b"pP" } else { b"eE" };
+    let signed = |k: usize| num.get(k).is_some_and(|c| matches!(c, b'+' | b'-'));
+    if i < num.len() && exp.contains(&num[i]) {
+        let k = if signed(i + 1) { i + 2 } else { i + 1 };
+        if num.get(k).is_some_and(u8::is_ascii_digit) {
+            i = k;
+            while i < num.len() && num[i].is_ascii_digit() {
+                i += 1;
+            }
+        }
+    }
+    let suffix = &num[i..];
+    let standard = std::str::from_utf8(suffix).is_ok_and(|s| LITERAL_SUFFIXES.contains(&s));
+    (suffix.first() == Some(&b'_') || standard).then_some(suffix)
+}
+
 fn keyword(w: &[u8]) -> bool {
     w.starts_with(b"__builtin") || std::str::from_utf8(w).map_or(true, |s| KEYWORDS.contains(&s))
 }
@@ -204,8 +240,12 @@ impl<'t> Split<'t> {
                             let brace = self.p(j, b"{");
                             let open = j;
                             j = m;
+                            // A braced member initialiser (`: _M_y{y}, _M_d{d} { }`) is
+                            // followed by `,` or the body: no body ends there.
                             if brace
                                 && !self.p(m + 1, b";")
+                                && !self.p(m + 1, b",")
+                                && !self.p(m + 1, b"{")
                                 && !typed
                                 && !lex::opens_requires_body(
                                     self.text, &self.toks, &self.mate, open,
@@ -289,6 +329,12 @@ impl<'t> Split<'t> {
             if self.toks[i].kind == Kind::Ident && !keyword(self.b(i)) && seen.insert(self.b(i)) {
                 d.uses.push(self.b(i));
             }
+            // `100ms` calls `operator""ms`, declared as `ms`.
+            if self.toks[i].kind == Kind::Number {
+                if let Some(suffix) = literal_suffix(self.b(i)).filter(|s| seen.insert(s)) {
+                    d.uses.push(suffix);
+                }
+            }
             i += 1;
         }
         if self.w(first, b"using") && self.w(first + 1, b"namespace") {
@@ -364,6 +410,16 @@ impl<'t> Split<'t> {
                             }
                         }
                         j = end;
+                    }
+                    b"[" if !in_init && self.structured_binding(first, j) => {
+                        // `auto [first, last] = …;` declares `first` and `last`.
+                        let m = self.mate(j).unwrap_or(last).min(last);
+                        for k in j + 1..m {
+                            if self.toks[k].kind == Kind::Ident {
+                                d.declares.push(self.b(k));
+                            }
+                        }
+                        j = m;
                     }
                     b"(" | b"[" | b"{" => {
                         let m = self.mate(j).unwrap_or(last).min(last);
@@ -498,8 +554,29 @@ impl<'t> Split<'t> {
         while self.w(i, b"template") && self.p(i + 1, b"<") {
             let mut depth = 0i32;
             let mut j = i + 1;
+            // The list's non-type parameters (`size_t __w`): a `<` after one of them (as
+            // after a number or a `)`) compares, in a default argument such as libstdc++'s
+            // `bool = __w < static_cast<size_t>(…)`.
+            let mut values: Vec<&[u8]> = Vec::new();
             while j <= last {
+                if depth == 1 && self.toks[j].kind == Kind::Ident && j > 0 {
+                    let before = self.b(j - 1);
+                    let after = self
+                        .toks
+                        .get(j + 1)
+                        .map_or(&b">"[..], |t| t.bytes(self.text));
+                    let typed = self.toks[j - 1].kind == Kind::Ident
+                        && !matches!(before, b"typename" | b"class");
+                    if typed && matches!(after, b"," | b"=" | b">" | b">>") {
+                        values.push(self.b(j));
+                    }
+                }
+                let compares = j > 0
+                    && (matches!(self.toks[j - 1].kind, Kind::Number)
+                        || self.p(j - 1, b")")
+                        || values.contains(&self.b(j - 1)));
                 match self.b(j) {
+                    b"<" if compares => {}
                     b"<" => depth += 1,
                     b">" => depth -= 1,
                     b">>" => depth -= 2,
@@ -514,6 +591,20 @@ impl<'t> Split<'t> {
             i = j;
         }
         i
+    }
+
+    /// True when the `[` at `open` starts a structured binding: `auto`, then only
+    /// qualifiers and `&`/`&&` before it.
+    fn structured_binding(&self, first: usize, open: usize) -> bool {
+        let mut k = open;
+        while k > first
+            && (self.p(k - 1, b"&")
+                || self.p(k - 1, b"&&")
+                || matches!(self.b(k - 1), b"const" | b"volatile"))
+        {
+            k -= 1;
+        }
+        k > first && self.w(k - 1, b"auto")
     }
 
     fn decl_has(&self, first: usize, before: usize, w: &[u8]) -> bool {
@@ -626,7 +717,17 @@ fn keep<'t>(s: &Split<'t>, roots: &[usize]) -> (Vec<bool>, Vec<Why<'t>>) {
             let d = &s.decls[k];
             names.extend(d.uses.iter().chain(&d.declares).map(|&n| (n, k)));
         }
-        let Some((n, by)) = names.pop() else { break };
+        let Some((n, by)) = names.pop() else {
+            // A function name the kept code spells needs some declaration, even when no
+            // overload's classes are used (`std::get<_Idx>(…)` in a template is looked up
+            // where it is written): keep the shortest one.
+            let orphans = unmet_functions(s, &used, &by_name, &kept);
+            if orphans.is_empty() {
+                break;
+            }
+            work.extend(orphans.into_iter().map(|(k, n)| (k, Some(n))));
+            continue;
+        };
         if !used.insert(n) {
             continue;
         }
@@ -655,6 +756,31 @@ fn keep<'t>(s: &Split<'t>, roots: &[usize]) -> (Vec<bool>, Vec<Why<'t>>) {
         }
     }
     (kept, why)
+}
+
+/// For each used name that only functions declare and none of them is kept: the shortest of
+/// them, and the name.
+fn unmet_functions<'t>(
+    s: &Split<'t>,
+    used: &HashSet<&'t [u8]>,
+    by_name: &HashMap<&'t [u8], Vec<usize>>,
+    kept: &[bool],
+) -> Vec<(usize, &'t [u8])> {
+    let mut out = Vec::new();
+    for &n in used {
+        let Some(ks) = by_name.get(n) else { continue };
+        if ks.iter().any(|&k| kept[k] || !s.decls[k].function) {
+            continue;
+        }
+        if let Some(&k) = ks
+            .iter()
+            .min_by_key(|&&k| s.decls[k].end - s.decls[k].start)
+        {
+            out.push((k, n));
+        }
+    }
+    out.sort_unstable();
+    out
 }
 
 /// Deletions for everything not kept (a block stays if any child stays).
@@ -929,5 +1055,52 @@ mod tests {
         assert!(!out.contains("extern template"), "{out}");
         assert!(!out.contains("End"), "{out}");
         assert!(!out.contains("operator<"), "{out}");
+    }
+
+    #[test]
+    fn user_defined_literal_suffixes() {
+        assert_eq!(literal_suffix(b"100ms"), Some(&b"ms"[..]));
+        assert_eq!(literal_suffix(b"1.5_km"), Some(&b"_km"[..]));
+        assert_eq!(literal_suffix(b"1e10s"), Some(&b"s"[..]));
+        assert_eq!(literal_suffix(b"2h"), Some(&b"h"[..]));
+        assert_eq!(literal_suffix(b"0x1fu"), None);
+        assert_eq!(literal_suffix(b"0xd"), None);
+        assert_eq!(literal_suffix(b"1.0f"), None);
+        assert_eq!(literal_suffix(b"10'000ull"), None);
+        assert_eq!(literal_suffix(b"1e-3"), None);
+        let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nstruct ms_t { };\nconstexpr ms_t operator\"\"ms(unsigned long long) { return {}; }\nconstexpr int operator\"\"_km(long double) { return 1; }\n# 2 \"m.cpp\" 2\nauto t = 100ms;\n";
+        let hints = Hints {
+            location: Some(("m.cpp".into(), 1)),
+            ..Hints::default()
+        };
+        let out = first(text, &hints);
+        assert!(out.contains("operator\"\"ms"), "{out}");
+        assert!(!out.contains("_km"), "{out}");
+    }
+
+    #[test]
+    fn a_structured_binding_declares_its_names() {
+        let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nstruct P { int a, b; };\nextern P p;\nauto [x, y] = p;\nconst auto& [z, w] = p;\nint unused_one;\n# 2 \"m.cpp\" 2\nint f() { return y + z; }\n";
+        let hints = Hints {
+            location: Some(("m.cpp".into(), 1)),
+            ..Hints::default()
+        };
+        let out = first(text, &hints);
+        assert!(out.contains("auto [x, y] = p;"), "{out}");
+        assert!(out.contains("const auto& [z, w] = p;"), "{out}");
+        assert!(out.contains("extern P p;"), "{out}");
+        assert!(!out.contains("unused_one"), "{out}");
+    }
+
+    #[test]
+    fn a_constructor_with_braced_initialisers_is_one_declaration() {
+        let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nstruct Y { Y(int); int a, b; };\nY::Y(int v)\n: a{v}, b{v}\n{ }\nint unused_one;\n# 2 \"m.cpp\" 2\nY y(1);\n";
+        let hints = Hints {
+            location: Some(("m.cpp".into(), 1)),
+            ..Hints::default()
+        };
+        let out = first(text, &hints);
+        assert!(out.contains(": a{v}, b{v}\n{ }"), "{out}");
+        assert!(!out.contains("unused_one"), "{out}");
     }
 }
