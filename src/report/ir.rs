@@ -291,8 +291,8 @@ mod tests {
             .starts_with("the reduced IR with"));
         let plain = sample_case();
         let v = serde_json::to_value(crate::report::json(&plain, None, None)).unwrap();
-        assert!(v.get("ir_compiler_explorer_url").is_none(), "{v:#}");
-        assert!(v.get("ir_compiler_explorer_note").is_none(), "{v:#}");
+        assert!(v["ir_compiler_explorer_url"].is_null(), "{v:#}");
+        assert!(v["ir_compiler_explorer_note"].is_null(), "{v:#}");
     }
 
     #[test]

@@ -373,11 +373,9 @@ pub struct JsonReport<'a> {
     /// What that link opens, or why there is none.
     pub compiler_explorer_note: String,
     /// A Compiler Explorer session running `llc`/`opt` on the verified reduced IR
-    /// ([`godbolt::ir_link`]); absent when the case has no verified IR reproducer.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// ([`godbolt::ir_link`]); null when the case has no verified IR reproducer.
     pub ir_compiler_explorer_url: Option<String>,
-    /// What the IR link opens, or why there is none; absent with no verified IR reproducer.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// What the IR link opens, or why there is none; null with no verified IR reproducer.
     pub ir_compiler_explorer_note: Option<String>,
 }
 
