@@ -922,6 +922,14 @@ mod tests {
     use super::*;
     use crate::plan::apply;
 
+    /// Hints naming line 1 of the tests' main file `m.cpp` as the crash site.
+    fn at_main() -> Hints {
+        Hints {
+            location: Some(("m.cpp".into(), 1)),
+            ..Hints::default()
+        }
+    }
+
     fn first(text: &str, hints: &Hints) -> String {
         let plan = closure(text.as_bytes(), hints);
         let step = plan
@@ -965,12 +973,7 @@ mod tests {
         // libstdc++'s <compare>: the head's requires-expression body must not end the
         // declaration, or the cut keeps `struct R<T, U>` without `template <…>`.
         let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\ntemplate <class T, class U> struct R { };\ntemplate <class T, class U>\n  requires requires { typename T::t; }\n  struct R<T, U> { using type = T; };\nstruct Unused { };\n# 2 \"m.cpp\" 2\nR<int, int> r;\n";
-        let hints = Hints {
-            location: Some(("m.cpp".into(), 1)),
-            function: None,
-            column: None,
-        };
-        let out = first(text, &hints);
+        let out = first(text, &at_main());
         assert!(
             out.contains("template <class T, class U>\n  requires requires { typename T::t; }\n  struct R<T, U>"),
             "{out}"
@@ -983,12 +986,7 @@ mod tests {
         // libstdc++'s <compare>: `__cmp_cat_id<partial_ordering>` decides
         // `common_comparison_category`; without the specialisations it is `void`.
         let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nstruct P { };\ntemplate <class T> constexpr unsigned id = 1;\ntemplate <> constexpr unsigned id<P> = 2;\ntemplate <class T> T make();\ntemplate <> P make<P>();\ntemplate <class T> P unrelated();\n# 2 \"m.cpp\" 2\nunsigned u = id<P> + sizeof(make<int>());\n";
-        let hints = Hints {
-            location: Some(("m.cpp".into(), 1)),
-            function: None,
-            column: None,
-        };
-        let out = first(text, &hints);
+        let out = first(text, &at_main());
         assert!(
             out.contains("template <> constexpr unsigned id<P> = 2;"),
             "{out}"
@@ -1028,11 +1026,7 @@ mod tests {
         // `using map = std::map<_Key, _Tp>`: the commas in the argument list start no new
         // declarator, so `_Tp` (every template's parameter) is no name of the alias.
         let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\ntemplate <class K, class T> struct map { };\ntemplate <class K, class T> using alias = map<K, T>;\ntemplate <class T> struct vec { T t; };\n# 2 \"m.cpp\" 2\nvec<int> v;\n";
-        let hints = Hints {
-            location: Some(("m.cpp".into(), 1)),
-            ..Hints::default()
-        };
-        let out = first(text, &hints);
+        let out = first(text, &at_main());
         assert!(out.contains("struct vec"), "{out}");
         assert!(!out.contains("alias"), "{out}");
         assert!(!out.contains("struct map"), "{out}");
@@ -1044,11 +1038,7 @@ mod tests {
         // is never needed; `ranges::end` (an object) is not what a range-for calls; the
         // template argument list of `operator<` is no list.
         let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\ntemplate <class T> struct hash { };\nstruct shared { int s; };\ntemplate <> struct hash<shared> { shared s; };\nstruct used { };\ntemplate <> struct hash<used> { };\nstruct big { int b; };\nextern template struct hash<big>;\nstruct End { };\ninline constexpr End end{};\ntemplate <class T> struct box { };\ntemplate <class T> bool operator<(const box<T>&, const box<T>&) { struct Inner { } i; return true; }\n# 2 \"m.cpp\" 2\nhash<used> h;\n";
-        let hints = Hints {
-            location: Some(("m.cpp".into(), 1)),
-            ..Hints::default()
-        };
-        let out = first(text, &hints);
+        let out = first(text, &at_main());
         assert!(out.contains("template <> struct hash<used> { };"), "{out}");
         assert!(!out.contains("hash<shared>"), "{out}");
         assert!(!out.contains("struct shared"), "{out}");
@@ -1069,11 +1059,7 @@ mod tests {
         assert_eq!(literal_suffix(b"10'000ull"), None);
         assert_eq!(literal_suffix(b"1e-3"), None);
         let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nstruct ms_t { };\nconstexpr ms_t operator\"\"ms(unsigned long long) { return {}; }\nconstexpr int operator\"\"_km(long double) { return 1; }\n# 2 \"m.cpp\" 2\nauto t = 100ms;\n";
-        let hints = Hints {
-            location: Some(("m.cpp".into(), 1)),
-            ..Hints::default()
-        };
-        let out = first(text, &hints);
+        let out = first(text, &at_main());
         assert!(out.contains("operator\"\"ms"), "{out}");
         assert!(!out.contains("_km"), "{out}");
     }
@@ -1081,11 +1067,7 @@ mod tests {
     #[test]
     fn a_structured_binding_declares_its_names() {
         let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nstruct P { int a, b; };\nextern P p;\nauto [x, y] = p;\nconst auto& [z, w] = p;\nint unused_one;\n# 2 \"m.cpp\" 2\nint f() { return y + z; }\n";
-        let hints = Hints {
-            location: Some(("m.cpp".into(), 1)),
-            ..Hints::default()
-        };
-        let out = first(text, &hints);
+        let out = first(text, &at_main());
         assert!(out.contains("auto [x, y] = p;"), "{out}");
         assert!(out.contains("const auto& [z, w] = p;"), "{out}");
         assert!(out.contains("extern P p;"), "{out}");
@@ -1095,11 +1077,7 @@ mod tests {
     #[test]
     fn a_constructor_with_braced_initialisers_is_one_declaration() {
         let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nstruct Y { Y(int); int a, b; };\nY::Y(int v)\n: a{v}, b{v}\n{ }\nint unused_one;\n# 2 \"m.cpp\" 2\nY y(1);\n";
-        let hints = Hints {
-            location: Some(("m.cpp".into(), 1)),
-            ..Hints::default()
-        };
-        let out = first(text, &hints);
+        let out = first(text, &at_main());
         assert!(out.contains(": a{v}, b{v}\n{ }"), "{out}");
         assert!(!out.contains("unused_one"), "{out}");
     }
