@@ -1,27 +1,9 @@
-//! A big first cut that keeps the code valid: the use-def closure of the crash site.
-//!
-//! When the test requires a crash-on-valid case to stay valid, the classic big cuts (drop all
-//! headers, ddmin over top-level declarations) are mostly rejected: they remove declarations the
-//! rest still uses. This pass splits the text into declarations at namespace scope (recursing
-//! into `namespace … {}` and `extern "C" {}` blocks), computes for each the names it declares and
-//! the identifiers it uses, starts from the declarations at the crash (the parser location, the
-//! crashing function, else the main file's declarations per the line markers) and keeps the
-//! transitive closure; every other declaration is deleted in one candidate. Names are matched
-//! without scopes (an over-approximation: a name used anywhere keeps every declaration of it),
-//! and what C++ uses implicitly is kept too: out-of-line members, specialisations, deduction
-//! guides and free operators go with the class or template they name (a specialisation only
-//! once the classes among its template arguments are used too; an explicit instantiation
-//! never); the functions and classes named `begin`/`end`, `initializer_list` and the tuple
-//! protocol are always used; `using namespace` and directives
-//! (line markers, pragmas) stay. Fallbacks: the closure of the crash site plus the whole main
-//! file, then halves and quarters of the deletions (back to front), then nothing.
+//! The closure's parser: a text split into declarations at namespace scope, each with the
+//! names it declares and uses and what C++ attaches to it implicitly (see the parent module).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
-use super::Hints;
 use crate::lex::{self, Kind, Tok};
-use crate::markers;
-use crate::plan::{Edit, Empty, Item, List, Plan};
 
 /// Keywords and builtins: never declared names, never uses.
 #[rustfmt::skip]
@@ -43,16 +25,6 @@ const KEYWORDS: &[&str] = &[
     "__constant__", "__launch_bounds__",
 ];
 
-/// Names C++ uses without spelling them (range-for, braced lists, structured bindings).
-const IMPLICIT: &[&str] = &[
-    "begin",
-    "end",
-    "initializer_list",
-    "tuple_size",
-    "tuple_element",
-    "get",
-];
-
 /// The suffixes of the standard library's user-defined literals (`<chrono>`, `<complex>`,
 /// `<string>`, `<string_view>`); a program's own start with `_`. Others (`u`, `l`, `f`, `z`)
 /// are the language's and call nothing.
@@ -61,7 +33,7 @@ const LITERAL_SUFFIXES: &[&str] = &[
 ];
 
 /// The user-defined literal suffix of a number token (`ms` of `100ms`, `_km` of `1.5_km`).
-fn literal_suffix(num: &[u8]) -> Option<&[u8]> {
+pub(super) fn literal_suffix(num: &[u8]) -> Option<&[u8]> {
     let radix_prefix = num.len() > 2 && num[0] == b'0' && matches!(num[1] | 0x20, b'x' | b'b');
     let (mut i, hex) = if radix_prefix {
         (2, num[1] | 0x20 == b'x')
@@ -89,64 +61,64 @@ fn literal_suffix(num: &[u8]) -> Option<&[u8]> {
     (suffix.first() == Some(&b'_') || standard).then_some(suffix)
 }
 
-fn keyword(w: &[u8]) -> bool {
+pub(super) fn keyword(w: &[u8]) -> bool {
     w.starts_with(b"__builtin") || std::str::from_utf8(w).map_or(true, |s| KEYWORDS.contains(&s))
 }
 
 /// One deletable declaration, or a `namespace`/`extern "C"` block of them.
-struct Decl<'t> {
+pub(super) struct Decl<'t> {
     /// Byte span, trailing whitespace included.
-    start: usize,
-    end: usize,
-    declares: Vec<&'t [u8]>,
+    pub(super) start: usize,
+    pub(super) end: usize,
+    pub(super) declares: Vec<&'t [u8]>,
     /// Kept as soon as any of these names is kept (the class of an out-of-line member, the
     /// template of a specialisation, the parameter types of a free operator).
-    attached: Vec<&'t [u8]>,
-    uses: Vec<&'t [u8]>,
+    pub(super) attached: Vec<&'t [u8]>,
+    pub(super) uses: Vec<&'t [u8]>,
     /// A function or a free operator, with one list of names per parameter. It is kept only
     /// when every parameter's class (the first class name in its list, if any) is used: an
     /// overload nobody can call is not needed (else `swap` would keep every class that has a
     /// `swap`). A function also needs its name used; an operator is used implicitly.
-    function: bool,
-    operator: bool,
-    params: Vec<Vec<&'t [u8]>>,
+    pub(super) function: bool,
+    pub(super) operator: bool,
+    pub(super) params: Vec<Vec<&'t [u8]>>,
     /// The names in a specialisation's template arguments (`hash<__shared_ptr<T>>`): it is
     /// kept only when its template and every class among these are used (a `hash` for a
     /// class nobody names is not needed).
-    spec_args: Vec<&'t [u8]>,
+    pub(super) spec_args: Vec<&'t [u8]>,
     /// The class, struct, union or enum names among `declares`.
-    classes: Vec<&'t [u8]>,
+    pub(super) classes: Vec<&'t [u8]>,
     /// Directives and `using namespace`: always kept.
-    always: bool,
+    pub(super) always: bool,
     /// Directive lines inside the declaration (line markers in a long template argument
     /// list): kept when the declaration goes, so the lines after it keep their file and line.
-    directives: Vec<(usize, usize)>,
+    pub(super) directives: Vec<(usize, usize)>,
     /// For a block: its children's indices; the block goes only when all of them go.
-    children: Vec<usize>,
-    parent: Option<usize>,
+    pub(super) children: Vec<usize>,
+    pub(super) parent: Option<usize>,
 }
 
-struct Split<'t> {
-    text: &'t [u8],
-    toks: Vec<Tok>,
-    mate: Vec<u32>,
-    decls: Vec<Decl<'t>>,
+pub(super) struct Split<'t> {
+    pub(super) text: &'t [u8],
+    pub(super) toks: Vec<Tok>,
+    pub(super) mate: Vec<u32>,
+    pub(super) decls: Vec<Decl<'t>>,
 }
 
 impl<'t> Split<'t> {
-    fn b(&self, i: usize) -> &'t [u8] {
+    pub(super) fn b(&self, i: usize) -> &'t [u8] {
         self.toks[i].bytes(self.text)
     }
-    fn p(&self, i: usize, s: &[u8]) -> bool {
+    pub(super) fn p(&self, i: usize, s: &[u8]) -> bool {
         i < self.toks.len() && self.toks[i].is(self.text, s)
     }
-    fn w(&self, i: usize, s: &[u8]) -> bool {
+    pub(super) fn w(&self, i: usize, s: &[u8]) -> bool {
         i < self.toks.len() && self.toks[i].kind == Kind::Ident && self.b(i) == s
     }
-    fn mate(&self, i: usize) -> Option<usize> {
+    pub(super) fn mate(&self, i: usize) -> Option<usize> {
         (self.mate[i] != u32::MAX).then_some(self.mate[i] as usize)
     }
-    fn span_end(&self, last: usize, limit: usize) -> usize {
+    pub(super) fn span_end(&self, last: usize, limit: usize) -> usize {
         self.toks
             .get(last + 1)
             .map_or(self.text.len(), |t| t.start as usize)
@@ -154,7 +126,13 @@ impl<'t> Split<'t> {
     }
 
     /// Splits tokens `lo..hi` (one scope) into declarations, recursing into blocks.
-    fn split(&mut self, lo: usize, hi: usize, limit: usize, parent: Option<usize>) -> Vec<usize> {
+    pub(super) fn split(
+        &mut self,
+        lo: usize,
+        hi: usize,
+        limit: usize,
+        parent: Option<usize>,
+    ) -> Vec<usize> {
         let mut out = Vec::new();
         let mut i = lo;
         while i < hi {
@@ -270,7 +248,7 @@ impl<'t> Split<'t> {
         out
     }
 
-    fn push(
+    pub(super) fn push(
         &mut self,
         first: usize,
         last: usize,
@@ -309,7 +287,7 @@ impl<'t> Split<'t> {
     }
 
     /// Fills the declared, attached and used names of tokens `first..=last`.
-    fn names(&self, first: usize, last: usize, d: &mut Decl<'t>) {
+    pub(super) fn names(&self, first: usize, last: usize, d: &mut Decl<'t>) {
         let mut seen = HashSet::new();
         let mut i = first;
         while i <= last {
@@ -522,7 +500,7 @@ impl<'t> Split<'t> {
     }
 
     /// Records the identifiers of the template argument list opened at token `open`.
-    fn spec_args(&self, open: usize, last: usize, d: &mut Decl<'t>) {
+    pub(super) fn spec_args(&self, open: usize, last: usize, d: &mut Decl<'t>) {
         let close = self.angle_close(open, last).unwrap_or(open);
         for k in open + 1..close {
             if self.toks[k].kind == Kind::Ident && !keyword(self.b(k)) {
@@ -532,7 +510,7 @@ impl<'t> Split<'t> {
     }
 
     /// The `>` (or `>>`) closing the `<` at token `open`, within `last`.
-    fn angle_close(&self, open: usize, last: usize) -> Option<usize> {
+    pub(super) fn angle_close(&self, open: usize, last: usize) -> Option<usize> {
         let mut depth = 0i32;
         for k in open..=last {
             match self.b(k) {
@@ -550,7 +528,7 @@ impl<'t> Split<'t> {
     }
 
     /// The first token after any `template <…>` prefixes starting at `i` (bounded by `last`).
-    fn skip_template_prefix(&self, mut i: usize, last: usize) -> usize {
+    pub(super) fn skip_template_prefix(&self, mut i: usize, last: usize) -> usize {
         while self.w(i, b"template") && self.p(i + 1, b"<") {
             let mut depth = 0i32;
             let mut j = i + 1;
@@ -595,7 +573,7 @@ impl<'t> Split<'t> {
 
     /// True when the `[` at `open` starts a structured binding: `auto`, then only
     /// qualifiers and `&`/`&&` before it.
-    fn structured_binding(&self, first: usize, open: usize) -> bool {
+    pub(super) fn structured_binding(&self, first: usize, open: usize) -> bool {
         let mut k = open;
         while k > first
             && (self.p(k - 1, b"&")
@@ -607,478 +585,7 @@ impl<'t> Split<'t> {
         k > first && self.w(k - 1, b"auto")
     }
 
-    fn decl_has(&self, first: usize, before: usize, w: &[u8]) -> bool {
+    pub(super) fn decl_has(&self, first: usize, before: usize, w: &[u8]) -> bool {
         (first..before).any(|k| self.w(k, w))
-    }
-}
-
-/// The declarations to delete for a closure started at `roots`, as sorted edits.
-fn cut(s: &Split, roots: &[usize]) -> Vec<Edit> {
-    let (mut kept, _) = keep(s, roots);
-    edits_for(s, &mut kept)
-}
-
-/// The declaration whose use of a name pulled a declaration in, and the name.
-type Why<'t> = Option<(usize, &'t [u8])>;
-
-/// Which declarations the closure keeps, and for each kept one why: the declaration whose use
-/// of a name pulled it in (none for roots and always-kept ones).
-fn keep<'t>(s: &Split<'t>, roots: &[usize]) -> (Vec<bool>, Vec<Why<'t>>) {
-    let mut kept = vec![false; s.decls.len()];
-    let mut why: Vec<Why> = vec![None; s.decls.len()];
-    let namespaces: HashSet<&[u8]> = s
-        .decls
-        .iter()
-        .filter(|d| !d.children.is_empty())
-        .flat_map(|d| d.declares.iter().copied())
-        .collect();
-    let mut by_name: HashMap<&[u8], Vec<usize>> = HashMap::new();
-    let mut by_attached: HashMap<&[u8], Vec<usize>> = HashMap::new();
-    for (k, d) in s.decls.iter().enumerate() {
-        if !d.children.is_empty() {
-            continue;
-        }
-        for n in &d.declares {
-            by_name.entry(n).or_default().push(k);
-        }
-        for n in d.attached.iter().filter(|n| !namespaces.contains(*n)) {
-            by_attached.entry(n).or_default().push(k);
-        }
-    }
-    // Class names: only they can make an overload unusable when absent (a typedef or a
-    // variable in a parameter list can be satisfied by a literal or a conversion).
-    let classes: HashSet<&[u8]> = s
-        .decls
-        .iter()
-        .flat_map(|d| d.classes.iter().copied())
-        .collect();
-    let mut used: HashSet<&[u8]> = HashSet::new();
-    // Functions: how many of their parameter classes are not used yet, who waits on which
-    // class, and whether the name is used (operators count as named).
-    let mut missing = vec![0usize; s.decls.len()];
-    let mut named: Vec<bool> = s.decls.iter().map(|d| d.operator).collect();
-    let mut waiting: HashMap<&[u8], Vec<usize>> = HashMap::new();
-    let mut free_ops = Vec::new();
-    for (k, d) in s.decls.iter().enumerate() {
-        if !d.function && d.spec_args.is_empty() {
-            continue;
-        }
-        let spec = d.spec_args.iter().copied().filter(|n| classes.contains(n));
-        let mut heads: Vec<&[u8]> = d
-            .params
-            .iter()
-            .filter_map(|p| p.iter().copied().find(|n| classes.contains(n)))
-            .chain(spec)
-            .filter(|n| !namespaces.contains(n) && !d.declares.contains(n))
-            .filter(|n| !d.attached.contains(n))
-            .collect();
-        heads.sort();
-        heads.dedup();
-        if heads.is_empty() && d.operator {
-            free_ops.push(k);
-        }
-        missing[k] = heads.len();
-        for h in heads {
-            waiting.entry(h).or_default().push(k);
-        }
-    }
-    let mut names: Vec<(&[u8], usize)> = Vec::new();
-    let mut from: HashMap<&[u8], usize> = HashMap::new();
-    let mut work: Vec<(usize, Option<&[u8]>)> = roots.iter().map(|&k| (k, None)).collect();
-    // What C++ calls without the name being spelt is a function or a class, never a variable
-    // (`ranges::end` is an object that would pull in all of <ranges>): those are kept; the
-    // name counts as used only once the kept code spells it.
-    for n in IMPLICIT.iter().map(|s| s.as_bytes()) {
-        for &k in by_name.get(n).into_iter().flatten() {
-            let d = &s.decls[k];
-            if d.function || !d.classes.is_empty() {
-                named[k] = true;
-                if missing[k] == 0 {
-                    work.push((k, None));
-                }
-            }
-        }
-    }
-    work.extend(free_ops.into_iter().map(|k| (k, None)));
-    work.extend(
-        s.decls
-            .iter()
-            .enumerate()
-            .filter(|(_, d)| d.always && d.children.is_empty())
-            .map(|(k, _)| (k, None)),
-    );
-    loop {
-        while let Some((k, by)) = work.pop() {
-            if kept[k] {
-                continue;
-            }
-            kept[k] = true;
-            why[k] = by.and_then(|n| from.get(n).map(|&f| (f, n)));
-            let d = &s.decls[k];
-            names.extend(d.uses.iter().chain(&d.declares).map(|&n| (n, k)));
-        }
-        let Some((n, by)) = names.pop() else {
-            // A function name the kept code spells needs some declaration, even when no
-            // overload's classes are used (`std::get<_Idx>(…)` in a template is looked up
-            // where it is written): keep the shortest one.
-            let orphans = unmet_functions(s, &used, &by_name, &kept);
-            if orphans.is_empty() {
-                break;
-            }
-            work.extend(orphans.into_iter().map(|(k, n)| (k, Some(n))));
-            continue;
-        };
-        if !used.insert(n) {
-            continue;
-        }
-        from.insert(n, by);
-        let n_ = Some(n);
-        for &k in by_name.get(n).into_iter().flatten() {
-            named[k] = true;
-            if missing[k] == 0 {
-                work.push((k, n_));
-            }
-        }
-        for &k in by_attached.get(n).into_iter().flatten() {
-            // A specialisation waits for its argument classes; an out-of-line member goes
-            // with its class at once.
-            if s.decls[k].spec_args.is_empty() || missing[k] == 0 {
-                work.push((k, n_));
-            } else {
-                named[k] = true;
-            }
-        }
-        for k in waiting.remove(n).into_iter().flatten() {
-            missing[k] -= 1;
-            if missing[k] == 0 && named[k] {
-                work.push((k, n_));
-            }
-        }
-    }
-    (kept, why)
-}
-
-/// For each used name that only functions declare and none of them is kept: the shortest of
-/// them, and the name.
-fn unmet_functions<'t>(
-    s: &Split<'t>,
-    used: &HashSet<&'t [u8]>,
-    by_name: &HashMap<&'t [u8], Vec<usize>>,
-    kept: &[bool],
-) -> Vec<(usize, &'t [u8])> {
-    let mut out = Vec::new();
-    for &n in used {
-        let Some(ks) = by_name.get(n) else { continue };
-        if ks.iter().any(|&k| kept[k] || !s.decls[k].function) {
-            continue;
-        }
-        if let Some(&k) = ks
-            .iter()
-            .min_by_key(|&&k| s.decls[k].end - s.decls[k].start)
-        {
-            out.push((k, n));
-        }
-    }
-    out.sort_unstable();
-    out
-}
-
-/// Deletions for everything not kept (a block stays if any child stays).
-fn edits_for(s: &Split, kept: &mut [bool]) -> Vec<Edit> {
-    // A block stays if any child stays.
-    for k in (0..s.decls.len()).rev() {
-        if kept[k] {
-            let mut p = s.decls[k].parent;
-            while let Some(q) = p {
-                kept[q] = true;
-                p = s.decls[q].parent;
-            }
-        }
-    }
-    let mut edits = Vec::new();
-    let mut skip_until = 0usize;
-    for (k, d) in s.decls.iter().enumerate() {
-        if d.start < skip_until {
-            continue;
-        }
-        if !kept[k] {
-            let mut at = d.start;
-            for &(a, b) in &d.directives {
-                edits.push(Edit::delete(at, a));
-                at = b;
-            }
-            edits.push(Edit::delete(at, d.end.max(at)));
-            skip_until = d.end;
-        }
-    }
-    edits.sort_by_key(|e| e.start);
-    edits
-}
-
-/// Leaf declarations whose span contains byte `at`.
-fn containing(s: &Split, at: usize) -> Vec<usize> {
-    s.decls
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| d.children.is_empty() && d.start <= at && at < d.end)
-        .map(|(k, _)| k)
-        .collect()
-}
-
-/// The candidates, boldest first (see the module doc).
-fn cuts(text: &[u8], hints: &Hints) -> Vec<Vec<Edit>> {
-    if lex::too_big(text) {
-        return Vec::new();
-    }
-    let toks = lex::lex(text);
-    let mate = lex::structure(text, &toks).mate;
-    let n = toks.len();
-    let mut s = Split {
-        text,
-        toks,
-        mate,
-        decls: Vec::new(),
-    };
-    s.split(0, n, text.len(), None);
-
-    let mut roots = Vec::new();
-    if let Some((file, line)) = &hints.location {
-        if let Some(at) = markers::locate(text, file.as_bytes(), *line) {
-            roots.extend(containing(&s, at));
-        }
-    }
-    if let Some(name) = hints
-        .function
-        .as_deref()
-        .and_then(super::guided::crash_name)
-    {
-        roots.extend(s.decls.iter().enumerate().filter_map(|(k, d)| {
-            (d.children.is_empty() && d.declares.contains(&name.as_bytes())).then_some(k)
-        }));
-    }
-    // The main file's declarations (by line markers).
-    let mut main_decls = Vec::new();
-    if let Some(main) = markers::main_file(text) {
-        for l in markers::lines(text) {
-            if l.marker.is_none() && l.file == Some(main) {
-                let body = &text[l.start..l.end];
-                if let Some(k) = body.iter().position(|c| !c.is_ascii_whitespace()) {
-                    main_decls.extend(containing(&s, l.start + k));
-                }
-            }
-        }
-        main_decls.dedup();
-    }
-    let mut cuts = Vec::new();
-    if !roots.is_empty() {
-        cuts.push(cut(&s, &roots));
-    }
-    if !main_decls.is_empty() {
-        let mut both = roots.clone();
-        both.extend(&main_decls);
-        cuts.push(cut(&s, &both));
-    }
-    let Some(first) = cuts.first().cloned() else {
-        return cuts;
-    };
-    // Halves and quarters of the first cut, back to front (like ddmin's first levels).
-    for parts in [2usize, 4] {
-        if first.len() >= parts {
-            let per = first.len().div_ceil(parts);
-            let chunks: Vec<_> = first.chunks(per).map(|c| c.to_vec()).collect();
-            cuts.extend(chunks.into_iter().rev());
-        }
-    }
-    cuts
-}
-
-/// The closure of the crash site alone, for other passes to try (provenance does, right
-/// after "drop every header").
-pub(crate) fn first_cut(text: &[u8], hints: &Hints) -> Option<Vec<Edit>> {
-    cuts(text, hints).into_iter().next()
-}
-
-pub(crate) fn closure(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
-    let cuts = cuts(text, hints);
-    if cuts.is_empty() {
-        return Box::new(Empty);
-    }
-    let len = cuts.len();
-    Box::new(List {
-        items: cuts
-            .into_iter()
-            .map(|edits| Item {
-                edits,
-                // After a success the closure of the smaller text is recomputed from scratch;
-                // start over once, then stop (on_success = len means done).
-                on_success: len,
-            })
-            .collect(),
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::plan::apply;
-
-    /// Hints naming line 1 of the tests' main file `m.cpp` as the crash site.
-    fn at_main() -> Hints {
-        Hints {
-            location: Some(("m.cpp".into(), 1)),
-            ..Hints::default()
-        }
-    }
-
-    fn first(text: &str, hints: &Hints) -> String {
-        let plan = closure(text.as_bytes(), hints);
-        let step = plan
-            .step(text.as_bytes(), crate::plan::START)
-            .expect("a cut");
-        String::from_utf8(apply(text.as_bytes(), &step.edits)).unwrap()
-    }
-
-    #[test]
-    fn keeps_the_closure_of_the_crash_site() {
-        let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nnamespace std { typedef unsigned long size_t; struct unused { int u; }; template <class T> struct vec { size_t n; }; template <class T> bool operator==(vec<T>, vec<T>); bool operator<(unused, unused); }\nusing namespace std;\nstruct Other { };\nint helper(int);\nint helper(int x) { return x; }\n# 2 \"m.cpp\" 2\nstruct A;\nstruct A { vec<int> v; void m(); };\nvoid A::m() {}\nenum E { e1, e2 };\nint f(A *a) {\n  return a->v == a->v ? e2 : helper(1);\n}\nint g() { return 0; }\n";
-        let hints = Hints {
-            location: Some(("m.cpp".into(), 6)),
-            function: None,
-            column: None,
-        };
-        let out = first(text, &hints);
-        for keep in [
-            "typedef unsigned long size_t;",
-            "template <class T> struct vec",
-            "bool operator==(vec<T>, vec<T>);",
-            "using namespace std;",
-            "int helper(int);",
-            "int helper(int x) { return x; }",
-            "struct A;",
-            "struct A { vec<int> v; void m(); };",
-            "void A::m() {}",
-            "enum E { e1, e2 };",
-            "return a->v == a->v",
-        ] {
-            assert!(out.contains(keep), "{keep} missing from\n{out}");
-        }
-        for gone in ["struct unused", "operator<", "struct Other", "int g()"] {
-            assert!(!out.contains(gone), "{gone} kept in\n{out}");
-        }
-        assert!(out.contains("namespace std {"), "{out}");
-    }
-
-    #[test]
-    fn a_constrained_specialisation_stays_with_its_template_head() {
-        // libstdc++'s <compare>: the head's requires-expression body must not end the
-        // declaration, or the cut keeps `struct R<T, U>` without `template <…>`.
-        let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\ntemplate <class T, class U> struct R { };\ntemplate <class T, class U>\n  requires requires { typename T::t; }\n  struct R<T, U> { using type = T; };\nstruct Unused { };\n# 2 \"m.cpp\" 2\nR<int, int> r;\n";
-        let out = first(text, &at_main());
-        assert!(
-            out.contains("template <class T, class U>\n  requires requires { typename T::t; }\n  struct R<T, U>"),
-            "{out}"
-        );
-        assert!(!out.contains("Unused"), "{out}");
-    }
-
-    #[test]
-    fn a_variable_templates_specialisations_go_with_it() {
-        // libstdc++'s <compare>: `__cmp_cat_id<partial_ordering>` decides
-        // `common_comparison_category`; without the specialisations it is `void`.
-        let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nstruct P { };\ntemplate <class T> constexpr unsigned id = 1;\ntemplate <> constexpr unsigned id<P> = 2;\ntemplate <class T> T make();\ntemplate <> P make<P>();\ntemplate <class T> P unrelated();\n# 2 \"m.cpp\" 2\nunsigned u = id<P> + sizeof(make<int>());\n";
-        let out = first(text, &at_main());
-        assert!(
-            out.contains("template <> constexpr unsigned id<P> = 2;"),
-            "{out}"
-        );
-        assert!(out.contains("template <> P make<P>();"), "{out}");
-        assert!(!out.contains("unrelated"), "{out}");
-    }
-
-    #[test]
-    fn says_why_a_declaration_is_kept() {
-        let text = b"struct U {};\nstruct T { U u; };\nstruct V {};\nint f(T *t);\n";
-        let toks = lex::lex(text);
-        let mate = lex::structure(text, &toks).mate;
-        let n = toks.len();
-        let mut s = Split {
-            text,
-            toks,
-            mate,
-            decls: Vec::new(),
-        };
-        s.split(0, n, text.len(), None);
-        let (kept, why) = keep(&s, &[3]);
-        assert_eq!(kept, [true, true, false, true]);
-        assert_eq!(why[1], Some((3, &b"T"[..])));
-        assert_eq!(why[0], Some((1, &b"U"[..])));
-        assert_eq!(why[3], None);
-    }
-
-    #[test]
-    fn no_roots_no_cut() {
-        let plan = closure(b"int a; int b;", &Hints::default());
-        assert!(plan.step(b"int a; int b;", crate::plan::START).is_none());
-    }
-
-    #[test]
-    fn an_alias_templates_arguments_declare_nothing() {
-        // `using map = std::map<_Key, _Tp>`: the commas in the argument list start no new
-        // declarator, so `_Tp` (every template's parameter) is no name of the alias.
-        let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\ntemplate <class K, class T> struct map { };\ntemplate <class K, class T> using alias = map<K, T>;\ntemplate <class T> struct vec { T t; };\n# 2 \"m.cpp\" 2\nvec<int> v;\n";
-        let out = first(text, &at_main());
-        assert!(out.contains("struct vec"), "{out}");
-        assert!(!out.contains("alias"), "{out}");
-        assert!(!out.contains("struct map"), "{out}");
-    }
-
-    #[test]
-    fn a_specialisation_waits_for_the_classes_it_is_for() {
-        // `hash<shared>` is needed only when `shared` is used too; an explicit instantiation
-        // is never needed; `ranges::end` (an object) is not what a range-for calls; the
-        // template argument list of `operator<` is no list.
-        let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\ntemplate <class T> struct hash { };\nstruct shared { int s; };\ntemplate <> struct hash<shared> { shared s; };\nstruct used { };\ntemplate <> struct hash<used> { };\nstruct big { int b; };\nextern template struct hash<big>;\nstruct End { };\ninline constexpr End end{};\ntemplate <class T> struct box { };\ntemplate <class T> bool operator<(const box<T>&, const box<T>&) { struct Inner { } i; return true; }\n# 2 \"m.cpp\" 2\nhash<used> h;\n";
-        let out = first(text, &at_main());
-        assert!(out.contains("template <> struct hash<used> { };"), "{out}");
-        assert!(!out.contains("hash<shared>"), "{out}");
-        assert!(!out.contains("struct shared"), "{out}");
-        assert!(!out.contains("extern template"), "{out}");
-        assert!(!out.contains("End"), "{out}");
-        assert!(!out.contains("operator<"), "{out}");
-    }
-
-    #[test]
-    fn user_defined_literal_suffixes() {
-        assert_eq!(literal_suffix(b"100ms"), Some(&b"ms"[..]));
-        assert_eq!(literal_suffix(b"1.5_km"), Some(&b"_km"[..]));
-        assert_eq!(literal_suffix(b"1e10s"), Some(&b"s"[..]));
-        assert_eq!(literal_suffix(b"2h"), Some(&b"h"[..]));
-        assert_eq!(literal_suffix(b"0x1fu"), None);
-        assert_eq!(literal_suffix(b"0xd"), None);
-        assert_eq!(literal_suffix(b"1.0f"), None);
-        assert_eq!(literal_suffix(b"10'000ull"), None);
-        assert_eq!(literal_suffix(b"1e-3"), None);
-        let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nstruct ms_t { };\nconstexpr ms_t operator\"\"ms(unsigned long long) { return {}; }\nconstexpr int operator\"\"_km(long double) { return 1; }\n# 2 \"m.cpp\" 2\nauto t = 100ms;\n";
-        let out = first(text, &at_main());
-        assert!(out.contains("operator\"\"ms"), "{out}");
-        assert!(!out.contains("_km"), "{out}");
-    }
-
-    #[test]
-    fn a_structured_binding_declares_its_names() {
-        let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nstruct P { int a, b; };\nextern P p;\nauto [x, y] = p;\nconst auto& [z, w] = p;\nint unused_one;\n# 2 \"m.cpp\" 2\nint f() { return y + z; }\n";
-        let out = first(text, &at_main());
-        assert!(out.contains("auto [x, y] = p;"), "{out}");
-        assert!(out.contains("const auto& [z, w] = p;"), "{out}");
-        assert!(out.contains("extern P p;"), "{out}");
-        assert!(!out.contains("unused_one"), "{out}");
-    }
-
-    #[test]
-    fn a_constructor_with_braced_initialisers_is_one_declaration() {
-        let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nstruct Y { Y(int); int a, b; };\nY::Y(int v)\n: a{v}, b{v}\n{ }\nint unused_one;\n# 2 \"m.cpp\" 2\nY y(1);\n";
-        let out = first(text, &at_main());
-        assert!(out.contains(": a{v}, b{v}\n{ }"), "{out}");
-        assert!(!out.contains("unused_one"), "{out}");
     }
 }

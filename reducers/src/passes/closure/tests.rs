@@ -1,0 +1,167 @@
+//! Unit tests of the closure cut: each builds a small marked text and checks what stays.
+
+use super::split::literal_suffix;
+use super::*;
+use crate::plan::apply;
+
+/// Hints naming line 1 of the tests' main file `m.cpp` as the crash site.
+fn at_main() -> Hints {
+    Hints {
+        location: Some(("m.cpp".into(), 1)),
+        ..Hints::default()
+    }
+}
+
+fn first(text: &str, hints: &Hints) -> String {
+    let plan = closure(text.as_bytes(), hints);
+    let step = plan
+        .step(text.as_bytes(), crate::plan::START)
+        .expect("a cut");
+    String::from_utf8(apply(text.as_bytes(), &step.edits)).unwrap()
+}
+
+#[test]
+fn keeps_the_closure_of_the_crash_site() {
+    let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nnamespace std { typedef unsigned long size_t; struct unused { int u; }; template <class T> struct vec { size_t n; }; template <class T> bool operator==(vec<T>, vec<T>); bool operator<(unused, unused); }\nusing namespace std;\nstruct Other { };\nint helper(int);\nint helper(int x) { return x; }\n# 2 \"m.cpp\" 2\nstruct A;\nstruct A { vec<int> v; void m(); };\nvoid A::m() {}\nenum E { e1, e2 };\nint f(A *a) {\n  return a->v == a->v ? e2 : helper(1);\n}\nint g() { return 0; }\n";
+    let hints = Hints {
+        location: Some(("m.cpp".into(), 6)),
+        function: None,
+        column: None,
+    };
+    let out = first(text, &hints);
+    for keep in [
+        "typedef unsigned long size_t;",
+        "template <class T> struct vec",
+        "bool operator==(vec<T>, vec<T>);",
+        "using namespace std;",
+        "int helper(int);",
+        "int helper(int x) { return x; }",
+        "struct A;",
+        "struct A { vec<int> v; void m(); };",
+        "void A::m() {}",
+        "enum E { e1, e2 };",
+        "return a->v == a->v",
+    ] {
+        assert!(out.contains(keep), "{keep} missing from\n{out}");
+    }
+    for gone in ["struct unused", "operator<", "struct Other", "int g()"] {
+        assert!(!out.contains(gone), "{gone} kept in\n{out}");
+    }
+    assert!(out.contains("namespace std {"), "{out}");
+}
+
+#[test]
+fn a_constrained_specialisation_stays_with_its_template_head() {
+    // libstdc++'s <compare>: the head's requires-expression body must not end the
+    // declaration, or the cut keeps `struct R<T, U>` without `template <…>`.
+    let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\ntemplate <class T, class U> struct R { };\ntemplate <class T, class U>\n  requires requires { typename T::t; }\n  struct R<T, U> { using type = T; };\nstruct Unused { };\n# 2 \"m.cpp\" 2\nR<int, int> r;\n";
+    let out = first(text, &at_main());
+    assert!(
+        out.contains(
+            "template <class T, class U>\n  requires requires { typename T::t; }\n  struct R<T, U>"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("Unused"), "{out}");
+}
+
+#[test]
+fn a_variable_templates_specialisations_go_with_it() {
+    // libstdc++'s <compare>: `__cmp_cat_id<partial_ordering>` decides
+    // `common_comparison_category`; without the specialisations it is `void`.
+    let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nstruct P { };\ntemplate <class T> constexpr unsigned id = 1;\ntemplate <> constexpr unsigned id<P> = 2;\ntemplate <class T> T make();\ntemplate <> P make<P>();\ntemplate <class T> P unrelated();\n# 2 \"m.cpp\" 2\nunsigned u = id<P> + sizeof(make<int>());\n";
+    let out = first(text, &at_main());
+    assert!(
+        out.contains("template <> constexpr unsigned id<P> = 2;"),
+        "{out}"
+    );
+    assert!(out.contains("template <> P make<P>();"), "{out}");
+    assert!(!out.contains("unrelated"), "{out}");
+}
+
+#[test]
+fn says_why_a_declaration_is_kept() {
+    let text = b"struct U {};\nstruct T { U u; };\nstruct V {};\nint f(T *t);\n";
+    let toks = lex::lex(text);
+    let mate = lex::structure(text, &toks).mate;
+    let n = toks.len();
+    let mut s = Split {
+        text,
+        toks,
+        mate,
+        decls: Vec::new(),
+    };
+    s.split(0, n, text.len(), None);
+    let (kept, why) = keep(&s, &[3]);
+    assert_eq!(kept, [true, true, false, true]);
+    assert_eq!(why[1], Some((3, &b"T"[..])));
+    assert_eq!(why[0], Some((1, &b"U"[..])));
+    assert_eq!(why[3], None);
+}
+
+#[test]
+fn no_roots_no_cut() {
+    let plan = closure(b"int a; int b;", &Hints::default());
+    assert!(plan.step(b"int a; int b;", crate::plan::START).is_none());
+}
+
+#[test]
+fn an_alias_templates_arguments_declare_nothing() {
+    // `using map = std::map<_Key, _Tp>`: the commas in the argument list start no new
+    // declarator, so `_Tp` (every template's parameter) is no name of the alias.
+    let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\ntemplate <class K, class T> struct map { };\ntemplate <class K, class T> using alias = map<K, T>;\ntemplate <class T> struct vec { T t; };\n# 2 \"m.cpp\" 2\nvec<int> v;\n";
+    let out = first(text, &at_main());
+    assert!(out.contains("struct vec"), "{out}");
+    assert!(!out.contains("alias"), "{out}");
+    assert!(!out.contains("struct map"), "{out}");
+}
+
+#[test]
+fn a_specialisation_waits_for_the_classes_it_is_for() {
+    // `hash<shared>` is needed only when `shared` is used too; an explicit instantiation
+    // is never needed; `ranges::end` (an object) is not what a range-for calls; the
+    // template argument list of `operator<` is no list.
+    let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\ntemplate <class T> struct hash { };\nstruct shared { int s; };\ntemplate <> struct hash<shared> { shared s; };\nstruct used { };\ntemplate <> struct hash<used> { };\nstruct big { int b; };\nextern template struct hash<big>;\nstruct End { };\ninline constexpr End end{};\ntemplate <class T> struct box { };\ntemplate <class T> bool operator<(const box<T>&, const box<T>&) { struct Inner { } i; return true; }\n# 2 \"m.cpp\" 2\nhash<used> h;\n";
+    let out = first(text, &at_main());
+    assert!(out.contains("template <> struct hash<used> { };"), "{out}");
+    assert!(!out.contains("hash<shared>"), "{out}");
+    assert!(!out.contains("struct shared"), "{out}");
+    assert!(!out.contains("extern template"), "{out}");
+    assert!(!out.contains("End"), "{out}");
+    assert!(!out.contains("operator<"), "{out}");
+}
+
+#[test]
+fn user_defined_literal_suffixes() {
+    assert_eq!(literal_suffix(b"100ms"), Some(&b"ms"[..]));
+    assert_eq!(literal_suffix(b"1.5_km"), Some(&b"_km"[..]));
+    assert_eq!(literal_suffix(b"1e10s"), Some(&b"s"[..]));
+    assert_eq!(literal_suffix(b"2h"), Some(&b"h"[..]));
+    assert_eq!(literal_suffix(b"0x1fu"), None);
+    assert_eq!(literal_suffix(b"0xd"), None);
+    assert_eq!(literal_suffix(b"1.0f"), None);
+    assert_eq!(literal_suffix(b"10'000ull"), None);
+    assert_eq!(literal_suffix(b"1e-3"), None);
+    let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nstruct ms_t { };\nconstexpr ms_t operator\"\"ms(unsigned long long) { return {}; }\nconstexpr int operator\"\"_km(long double) { return 1; }\n# 2 \"m.cpp\" 2\nauto t = 100ms;\n";
+    let out = first(text, &at_main());
+    assert!(out.contains("operator\"\"ms"), "{out}");
+    assert!(!out.contains("_km"), "{out}");
+}
+
+#[test]
+fn a_structured_binding_declares_its_names() {
+    let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nstruct P { int a, b; };\nextern P p;\nauto [x, y] = p;\nconst auto& [z, w] = p;\nint unused_one;\n# 2 \"m.cpp\" 2\nint f() { return y + z; }\n";
+    let out = first(text, &at_main());
+    assert!(out.contains("auto [x, y] = p;"), "{out}");
+    assert!(out.contains("const auto& [z, w] = p;"), "{out}");
+    assert!(out.contains("extern P p;"), "{out}");
+    assert!(!out.contains("unused_one"), "{out}");
+}
+
+#[test]
+fn a_constructor_with_braced_initialisers_is_one_declaration() {
+    let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nstruct Y { Y(int); int a, b; };\nY::Y(int v)\n: a{v}, b{v}\n{ }\nint unused_one;\n# 2 \"m.cpp\" 2\nY y(1);\n";
+    let out = first(text, &at_main());
+    assert!(out.contains(": a{v}, b{v}\n{ }"), "{out}");
+    assert!(!out.contains("unused_one"), "{out}");
+}
