@@ -57,11 +57,42 @@ pub fn hints_for(crash: &Crash) -> Hints {
             .or_else(|| FUNCTION_BODY.captures(&e.text))
             .map(|c| c[1].to_string())
     });
+    let instantiations = crash.pretty_stack.iter().filter(|e| is_instantiation(e));
+    let sites = instantiations
+        .clone()
+        .filter_map(|e| located(&e).map(|(file, line, _)| (file, line)))
+        .collect();
+    let instantiated = instantiations
+        .clone()
+        .next()
+        .and_then(|e| instantiated_name(&e.text));
     Hints {
         location: parser_location,
         column: parser_column,
         function: crash_function,
+        sites,
+        instantiated,
     }
+}
+
+/// The unqualified name an "instantiating … 'ns::name<args>'" entry names, when it is a plain
+/// identifier (not a lambda's `operator()`, not an operator).
+fn instantiated_name(entry: &str) -> Option<String> {
+    let quoted = entry.split_once(" '")?.1.strip_suffix('\'')?;
+    let mut depth = 0usize;
+    let mut plain = String::new();
+    for c in quoted.chars() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth = depth.checked_sub(1)?,
+            _ if depth == 0 => plain.push(c),
+            _ => {}
+        }
+    }
+    let name = plain.rsplit("::").next()?;
+    let ident = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    (ident && name != "operator").then(|| name.to_string())
 }
 
 static DEFINE: LazyLock<Regex> = LazyLock::new(|| {
@@ -105,6 +136,16 @@ mod tests {
             },
         )
         .unwrap()
+    }
+
+    fn corpus_crash_rc(name: &str, rc: i32) -> Crash {
+        let dir = format!("{}/corpus/{name}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(format!("{dir}/stderr.txt")).unwrap();
+        let exit = ExitInfo {
+            code: Some(rc),
+            signal: None,
+        };
+        parse(&text, exit).unwrap()
     }
 
     #[test]
@@ -190,5 +231,43 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)\n";
         assert_eq!(h.location, Some(("v3.cpp".to_string(), 91)));
         assert_eq!(h.column, Some(77));
         assert_eq!(h.function.as_deref(), Some("nav::count_north"));
+        assert_eq!(
+            h.sites,
+            [
+                ("/usr/include/c++/12/bits/stl_algo.h".to_string(), 4026),
+                ("/usr/include/c++/12/bits/predefined_ops.h".to_string(), 269)
+            ]
+        );
+        assert_eq!(h.instantiated.as_deref(), Some("count"));
+    }
+
+    #[test]
+    fn a_crash_in_an_instantiation_at_the_end_of_the_file_names_the_templates() {
+        // big-gh45969: the parser is at `<eof>`; the stack names where f, apply and the
+        // lambda are defined, outermost first.
+        let h = hints_for(&corpus_crash_rc("big-gh45969", 139));
+        assert_eq!(h.location, None);
+        let lines: Vec<u32> = h.sites.iter().map(|s| s.1).collect();
+        assert_eq!(lines, [67, 62, 69]);
+        assert!(h.sites.iter().all(|s| s.0 == "big_gh45969.cpp"));
+        assert_eq!(h.instantiated.as_deref(), Some("f"));
+        let h = hints_for(&corpus_crash_rc("big-gh122417", 139));
+        assert_eq!(h.instantiated.as_deref(), Some("parseRequestVariant"));
+    }
+
+    #[test]
+    fn only_plain_names_are_instantiated_names() {
+        let name = |e: &str| instantiated_name(e);
+        assert_eq!(
+            name("a.cpp:3:1: instantiating function definition 'ns::g<std::vector<int>>'").as_deref(),
+            Some("g")
+        );
+        assert_eq!(
+            name("a.cpp:3:1: instantiating function definition 'f()::(anonymous class)::operator()<>'"),
+            None
+        );
+        assert_eq!(name("a.cpp:3:1: instantiating class definition 'S<1>'").as_deref(), Some("S"));
+        assert_eq!(name("a.cpp:3:1: instantiating function definition 'operator+<int>'"), None);
+        assert_eq!(name("no quote"), None);
     }
 }

@@ -31,6 +31,14 @@ pub struct Hints {
     /// The function the bug shows in (mangled or not). [`CPass::FunctionFocus`] empties every
     /// other function's body.
     pub function: Option<String>,
+    /// Where the templates being instantiated when the bug shows are defined, `(file, line)`
+    /// each, named and counted as `location` is. [`CPass::Closure`] keeps their declarations.
+    pub sites: Vec<(String, u32)>,
+    /// The unqualified name of the outermost template being instantiated when the bug shows.
+    /// Non-template code instantiates it (often only at the end of the file, where no location
+    /// says who); [`CPass::Closure`] keeps, of the main file's functions that name it, the
+    /// statements that do.
+    pub instantiated: Option<String>,
 }
 
 /// One built-in C/C++ reduction pass.

@@ -22,6 +22,8 @@ use super::Hints;
 use crate::lex;
 use split::Split;
 
+mod callers;
+mod scope;
 mod split;
 use crate::markers;
 use crate::plan::{Edit, Empty, Item, List, Plan};
@@ -56,10 +58,11 @@ fn keep<'t>(s: &Split<'t>, roots: &[usize]) -> (Vec<bool>, Vec<Why<'t>>) {
         .filter(|d| !d.children.is_empty())
         .flat_map(|d| d.declares.iter().copied())
         .collect();
+    let mut scopes = scope::Scopes::new(s);
     let mut by_name: HashMap<&[u8], Vec<usize>> = HashMap::new();
     let mut by_attached: HashMap<&[u8], Vec<usize>> = HashMap::new();
     for (k, d) in s.decls.iter().enumerate() {
-        if !d.children.is_empty() {
+        if !d.children.is_empty() || scopes.scoped[k] {
             continue;
         }
         for n in &d.declares {
@@ -95,6 +98,7 @@ fn keep<'t>(s: &Split<'t>, roots: &[usize]) -> (Vec<bool>, Vec<Why<'t>>) {
             .chain(spec)
             .filter(|n| !namespaces.contains(n) && !d.declares.contains(n))
             .filter(|n| !d.attached.contains(n))
+            .chain(d.spelled)
             .collect();
         heads.sort();
         heads.dedup();
@@ -139,13 +143,23 @@ fn keep<'t>(s: &Split<'t>, roots: &[usize]) -> (Vec<bool>, Vec<Why<'t>>) {
             kept[k] = true;
             why[k] = by.and_then(|n| from.get(n).map(|&f| (f, n)));
             let d = &s.decls[k];
-            names.extend(d.uses.iter().chain(&d.declares).map(|&n| (n, k)));
+            // A kept class or variable keeps its other declarations; a kept function does
+            // not make its name used (a `begin` kept because range-for calls it must not keep
+            // the `ranges::begin` object, nor every other overload).
+            let declares = if d.function { &[][..] } else { &d.declares[..] };
+            names.extend(d.uses.iter().chain(declares).map(|&n| (n, k)));
+            names.extend(d.spells.iter().map(|&n| (n, k)));
+            for (found, n) in scopes.reached(s, k) {
+                from.entry(n).or_insert(k);
+                work.push((found, Some(n)));
+            }
         }
         let Some((n, by)) = names.pop() else {
             // A function name the kept code spells needs some declaration, even when no
             // overload's classes are used (`std::get<_Idx>(…)` in a template is looked up
             // where it is written): keep the shortest one.
-            let orphans = unmet_functions(s, &used, &by_name, &kept);
+            let mut orphans = unmet_functions(s, &used, &by_name, &kept);
+            orphans.extend(unmet_using(s, &by_name, &kept));
             if orphans.is_empty() {
                 break;
             }
@@ -193,17 +207,51 @@ fn unmet_functions<'t>(
     let mut out = Vec::new();
     for &n in used {
         let Some(ks) = by_name.get(n) else { continue };
-        if ks.iter().any(|&k| kept[k] || !s.decls[k].function) {
+        // A using-declaration (`using ranges::get;`) is no declaration of its own.
+        let real = || ks.iter().filter(|&&k| !s.decls[k].using_decl);
+        if real().any(|&k| kept[k] || !s.decls[k].function) {
             continue;
         }
-        if let Some(&k) = ks
-            .iter()
-            .min_by_key(|&&k| s.decls[k].end - s.decls[k].start)
+        if let Some(&k) = real().min_by_key(|&&k| s.decls[k].end - s.decls[k].start)
         {
             out.push((k, n));
         }
     }
     out.sort_unstable();
+    out
+}
+
+/// For each kept using-declaration (`using ranges::get;`) whose namespace keeps no
+/// declaration of its name: the shortest such declaration, and the name.
+fn unmet_using<'t>(
+    s: &Split<'t>,
+    by_name: &HashMap<&'t [u8], Vec<usize>>,
+    kept: &[bool],
+) -> Vec<(usize, &'t [u8])> {
+    let mut out = Vec::new();
+    for (k, d) in s.decls.iter().enumerate() {
+        if !kept[k] || !d.using_decl {
+            continue;
+        }
+        for &(n, q) in &d.scoped {
+            let (Some(q), true) = (q, d.declares.contains(&n)) else {
+                continue;
+            };
+            let in_q: Vec<usize> = by_name
+                .get(n)
+                .into_iter()
+                .flatten()
+                .copied()
+                .filter(|&j| !s.decls[j].using_decl && scope::namespace_of(s, j) == Some(q))
+                .collect();
+            if in_q.iter().any(|&j| kept[j]) {
+                continue;
+            }
+            if let Some(&j) = in_q.iter().min_by_key(|&&j| s.decls[j].end - s.decls[j].start) {
+                out.push((j, n));
+            }
+        }
+    }
     out
 }
 
@@ -254,19 +302,21 @@ fn cuts(text: &[u8], hints: &Hints) -> Vec<Vec<Edit>> {
     if lex::too_big(text) {
         return Vec::new();
     }
-    let toks = lex::lex(text);
-    let mate = lex::structure(text, &toks).mate;
-    let n = toks.len();
-    let mut s = Split {
-        text,
-        toks,
-        mate,
-        decls: Vec::new(),
-    };
-    s.split(0, n, text.len(), None);
+    let mut s = Split::new(text);
 
+    // The crash site's declarations, trimmed to the statement the parser was in.
     let mut roots = Vec::new();
+    let mut trimmed = Vec::new();
     if let Some((file, line)) = &hints.location {
+        if let Some(line_at) = markers::locate(text, file.as_bytes(), *line) {
+            let at = line_at + hints.column.map_or(0, |c| c.saturating_sub(1) as usize);
+            for k in containing(&s, line_at) {
+                trimmed.extend(callers::trim_to_byte(&s, k, at).map(|t| (k, t)));
+                roots.push(k);
+            }
+        }
+    }
+    for (file, line) in &hints.sites {
         if let Some(at) = markers::locate(text, file.as_bytes(), *line) {
             roots.extend(containing(&s, at));
         }
@@ -280,27 +330,33 @@ fn cuts(text: &[u8], hints: &Hints) -> Vec<Vec<Edit>> {
             (d.children.is_empty() && d.declares.contains(&name.as_bytes())).then_some(k)
         }));
     }
-    // The main file's declarations (by line markers).
-    let mut main_decls = Vec::new();
-    if let Some(main) = markers::main_file(text) {
-        for l in markers::lines(text) {
-            if l.marker.is_none() && l.file == Some(main) {
-                let body = &text[l.start..l.end];
-                if let Some(k) = body.iter().position(|c| !c.is_ascii_whitespace()) {
-                    main_decls.extend(containing(&s, l.start + k));
-                }
-            }
+    roots.sort_unstable();
+    roots.dedup();
+    let main_decls = main_file_decls(&s);
+    // The code that instantiates the crashing template, trimmed to the statements naming it.
+    let mut callers = Vec::new();
+    if let Some(name) = hints.instantiated.as_deref() {
+        let among: Vec<usize> = if main_decls.is_empty() {
+            (0..s.decls.len()).collect()
+        } else {
+            main_decls.clone()
+        };
+        callers = callers::callers(&s, &among, name.as_bytes());
+        callers.retain(|k| !roots.contains(k));
+        for &k in &callers {
+            trimmed.extend(callers::trim_to_name(&s, k, name.as_bytes()).map(|t| (k, t)));
         }
-        main_decls.dedup();
     }
+    let with_callers = [&roots[..], &callers[..]].concat();
     let mut cuts = Vec::new();
-    if !roots.is_empty() {
-        cuts.push(cut(&s, &roots));
+    if !trimmed.is_empty() {
+        cuts.push(trimmed_cut(&mut s, &with_callers, trimmed));
+    }
+    if !with_callers.is_empty() {
+        cuts.push(cut(&s, &with_callers));
     }
     if !main_decls.is_empty() {
-        let mut both = roots.clone();
-        both.extend(&main_decls);
-        cuts.push(cut(&s, &both));
+        cuts.push(cut(&s, &[&with_callers[..], &main_decls[..]].concat()));
     }
     let Some(first) = cuts.first().cloned() else {
         return cuts;
@@ -314,6 +370,44 @@ fn cuts(text: &[u8], hints: &Hints) -> Vec<Vec<Edit>> {
         }
     }
     cuts
+}
+
+/// The main file's declarations (by line markers), in text order.
+fn main_file_decls(s: &Split) -> Vec<usize> {
+    let mut main_decls = Vec::new();
+    if let Some(main) = markers::main_file(s.text) {
+        for l in markers::lines(s.text) {
+            if l.marker.is_none() && l.file == Some(main) {
+                let body = &s.text[l.start..l.end];
+                if let Some(k) = body.iter().position(|c| !c.is_ascii_whitespace()) {
+                    main_decls.extend(containing(s, l.start + k));
+                }
+            }
+        }
+        main_decls.dedup();
+    }
+    main_decls
+}
+
+/// The closure of `roots` with some of them trimmed to a few statements (see `callers.rs`).
+fn trimmed_cut<'t>(
+    s: &mut Split<'t>,
+    roots: &[usize],
+    trimmed: Vec<(usize, callers::Trimmed<'t>)>,
+) -> Vec<Edit> {
+    let mut inside = Vec::new();
+    let mut saved = Vec::new();
+    for (k, t) in trimmed {
+        inside.extend(t.edits);
+        saved.push((k, std::mem::replace(&mut s.decls[k].uses, t.uses)));
+    }
+    let mut edits = cut(s, roots);
+    for (k, uses) in saved {
+        s.decls[k].uses = uses;
+    }
+    edits.extend(inside);
+    edits.sort_by_key(|e| e.start);
+    edits
 }
 
 /// The closure of the crash site alone, for other passes to try (provenance does, right
@@ -343,3 +437,39 @@ pub(crate) fn closure(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod diag {
+    use super::*;
+    #[test]
+    fn diag_why() {
+        let Ok(path) = std::env::var("DIAG_FILE") else { return };
+        let text = std::fs::read(path).unwrap();
+        let text = &text[..];
+        let s = Split::new(text);
+        let roots = main_file_decls(&s);
+        let (kept, why) = keep(&s, &roots);
+        let line_of = |p: usize| text[..p].iter().filter(|&&c| c == b'\n').count() + 1;
+        let mut by: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+        for (k, d) in s.decls.iter().enumerate() {
+            if !kept[k] || !d.children.is_empty() { continue; }
+            let n = match why[k] { Some((_, n)) => String::from_utf8_lossy(n).into_owned(), None => "<root/always>".into() };
+            let e = by.entry(n).or_default();
+            e.0 += 1; e.1 += d.end - d.start;
+        }
+        let mut v: Vec<_> = by.into_iter().collect();
+        v.sort_by_key(|x| std::cmp::Reverse(x.1 .1));
+        for (n, (c, b)) in v.iter().take(25) { eprintln!("{b:8} {c:5} {n}"); }
+        if let Ok(t) = std::env::var("DIAG_LINE") {
+            for t in t.split(',') {
+            let t: usize = t.parse().unwrap();
+            eprintln!("== {t}");
+            let Some(mut k) = s.decls.iter().position(|d| d.children.is_empty() && line_of(d.start) <= t && line_of(d.end) >= t) else { continue };
+            for _ in 0..14 {
+                let d = &s.decls[k];
+                eprintln!("line {} {:?}", line_of(d.start), String::from_utf8_lossy(&text[d.start..d.end.min(d.start+90)]));
+                match why[k] { Some((f, n)) => { eprintln!("  <- via {:?}", String::from_utf8_lossy(n)); k = f; } None => break }
+            }
+            }
+        }
+    }
+}

@@ -25,6 +25,15 @@ const KEYWORDS: &[&str] = &[
     "__constant__", "__launch_bounds__",
 ];
 
+/// Operators that code calls only by spelling them: a free overload of one is needed only once
+/// kept code spells its token (outside an `operator` name). The others are also called
+/// implicitly (`!=`, `++` and `*` by a range-for, `<`, `==` through `<=>` rewrites) or cannot be
+/// told from a template bracket, a declarator or a call.
+pub(super) const SPELLED_OPERATORS: &[&[u8]] = &[
+    b"<<", b"+", b"-", b"/", b"%", b"^", b"|", b"~", b"!", b"&&", b"||", b"+=", b"-=", b"*=",
+    b"/=", b"%=", b"^=", b"|=", b"&=", b"<<=", b">>=", b">>",
+];
+
 /// The suffixes of the standard library's user-defined literals (`<chrono>`, `<complex>`,
 /// `<string>`, `<string_view>`); a program's own start with `_`. Others (`u`, `l`, `f`, `z`)
 /// are the language's and call nothing.
@@ -67,6 +76,9 @@ pub(super) fn keyword(w: &[u8]) -> bool {
 
 /// One deletable declaration, or a `namespace`/`extern "C"` block of them.
 pub(super) struct Decl<'t> {
+    /// Token span: the first and the last token.
+    pub(super) first: usize,
+    pub(super) last: usize,
     /// Byte span, trailing whitespace included.
     pub(super) start: usize,
     pub(super) end: usize,
@@ -81,6 +93,10 @@ pub(super) struct Decl<'t> {
     /// `swap`). A function also needs its name used; an operator is used implicitly.
     pub(super) function: bool,
     pub(super) operator: bool,
+    /// An operator's token when it is one of [`SPELLED_OPERATORS`]: the operator waits for it.
+    pub(super) spelled: Option<&'t [u8]>,
+    /// The [`SPELLED_OPERATORS`] this declaration spells (outside `operator` names).
+    pub(super) spells: Vec<&'t [u8]>,
     pub(super) params: Vec<Vec<&'t [u8]>>,
     /// The names in a specialisation's template arguments (`hash<__shared_ptr<T>>`): it is
     /// kept only when its template and every class among these are used (a `hash` for a
@@ -88,11 +104,16 @@ pub(super) struct Decl<'t> {
     pub(super) spec_args: Vec<&'t [u8]>,
     /// The class, struct, union or enum names among `declares`.
     pub(super) classes: Vec<&'t [u8]>,
+    /// A using-declaration (`using ranges::get;`): it needs some declaration of its name.
+    pub(super) using_decl: bool,
     /// Directives and `using namespace`: always kept.
     pub(super) always: bool,
     /// Directive lines inside the declaration (line markers in a long template argument
     /// list): kept when the declaration goes, so the lines after it keep their file and line.
     pub(super) directives: Vec<(usize, usize)>,
+    /// Each name used with the namespace qualifying it (`ranges::min`), if any (see
+    /// `scope.rs`).
+    pub(super) scoped: Vec<(&'t [u8], Option<&'t [u8]>)>,
     /// For a block: its children's indices; the block goes only when all of them go.
     pub(super) children: Vec<usize>,
     pub(super) parent: Option<usize>,
@@ -103,9 +124,62 @@ pub(super) struct Split<'t> {
     pub(super) toks: Vec<Tok>,
     pub(super) mate: Vec<u32>,
     pub(super) decls: Vec<Decl<'t>>,
+    /// Every name that follows `namespace` (blocks, aliases, also in function bodies, and
+    /// `using namespace`): a name qualified by anything else is a class member.
+    namespaces: HashSet<&'t [u8]>,
+    /// The namespaces a `using namespace` or a namespace alias names (the last component):
+    /// their names are found from anywhere.
+    pub(super) opened: HashSet<&'t [u8]>,
+    /// The namespaces declared `inline` once (every later block of theirs is inline too):
+    /// their names are also their parent's.
+    pub(super) inline: HashSet<&'t [u8]>,
 }
 
 impl<'t> Split<'t> {
+    /// `text` split into its declarations.
+    pub(super) fn new(text: &'t [u8]) -> Self {
+        let toks = lex::lex(text);
+        let mate = lex::structure(text, &toks).mate;
+        let n = toks.len();
+        let mut s = Split {
+            text,
+            toks,
+            mate,
+            decls: Vec::new(),
+            namespaces: HashSet::new(),
+            opened: HashSet::new(),
+            inline: HashSet::new(),
+        };
+        for i in 0..n {
+            if s.w(i, b"namespace") {
+                let mut j = i + 1;
+                let mut name = None;
+                while j < n && s.toks[j].kind == Kind::Ident {
+                    s.namespaces.insert(s.b(j));
+                    if i > 0 && s.w(i - 1, b"inline") {
+                        s.inline.insert(s.b(j));
+                    }
+                    name = Some(s.b(j));
+                    j += if s.p(j + 1, b"::") { 2 } else { n };
+                }
+                let opens = i > 0 && s.w(i - 1, b"using") || s.p(i + 2, b"=");
+                if opens {
+                    // `namespace tc = std::__detail;`: the target's last component.
+                    let mut j = i + 3;
+                    while s.p(j, b"::") || j < n && s.toks[j].kind == Kind::Ident {
+                        if s.toks[j].kind == Kind::Ident {
+                            name = Some(s.b(j));
+                        }
+                        j += 1;
+                    }
+                    s.opened.extend(name);
+                }
+            }
+        }
+        s.split(0, n, text.len(), None);
+        s
+    }
+
     pub(super) fn b(&self, i: usize) -> &'t [u8] {
         self.toks[i].bytes(self.text)
     }
@@ -175,7 +249,10 @@ impl<'t> Split<'t> {
                 if let Some(close) = self.mate(open).filter(|&c| c < hi) {
                     let me = self.push(start, close, limit, parent, false);
                     // A block's own names are namespace names: nothing is attached to them.
-                    let names: Vec<&[u8]> = (start..open)
+                    let name_end = (start..open)
+                        .find(|&q| self.p(q, b"(") || self.p(q, b"[") || self.w(q, b"__attribute__"))
+                        .unwrap_or(open);
+                    let names: Vec<&[u8]> = (start..name_end)
                         .filter(|&q| self.toks[q].kind == Kind::Ident && !keyword(self.b(q)))
                         .map(|q| self.b(q))
                         .collect();
@@ -184,6 +261,9 @@ impl<'t> Split<'t> {
                     self.decls[me].uses.clear();
                     let inner_limit = self.toks[close].start as usize;
                     let kids = self.split(open + 1, close, inner_limit, Some(me));
+                    // An empty block may be what makes a namespace inline
+                    // (`inline namespace __cxx11 { }` in libstdc++'s c++config.h): kept.
+                    self.decls[me].always = kids.is_empty();
                     self.decls[me].children = kids;
                     out.push(me);
                     i = close + 1;
@@ -257,6 +337,8 @@ impl<'t> Split<'t> {
         directive: bool,
     ) -> usize {
         let mut d = Decl {
+            first,
+            last,
             start: self.toks[first].start as usize,
             end: self.span_end(last, limit),
             declares: Vec::new(),
@@ -265,6 +347,13 @@ impl<'t> Split<'t> {
             function: false,
             operator: false,
             params: Vec::new(),
+            spelled: None,
+            spells: Vec::new(),
+            using_decl: !directive
+                && self.w(first, b"using")
+                && !self.w(first + 1, b"namespace")
+                && !(first..=last).any(|k| self.p(k, b"=")),
+            scoped: Vec::new(),
             spec_args: Vec::new(),
             classes: Vec::new(),
             always: directive,
@@ -286,11 +375,83 @@ impl<'t> Split<'t> {
         self.decls.len() - 1
     }
 
+    /// True if identifier `i` is declared, not used: a type (an identifier or a type keyword)
+    /// before it and a declarator's end after it, as in a member (`constexpr size_t size()`
+    /// in `integer_sequence` names no `ranges::size`, `static const strong_ordering equal;`
+    /// no `std::equal`), a parameter or a local. An expression never puts a name right after
+    /// a type: `return f(…)`, `x.f(…)`, `N::f(…)`, `= f(…)`.
+    pub(super) fn declared_here(&self, first: usize, i: usize) -> bool {
+        const TYPE_WORDS: &[&[u8]] = &[
+            b"auto", b"bool", b"char", b"char8_t", b"char16_t", b"char32_t", b"wchar_t",
+            b"short", b"int", b"long", b"signed", b"unsigned", b"float", b"double", b"void",
+            b"const", b"volatile",
+        ];
+        const OPERATOR_WORDS: &[&[u8]] = &[
+            b"and", b"or", b"not", b"xor", b"bitand", b"bitor", b"compl", b"and_eq", b"or_eq",
+            b"xor_eq", b"not_eq",
+        ];
+        const DECLARATOR_END: &[&[u8]] = &[b"(", b")", b";", b"=", b"{", b"[", b",", b":"];
+        if i <= first || self.toks[i - 1].kind != Kind::Ident {
+            return false;
+        }
+        let before = self.b(i - 1);
+        let type_like = if keyword(before) {
+            TYPE_WORDS.contains(&before)
+        } else {
+            !OPERATOR_WORDS.contains(&before)
+        };
+        type_like && DECLARATOR_END.iter().any(|e| self.p(i + 1, e))
+    }
+
+    /// The names of the type and template parameters in tokens `first..=last` (`typename _Tp`,
+    /// `class... _Args`, `template <class> class _Tt`): inside the declaration they name the
+    /// parameter, never a declaration of the same name (`_Size`, `_Tp`).
+    fn template_parameters(&self, first: usize, last: usize) -> HashSet<&'t [u8]> {
+        let mut out = HashSet::new();
+        for i in first + 1..=last {
+            if self.toks[i].kind != Kind::Ident || keyword(self.b(i)) {
+                continue;
+            }
+            let mut k = i - 1;
+            if self.p(k, b"...") && k > first {
+                k -= 1;
+            }
+            let introduced = self.w(k, b"typename") || self.w(k, b"class");
+            let ends = [&b","[..], b">", b">>", b"=", b"..."];
+            if introduced && ends.iter().any(|e| self.p(i + 1, e)) {
+                out.insert(self.b(i));
+            }
+        }
+        out
+    }
+
+    /// True if identifier `i` is qualified by a class (`strong_ordering::equal`,
+    /// `vector<T>::iterator`, `_Tp::type`): it names a member, never a declaration at
+    /// namespace scope, and the class itself is a use of its own.
+    fn member_of_class(&self, i: usize) -> bool {
+        if i < 2 || !self.p(i - 1, b"::") {
+            return false;
+        }
+        let q = i - 2;
+        let by_class_name = self.toks[q].kind == Kind::Ident
+            && !keyword(self.b(q))
+            && !self.namespaces.contains(self.b(q));
+        by_class_name || self.p(q, b">") || self.p(q, b">>")
+    }
+
     /// Fills the declared, attached and used names of tokens `first..=last`.
     pub(super) fn names(&self, first: usize, last: usize, d: &mut Decl<'t>) {
-        let mut seen = HashSet::new();
+        let mut seen = self.template_parameters(first, last);
+        let mut seen_scoped = HashSet::new();
         let mut i = first;
         while i <= last {
+            if self.toks[i].kind == Kind::Punct
+                && SPELLED_OPERATORS.contains(&self.b(i))
+                && !(i > 0 && self.w(i - 1, b"operator"))
+                && seen.insert(self.b(i))
+            {
+                d.spells.push(self.b(i));
+            }
             // `friend class X;` in a class body needs no `X` (libstdc++'s `basic_string`
             // befriends `basic_stringbuf`, which would keep all of <sstream>).
             if self.w(i, b"friend")
@@ -304,8 +465,21 @@ impl<'t> Split<'t> {
                 }
                 continue;
             }
-            if self.toks[i].kind == Kind::Ident && !keyword(self.b(i)) && seen.insert(self.b(i)) {
-                d.uses.push(self.b(i));
+            if self.toks[i].kind == Kind::Ident
+                && !keyword(self.b(i))
+                && !self.declared_here(first, i)
+                && !self.member_of_class(i)
+            {
+                let name = self.b(i);
+                if seen.insert(name) {
+                    d.uses.push(name);
+                }
+                let qualifier = (i >= 2 && self.p(i - 1, b"::"))
+                    .then(|| self.b(i - 2))
+                    .filter(|q| self.namespaces.contains(q));
+                if seen_scoped.insert((name, qualifier)) {
+                    d.scoped.push((name, qualifier));
+                }
             }
             // `100ms` calls `operator""ms`, declared as `ms`.
             if self.toks[i].kind == Kind::Number {
@@ -417,6 +591,11 @@ impl<'t> Split<'t> {
                             };
                             d.operator = op;
                             d.function = true;
+                            let token = self.b(j - 1);
+                            d.spelled = (op
+                                && self.w(j.saturating_sub(2), b"operator")
+                                && SPELLED_OPERATORS.contains(&token))
+                            .then_some(token);
                             d.params.clear();
                             let mut cur: Vec<&[u8]> = Vec::new();
                             let mut angles = 0i32;

@@ -25,8 +25,7 @@ fn keeps_the_closure_of_the_crash_site() {
     let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nnamespace std { typedef unsigned long size_t; struct unused { int u; }; template <class T> struct vec { size_t n; }; template <class T> bool operator==(vec<T>, vec<T>); bool operator<(unused, unused); }\nusing namespace std;\nstruct Other { };\nint helper(int);\nint helper(int x) { return x; }\n# 2 \"m.cpp\" 2\nstruct A;\nstruct A { vec<int> v; void m(); };\nvoid A::m() {}\nenum E { e1, e2 };\nint f(A *a) {\n  return a->v == a->v ? e2 : helper(1);\n}\nint g() { return 0; }\n";
     let hints = Hints {
         location: Some(("m.cpp".into(), 6)),
-        function: None,
-        column: None,
+        ..Hints::default()
     };
     let out = first(text, &hints);
     for keep in [
@@ -82,16 +81,7 @@ fn a_variable_templates_specialisations_go_with_it() {
 #[test]
 fn says_why_a_declaration_is_kept() {
     let text = b"struct U {};\nstruct T { U u; };\nstruct V {};\nint f(T *t);\n";
-    let toks = lex::lex(text);
-    let mate = lex::structure(text, &toks).mate;
-    let n = toks.len();
-    let mut s = Split {
-        text,
-        toks,
-        mate,
-        decls: Vec::new(),
-    };
-    s.split(0, n, text.len(), None);
+    let s = Split::new(text);
     let (kept, why) = keep(&s, &[3]);
     assert_eq!(kept, [true, true, false, true]);
     assert_eq!(why[1], Some((3, &b"T"[..])));
@@ -164,4 +154,13 @@ fn a_constructor_with_braced_initialisers_is_one_declaration() {
     let out = first(text, &at_main());
     assert!(out.contains(": a{v}, b{v}\n{ }"), "{out}");
     assert!(!out.contains("unused_one"), "{out}");
+}
+
+#[test]
+fn names_in_inline_namespaces_are_their_parents() {
+    let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nnamespace std __attribute__ ((__visibility__ (\"default\"))) {\ninline namespace __cxx11 __attribute__((__abi_tag__ (\"cxx11\"))) {\n}\nnamespace __cxx11 {\ntemplate<typename _CharT> class basic_string;\n}\ntypedef basic_string<char> string;\nextern int min;\n}\n# 2 \"m.cpp\" 2\nstd::string s;\n";
+    let out = first(text, &at_main());
+    assert!(out.contains("class basic_string;"), "{out}");
+    assert!(out.contains("typedef basic_string<char> string;"), "{out}");
+    assert!(!out.contains("min"), "{out}");
 }
