@@ -24,8 +24,23 @@ pub(super) struct Trimmed<'t> {
 
 /// Keywords that start a statement declaring nothing.
 const NOT_DECLARING: &[&[u8]] = &[
-    b"return", b"if", b"for", b"while", b"switch", b"do", b"try", b"throw", b"co_return",
-    b"co_await", b"co_yield", b"break", b"continue", b"goto", b"case", b"default", b"delete",
+    b"return",
+    b"if",
+    b"for",
+    b"while",
+    b"switch",
+    b"do",
+    b"try",
+    b"throw",
+    b"co_return",
+    b"co_await",
+    b"co_yield",
+    b"break",
+    b"continue",
+    b"goto",
+    b"case",
+    b"default",
+    b"delete",
 ];
 
 /// The leaf declarations in `among` that use `name` without declaring it: the code that
@@ -57,11 +72,7 @@ pub(super) fn trim_to_byte<'t>(s: &Split<'t>, k: usize, at: usize) -> Option<Tri
 /// Declaration `k` with the statements of its body that `wanted` rejects deleted, except those
 /// declaring local names the kept ones use; `None` when it is not a function definition, or no
 /// statement or every statement is wanted.
-fn trim<'t>(
-    s: &Split<'t>,
-    k: usize,
-    wanted: impl Fn(usize, usize) -> bool,
-) -> Option<Trimmed<'t>> {
+fn trim<'t>(s: &Split<'t>, k: usize, wanted: impl Fn(usize, usize) -> bool) -> Option<Trimmed<'t>> {
     let d = &s.decls[k];
     let close = d.last;
     if !s.p(close, b"}") {

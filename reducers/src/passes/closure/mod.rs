@@ -212,8 +212,7 @@ fn unmet_functions<'t>(
         if real().any(|&k| kept[k] || !s.decls[k].function) {
             continue;
         }
-        if let Some(&k) = real().min_by_key(|&&k| s.decls[k].end - s.decls[k].start)
-        {
+        if let Some(&k) = real().min_by_key(|&&k| s.decls[k].end - s.decls[k].start) {
             out.push((k, n));
         }
     }
@@ -247,7 +246,10 @@ fn unmet_using<'t>(
             if in_q.iter().any(|&j| kept[j]) {
                 continue;
             }
-            if let Some(&j) = in_q.iter().min_by_key(|&&j| s.decls[j].end - s.decls[j].start) {
+            if let Some(&j) = in_q
+                .iter()
+                .min_by_key(|&&j| s.decls[j].end - s.decls[j].start)
+            {
                 out.push((j, n));
             }
         }
@@ -442,7 +444,9 @@ mod diag {
     use super::*;
     #[test]
     fn diag_why() {
-        let Ok(path) = std::env::var("DIAG_FILE") else { return };
+        let Ok(path) = std::env::var("DIAG_FILE") else {
+            return;
+        };
         let text = std::fs::read(path).unwrap();
         let text = &text[..];
         let s = Split::new(text);
@@ -451,24 +455,46 @@ mod diag {
         let line_of = |p: usize| text[..p].iter().filter(|&&c| c == b'\n').count() + 1;
         let mut by: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
         for (k, d) in s.decls.iter().enumerate() {
-            if !kept[k] || !d.children.is_empty() { continue; }
-            let n = match why[k] { Some((_, n)) => String::from_utf8_lossy(n).into_owned(), None => "<root/always>".into() };
+            if !kept[k] || !d.children.is_empty() {
+                continue;
+            }
+            let n = match why[k] {
+                Some((_, n)) => String::from_utf8_lossy(n).into_owned(),
+                None => "<root/always>".into(),
+            };
             let e = by.entry(n).or_default();
-            e.0 += 1; e.1 += d.end - d.start;
+            e.0 += 1;
+            e.1 += d.end - d.start;
         }
         let mut v: Vec<_> = by.into_iter().collect();
         v.sort_by_key(|x| std::cmp::Reverse(x.1 .1));
-        for (n, (c, b)) in v.iter().take(25) { eprintln!("{b:8} {c:5} {n}"); }
+        for (n, (c, b)) in v.iter().take(25) {
+            eprintln!("{b:8} {c:5} {n}");
+        }
         if let Ok(t) = std::env::var("DIAG_LINE") {
             for t in t.split(',') {
-            let t: usize = t.parse().unwrap();
-            eprintln!("== {t}");
-            let Some(mut k) = s.decls.iter().position(|d| d.children.is_empty() && line_of(d.start) <= t && line_of(d.end) >= t) else { continue };
-            for _ in 0..14 {
-                let d = &s.decls[k];
-                eprintln!("line {} {:?}", line_of(d.start), String::from_utf8_lossy(&text[d.start..d.end.min(d.start+90)]));
-                match why[k] { Some((f, n)) => { eprintln!("  <- via {:?}", String::from_utf8_lossy(n)); k = f; } None => break }
-            }
+                let t: usize = t.parse().unwrap();
+                eprintln!("== {t}");
+                let Some(mut k) = s.decls.iter().position(|d| {
+                    d.children.is_empty() && line_of(d.start) <= t && line_of(d.end) >= t
+                }) else {
+                    continue;
+                };
+                for _ in 0..14 {
+                    let d = &s.decls[k];
+                    eprintln!(
+                        "line {} {:?}",
+                        line_of(d.start),
+                        String::from_utf8_lossy(&text[d.start..d.end.min(d.start + 90)])
+                    );
+                    match why[k] {
+                        Some((f, n)) => {
+                            eprintln!("  <- via {:?}", String::from_utf8_lossy(n));
+                            k = f;
+                        }
+                        None => break,
+                    }
+                }
             }
         }
     }

@@ -250,7 +250,9 @@ impl<'t> Split<'t> {
                     let me = self.push(start, close, limit, parent, false);
                     // A block's own names are namespace names: nothing is attached to them.
                     let name_end = (start..open)
-                        .find(|&q| self.p(q, b"(") || self.p(q, b"[") || self.w(q, b"__attribute__"))
+                        .find(|&q| {
+                            self.p(q, b"(") || self.p(q, b"[") || self.w(q, b"__attribute__")
+                        })
                         .unwrap_or(open);
                     let names: Vec<&[u8]> = (start..name_end)
                         .filter(|&q| self.toks[q].kind == Kind::Ident && !keyword(self.b(q)))
@@ -382,9 +384,23 @@ impl<'t> Split<'t> {
     /// a type: `return f(…)`, `x.f(…)`, `N::f(…)`, `= f(…)`.
     pub(super) fn declared_here(&self, first: usize, i: usize) -> bool {
         const TYPE_WORDS: &[&[u8]] = &[
-            b"auto", b"bool", b"char", b"char8_t", b"char16_t", b"char32_t", b"wchar_t",
-            b"short", b"int", b"long", b"signed", b"unsigned", b"float", b"double", b"void",
-            b"const", b"volatile",
+            b"auto",
+            b"bool",
+            b"char",
+            b"char8_t",
+            b"char16_t",
+            b"char32_t",
+            b"wchar_t",
+            b"short",
+            b"int",
+            b"long",
+            b"signed",
+            b"unsigned",
+            b"float",
+            b"double",
+            b"void",
+            b"const",
+            b"volatile",
         ];
         const OPERATOR_WORDS: &[&[u8]] = &[
             b"and", b"or", b"not", b"xor", b"bitand", b"bitor", b"compl", b"and_eq", b"or_eq",

@@ -164,3 +164,69 @@ fn names_in_inline_namespaces_are_their_parents() {
     assert!(out.contains("typedef basic_string<char> string;"), "{out}");
     assert!(!out.contains("min"), "{out}");
 }
+
+#[test]
+fn a_crash_in_an_instantiation_keeps_the_statements_that_instantiate() {
+    // The parser is at the end of the file; the stack names f's definition (line 2) and f.
+    let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nnamespace std { struct big { int x; }; template <class T> T use(T); }\n# 2 \"m.cpp\" 2\nnamespace N {\ntemplate <class T> void f() { }\nint run() { std::big b; f<int>(); auto v = 1; g(v); return std::use(b).x; }\n}\n";
+    let hints = Hints {
+        sites: vec![("m.cpp".into(), 2)],
+        instantiated: Some("f".into()),
+        ..Hints::default()
+    };
+    let out = first(text, &hints);
+    assert!(out.contains("template <class T> void f() { }"), "{out}");
+    assert!(out.contains("int run() { f<int>(); }"), "{out}");
+    assert!(!out.contains("big"), "{out}");
+}
+
+#[test]
+fn the_crash_statement_keeps_the_locals_it_uses() {
+    let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nnamespace std { struct big { int x; }; struct small { }; int log(big); }\n# 2 \"m.cpp\" 2\nint h(int);\nint g() { std::small s; int n = 1; std::big b; std::log(b); return h(n); }\n";
+    let hints = Hints {
+        location: Some(("m.cpp".into(), 3)),
+        column: Some(61),
+        ..Hints::default()
+    };
+    let out = first(text, &hints);
+    assert!(out.contains("int g() { int n = 1; return h(n); }"), "{out}");
+    assert!(out.contains("int h(int);"), "{out}");
+    assert!(!out.contains("big") && !out.contains("small"), "{out}");
+}
+
+#[test]
+fn variables_are_found_through_their_namespace_only() {
+    // `std::min` is a use of the function, not of the `ranges::min` object.
+    let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nnamespace std {\nnamespace ranges { struct _Min { }; inline constexpr _Min min{}; }\ntemplate <class T> T min(T, T);\nstruct unrelated { };\n}\n# 2 \"m.cpp\" 2\nint x = std::min(1, 2);\n";
+    let out = first(text, &at_main());
+    assert!(out.contains("template <class T> T min(T, T);"), "{out}");
+    assert!(!out.contains("_Min"), "{out}");
+    // Named through its namespace, the object stays.
+    let used = text.replace("std::min(1, 2)", "sizeof(std::ranges::min)");
+    let out = first(&used, &at_main());
+    assert!(out.contains("inline constexpr _Min min{};"), "{out}");
+}
+
+#[test]
+fn a_free_operator_waits_for_its_token() {
+    let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nnamespace std { template <class O, class T> O&& operator<<(O&& o, const T&); }\nstruct S { };\n# 2 \"m.cpp\" 2\nint x = 1 + 2;\n";
+    let out = first(text, &at_main());
+    assert!(!out.contains("operator<<"), "{out}");
+    let shifted = text.replace("1 + 2", "1 << 2");
+    let plan = closure(shifted.as_bytes(), &at_main());
+    let step = plan
+        .step(shifted.as_bytes(), crate::plan::START)
+        .expect("a cut");
+    let out = String::from_utf8(apply(shifted.as_bytes(), &step.edits)).unwrap();
+    assert!(out.contains("operator<<"), "{out}");
+}
+
+#[test]
+fn members_and_template_parameters_are_no_uses() {
+    // `ord::equal` and `static const ord equal;` name a member, `_Size` a parameter.
+    let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\ntemplate <class I> bool equal(I, I);\nstruct _Size { int big; };\nstruct ord { static const ord equal; template <class _Size> int size(_Size); };\nconst ord ord::equal{};\n# 2 \"m.cpp\" 2\nord o;\n";
+    let out = first(text, &at_main());
+    assert!(out.contains("const ord ord::equal{};"), "{out}");
+    assert!(!out.contains("bool equal"), "{out}");
+    assert!(!out.contains("int big"), "{out}");
+}
