@@ -259,15 +259,22 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)\n";
     fn only_plain_names_are_instantiated_names() {
         let name = |e: &str| instantiated_name(e);
         assert_eq!(
-            name("a.cpp:3:1: instantiating function definition 'ns::g<std::vector<int>>'").as_deref(),
+            name("a.cpp:3:1: instantiating function definition 'ns::g<std::vector<int>>'")
+                .as_deref(),
             Some("g")
         );
         assert_eq!(
             name("a.cpp:3:1: instantiating function definition 'f()::(anonymous class)::operator()<>'"),
             None
         );
-        assert_eq!(name("a.cpp:3:1: instantiating class definition 'S<1>'").as_deref(), Some("S"));
-        assert_eq!(name("a.cpp:3:1: instantiating function definition 'operator+<int>'"), None);
+        assert_eq!(
+            name("a.cpp:3:1: instantiating class definition 'S<1>'").as_deref(),
+            Some("S")
+        );
+        assert_eq!(
+            name("a.cpp:3:1: instantiating function definition 'operator+<int>'"),
+            None
+        );
         assert_eq!(name("no quote"), None);
     }
 }

@@ -53,6 +53,9 @@ pub enum CPass {
     /// Keep the use-def closure of the bug's site (see `closure.rs`): one big cut that keeps
     /// every declaration the kept code names, so it stays valid; then coarser fallbacks.
     Closure,
+    /// Ask the compiler about the closure's over-approximation (see `closure/prune.rs`): for
+    /// each name that pulls in the most, delete what the closure keeps only through it.
+    Prune,
     /// Keep only the main file's text (line markers), else the closure's cut, then ddmin over
     /// includes and declarations.
     Provenance,
@@ -109,6 +112,7 @@ impl CPass {
             CPass::MainOnly => "main-only",
             CPass::CrashCut => "crash-cut",
             CPass::Closure => "closure",
+            CPass::Prune => "prune",
             CPass::Provenance => "provenance",
             CPass::FunctionFocus => "function-focus",
             CPass::Markers => "markers",
@@ -147,6 +151,7 @@ impl CPass {
             CPass::MainOnly => guided::main_only(text),
             CPass::CrashCut => guided::crash_cut(text, hints),
             CPass::Closure => closure::closure(text, hints),
+            CPass::Prune => closure::prune(text, hints),
             CPass::Provenance => guided::provenance(text, hints),
             CPass::FunctionFocus => guided::function_focus(text, hints),
             CPass::Markers => guided::markers(text),
@@ -238,12 +243,23 @@ fn default_passes() -> [Vec<CPass>; 3] {
         // test, which with two or more jobs runs beside crash-cut's. Crash-cut still comes
         // before provenance and closure, whose cuts it can enable (a crash-on-valid whose
         // headers only the code after the crash uses).
-        vec![MainOnly, CrashCut, Provenance, Closure, FunctionFocus],
+        vec![
+            MainOnly,
+            CrashCut,
+            Provenance,
+            Closure,
+            Prune,
+            FunctionFocus,
+        ],
         vec![
             Markers,
             // Offers nothing on preprocessed text unless it has a `#pragma`.
             Directives,
             Chunks(0),
+            // Cheap when they find nothing (one plan, a few tests): what the rounds removed
+            // from the kept code may leave whole headers unused.
+            Closure,
+            Prune,
             Chunks(1),
             Chunks(2),
             Chunks(3),

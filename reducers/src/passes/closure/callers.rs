@@ -15,11 +15,14 @@ use crate::lex::Kind;
 use crate::plan::Edit;
 
 /// A caller cut down to what instantiates the template.
+#[derive(Clone)]
 pub(super) struct Trimmed<'t> {
     /// Deletions inside the caller's body, sorted.
     pub edits: Vec<Edit>,
     /// The names the remaining code uses (the head's and the kept statements').
     pub uses: Vec<&'t [u8]>,
+    /// The same with their namespace qualifiers (see `scope.rs`).
+    pub scoped: Vec<(&'t [u8], Option<&'t [u8]>)>,
 }
 
 /// Keywords that start a statement declaring nothing.
@@ -58,30 +61,80 @@ pub(super) fn callers(s: &Split, among: &[usize], name: &[u8]) -> Vec<usize> {
 
 /// Declaration `k` with its body's statements that do not name `name` deleted (see [`trim`]).
 pub(super) fn trim_to_name<'t>(s: &Split<'t>, k: usize, name: &[u8]) -> Option<Trimmed<'t>> {
-    trim(s, k, |a, b| (a..=b).any(|i| s.w(i, name)))
+    trim(s, k, |a, b| (a..=b).any(|i| s.w(i, name)), None)
 }
 
 /// Declaration `k` with its body's statements that do not hold byte `at` deleted (see
-/// [`trim`]): the parser was in that statement, the ones after it were never read.
-pub(super) fn trim_to_byte<'t>(s: &Split<'t>, k: usize, at: usize) -> Option<Trimmed<'t>> {
-    trim(s, k, |a, b| {
-        s.toks[a].start as usize <= at && at < s.toks[b].end as usize
-    })
+/// [`trim`]): the parser was in that statement, the ones after it were never read. With
+/// `truncate`, that statement also ends right before the token at `at` (the parser's current
+/// token: what follows it was never read either), its open brackets closed.
+pub(super) fn trim_to_byte<'t>(
+    s: &Split<'t>,
+    k: usize,
+    at: usize,
+    truncate: bool,
+) -> Option<Trimmed<'t>> {
+    let holds = |a: usize, b: usize| s.toks[a].start as usize <= at && at < s.toks[b].end as usize;
+    trim(s, k, holds, truncate.then_some(at))
+}
+
+/// Statement `a..=b` cut before the token at byte `at`, its open `(` and `[` closed: the
+/// kept range and the edit, or `None` when that token starts the statement or sits in a
+/// nested block.
+fn truncated(s: &Split, a: usize, b: usize, at: usize) -> Option<((usize, usize), Edit)> {
+    let c = (a..=b).find(|&i| s.toks[i].end as usize > at)?;
+    if c == a {
+        return None;
+    }
+    let mut open = Vec::new();
+    for i in a..c {
+        match s.b(i) {
+            b"(" | b"[" | b"{" => open.push(s.b(i)),
+            b")" | b"]" | b"}" => {
+                open.pop();
+            }
+            _ => {}
+        }
+    }
+    if open.contains(&&b"{"[..]) {
+        return None;
+    }
+    let mut with: Vec<u8> = open
+        .iter()
+        .rev()
+        .map(|o| if *o == b"(" { b')' } else { b']' })
+        .collect();
+    with.push(b';');
+    let mut edit = Edit::delete(s.toks[c].start as usize, s.toks[b].end as usize);
+    edit.with = std::borrow::Cow::Owned(with);
+    Some(((a, c - 1), edit))
 }
 
 /// Declaration `k` with the statements of its body that `wanted` rejects deleted, except those
 /// declaring local names the kept ones use; `None` when it is not a function definition, or no
 /// statement or every statement is wanted.
-fn trim<'t>(s: &Split<'t>, k: usize, wanted: impl Fn(usize, usize) -> bool) -> Option<Trimmed<'t>> {
+fn trim<'t>(
+    s: &Split<'t>,
+    k: usize,
+    wanted: impl Fn(usize, usize) -> bool,
+    cut_at: Option<usize>,
+) -> Option<Trimmed<'t>> {
     let d = &s.decls[k];
     let close = d.last;
     if !s.p(close, b"}") {
         return None;
     }
     let open = s.mate(close).filter(|&o| o > d.first && o < close)?;
-    let stmts = statements(s, open + 1, close)?;
+    let mut stmts = statements(s, open + 1, close)?;
     let mut kept: Vec<bool> = stmts.iter().map(|&(a, b)| wanted(a, b)).collect();
-    if !kept.contains(&true) || !kept.contains(&false) {
+    let mut cut = None;
+    if let Some(at) = cut_at {
+        let j = kept.iter().position(|&w| w)?;
+        let (range, edit) = truncated(s, stmts[j].0, stmts[j].1, at)?;
+        stmts[j] = range;
+        cut = Some(edit);
+    }
+    if !kept.contains(&true) || !kept.contains(&false) && cut.is_none() {
         return None;
     }
     // The statements declaring local names the kept ones use, to a fixpoint.
@@ -104,26 +157,37 @@ fn trim<'t>(s: &Split<'t>, k: usize, wanted: impl Fn(usize, usize) -> bool) -> O
             break;
         }
     }
-    let mut edits = Vec::new();
-    let mut seen = HashSet::new();
-    let mut uses = Vec::new();
-    let mut note = |i: usize, uses: &mut Vec<&'t [u8]>| {
-        if s.toks[i].kind == Kind::Ident && !keyword(s.b(i)) && seen.insert(s.b(i)) {
-            uses.push(s.b(i));
-        }
-    };
-    for i in d.first..=open {
-        note(i, &mut uses);
-    }
+    let mut edits: Vec<Edit> = cut.into_iter().collect();
+    let mut kept_toks: Vec<usize> = (d.first..=open).collect();
     for (&(a, b), keep) in stmts.iter().zip(&kept) {
         if *keep {
-            (a..=b).for_each(|i| note(i, &mut uses));
+            kept_toks.extend(a..=b);
         } else {
             let end = s.toks[b + 1].start as usize;
             edits.push(Edit::delete(s.toks[a].start as usize, end));
         }
     }
-    Some(Trimmed { edits, uses })
+    let mut seen = HashSet::new();
+    let mut seen_scoped = HashSet::new();
+    edits.sort_by_key(|e| e.start);
+    let mut t = Trimmed {
+        edits,
+        uses: Vec::new(),
+        scoped: Vec::new(),
+    };
+    for i in kept_toks {
+        if s.toks[i].kind != Kind::Ident || keyword(s.b(i)) {
+            continue;
+        }
+        if seen.insert(s.b(i)) {
+            t.uses.push(s.b(i));
+        }
+        let scoped = (s.b(i), s.namespace_qualifier(i));
+        if seen_scoped.insert(scoped) {
+            t.scoped.push(scoped);
+        }
+    }
+    Some(t)
 }
 
 /// The statements of a body (tokens `lo..hi`) as inclusive token ranges, or `None` when a

@@ -20,9 +20,11 @@ use std::collections::{HashMap, HashSet};
 
 use super::Hints;
 use crate::lex;
+pub(crate) use prune::prune;
 use split::Split;
 
 mod callers;
+mod prune;
 mod scope;
 mod split;
 use crate::markers;
@@ -50,6 +52,22 @@ type Why<'t> = Option<(usize, &'t [u8])>;
 /// Which declarations the closure keeps, and for each kept one why: the declaration whose use
 /// of a name pulled it in (none for roots and always-kept ones).
 fn keep<'t>(s: &Split<'t>, roots: &[usize]) -> (Vec<bool>, Vec<Why<'t>>) {
+    let k = keep_banned(s, roots, &HashSet::new());
+    (k.kept, k.why)
+}
+
+/// What [`keep_banned`] found.
+struct Kept<'t> {
+    kept: Vec<bool>,
+    why: Vec<Why<'t>>,
+    /// The kept declarations in the order they were kept (each after the one that pulled it).
+    order: Vec<usize>,
+}
+
+/// [`keep`], with the names in `banned` never counted as used (`prune.rs` asks what the
+/// closure would be if a name pulled nothing in).
+fn keep_banned<'t>(s: &Split<'t>, roots: &[usize], banned: &HashSet<&[u8]>) -> Kept<'t> {
+    let mut order = Vec::new();
     let mut kept = vec![false; s.decls.len()];
     let mut why: Vec<Why> = vec![None; s.decls.len()];
     let namespaces: HashSet<&[u8]> = s
@@ -117,6 +135,9 @@ fn keep<'t>(s: &Split<'t>, roots: &[usize]) -> (Vec<bool>, Vec<Why<'t>>) {
     // (`ranges::end` is an object that would pull in all of <ranges>): those are kept; the
     // name counts as used only once the kept code spells it.
     for n in IMPLICIT.iter().map(|s| s.as_bytes()) {
+        if banned.contains(n) {
+            continue;
+        }
         for &k in by_name.get(n).into_iter().flatten() {
             let d = &s.decls[k];
             if d.function || !d.classes.is_empty() {
@@ -141,6 +162,7 @@ fn keep<'t>(s: &Split<'t>, roots: &[usize]) -> (Vec<bool>, Vec<Why<'t>>) {
                 continue;
             }
             kept[k] = true;
+            order.push(k);
             why[k] = by.and_then(|n| from.get(n).map(|&f| (f, n)));
             let d = &s.decls[k];
             // A kept class or variable keeps its other declarations; a kept function does
@@ -150,6 +172,9 @@ fn keep<'t>(s: &Split<'t>, roots: &[usize]) -> (Vec<bool>, Vec<Why<'t>>) {
             names.extend(d.uses.iter().chain(declares).map(|&n| (n, k)));
             names.extend(d.spells.iter().map(|&n| (n, k)));
             for (found, n) in scopes.reached(s, k) {
+                if banned.contains(n) {
+                    continue;
+                }
                 from.entry(n).or_insert(k);
                 work.push((found, Some(n)));
             }
@@ -160,13 +185,14 @@ fn keep<'t>(s: &Split<'t>, roots: &[usize]) -> (Vec<bool>, Vec<Why<'t>>) {
             // where it is written): keep the shortest one.
             let mut orphans = unmet_functions(s, &used, &by_name, &kept);
             orphans.extend(unmet_using(s, &by_name, &kept));
+            orphans.retain(|(_, n)| !banned.contains(n));
             if orphans.is_empty() {
                 break;
             }
             work.extend(orphans.into_iter().map(|(k, n)| (k, Some(n))));
             continue;
         };
-        if !used.insert(n) {
+        if banned.contains(n) || !used.insert(n) {
             continue;
         }
         from.insert(n, by);
@@ -193,7 +219,7 @@ fn keep<'t>(s: &Split<'t>, roots: &[usize]) -> (Vec<bool>, Vec<Why<'t>>) {
             }
         }
     }
-    (kept, why)
+    Kept { kept, why, order }
 }
 
 /// For each used name that only functions declare and none of them is kept: the shortest of
@@ -305,52 +331,18 @@ fn cuts(text: &[u8], hints: &Hints) -> Vec<Vec<Edit>> {
         return Vec::new();
     }
     let mut s = Split::new(text);
-
-    // The crash site's declarations, trimmed to the statement the parser was in.
-    let mut roots = Vec::new();
-    let mut trimmed = Vec::new();
-    if let Some((file, line)) = &hints.location {
-        if let Some(line_at) = markers::locate(text, file.as_bytes(), *line) {
-            let at = line_at + hints.column.map_or(0, |c| c.saturating_sub(1) as usize);
-            for k in containing(&s, line_at) {
-                trimmed.extend(callers::trim_to_byte(&s, k, at).map(|t| (k, t)));
-                roots.push(k);
-            }
-        }
-    }
-    for (file, line) in &hints.sites {
-        if let Some(at) = markers::locate(text, file.as_bytes(), *line) {
-            roots.extend(containing(&s, at));
-        }
-    }
-    if let Some(name) = hints
-        .function
-        .as_deref()
-        .and_then(super::guided::crash_name)
-    {
-        roots.extend(s.decls.iter().enumerate().filter_map(|(k, d)| {
-            (d.children.is_empty() && d.declares.contains(&name.as_bytes())).then_some(k)
-        }));
-    }
-    roots.sort_unstable();
-    roots.dedup();
-    let main_decls = main_file_decls(&s);
-    // The code that instantiates the crashing template, trimmed to the statements naming it.
-    let mut callers = Vec::new();
-    if let Some(name) = hints.instantiated.as_deref() {
-        let among: Vec<usize> = if main_decls.is_empty() {
-            (0..s.decls.len()).collect()
-        } else {
-            main_decls.clone()
-        };
-        callers = callers::callers(&s, &among, name.as_bytes());
-        callers.retain(|k| !roots.contains(k));
-        for &k in &callers {
-            trimmed.extend(callers::trim_to_name(&s, k, name.as_bytes()).map(|t| (k, t)));
-        }
-    }
+    let Roots {
+        roots,
+        trimmed,
+        truncated,
+        callers,
+        main_decls,
+    } = Roots::of(&s, hints, true);
     let with_callers = [&roots[..], &callers[..]].concat();
     let mut cuts = Vec::new();
+    if !truncated.is_empty() {
+        cuts.push(trimmed_cut(&mut s, &with_callers, truncated));
+    }
     if !trimmed.is_empty() {
         cuts.push(trimmed_cut(&mut s, &with_callers, trimmed));
     }
@@ -372,6 +364,88 @@ fn cuts(text: &[u8], hints: &Hints) -> Vec<Vec<Edit>> {
         }
     }
     cuts
+}
+
+/// Where a closure starts (see the module doc).
+struct Roots<'t> {
+    /// The declarations at the crash: the parser location, the templates being instantiated
+    /// and the crashing function.
+    roots: Vec<usize>,
+    /// Those of `roots` and `callers` that can be cut down to a few statements.
+    trimmed: Vec<(usize, callers::Trimmed<'t>)>,
+    /// The same with the crash statement also cut after what the parser had read (empty
+    /// when it cannot be).
+    truncated: Vec<(usize, callers::Trimmed<'t>)>,
+    /// The non-template code that instantiates the crashing template.
+    callers: Vec<usize>,
+    /// The main file's declarations (empty without line markers).
+    main_decls: Vec<usize>,
+}
+
+impl<'t> Roots<'t> {
+    /// The roots in `s` for `hints`. Without line markers, locations are only trusted when
+    /// `by_location` (the text is the one the locations were taken from).
+    fn of(s: &Split<'t>, hints: &Hints, by_location: bool) -> Self {
+        // The crash site's declarations, trimmed to the statement the parser was in (and,
+        // first, to the part of it the parser had read).
+        let mut roots = Vec::new();
+        let mut trimmed = Vec::new();
+        let mut truncated = Vec::new();
+        let located = by_location || markers::main_file(s.text).is_some();
+        if let Some((file, line)) = hints.location.as_ref().filter(|_| located) {
+            if let Some(line_at) = markers::locate(s.text, file.as_bytes(), *line) {
+                let at = line_at + hints.column.map_or(0, |c| c.saturating_sub(1) as usize);
+                for k in containing(s, line_at) {
+                    trimmed.extend(callers::trim_to_byte(s, k, at, false).map(|t| (k, t)));
+                    let read = hints
+                        .column
+                        .and_then(|_| callers::trim_to_byte(s, k, at, true));
+                    truncated.extend(read.map(|t| (k, t)));
+                    roots.push(k);
+                }
+            }
+        }
+        for (file, line) in hints.sites.iter().filter(|_| located) {
+            if let Some(at) = markers::locate(s.text, file.as_bytes(), *line) {
+                roots.extend(containing(s, at));
+            }
+        }
+        if let Some(name) = hints
+            .function
+            .as_deref()
+            .and_then(super::guided::crash_name)
+        {
+            roots.extend(s.decls.iter().enumerate().filter_map(|(k, d)| {
+                (d.children.is_empty() && d.declares.contains(&name.as_bytes())).then_some(k)
+            }));
+        }
+        roots.sort_unstable();
+        roots.dedup();
+        let main_decls = main_file_decls(s);
+        // The code that instantiates the crashing template, trimmed to the statements naming it.
+        let mut callers = Vec::new();
+        if let Some(name) = hints.instantiated.as_deref() {
+            let among: Vec<usize> = if main_decls.is_empty() {
+                (0..s.decls.len()).collect()
+            } else {
+                main_decls.clone()
+            };
+            callers = callers::callers(s, &among, name.as_bytes());
+            callers.retain(|k| !roots.contains(k));
+            for &k in &callers {
+                let t = callers::trim_to_name(s, k, name.as_bytes());
+                trimmed.extend(t.clone().map(|t| (k, t)));
+                truncated.extend(t.filter(|_| !truncated.is_empty()).map(|t| (k, t)));
+            }
+        }
+        Roots {
+            roots,
+            trimmed,
+            truncated,
+            callers,
+            main_decls,
+        }
+    }
 }
 
 /// The main file's declarations (by line markers), in text order.
@@ -401,11 +475,14 @@ fn trimmed_cut<'t>(
     let mut saved = Vec::new();
     for (k, t) in trimmed {
         inside.extend(t.edits);
-        saved.push((k, std::mem::replace(&mut s.decls[k].uses, t.uses)));
+        let uses = std::mem::replace(&mut s.decls[k].uses, t.uses);
+        let scoped = std::mem::replace(&mut s.decls[k].scoped, t.scoped);
+        saved.push((k, uses, scoped));
     }
     let mut edits = cut(s, roots);
-    for (k, uses) in saved {
+    for (k, uses, scoped) in saved {
         s.decls[k].uses = uses;
+        s.decls[k].scoped = scoped;
     }
     edits.extend(inside);
     edits.sort_by_key(|e| e.start);

@@ -366,7 +366,9 @@ impl<'t> Split<'t> {
         if !directive {
             self.names(first, last, &mut d);
             for k in first + 1..=last {
-                if self.toks[k].kind == Kind::Directive {
+                // Only line markers: a `#pragma omp` in a deleted body goes with it.
+                let marker = crate::markers::parse_marker(self.b(k)).is_some();
+                if self.toks[k].kind == Kind::Directive && marker {
                     let t = self.toks[k];
                     let end = (t.end as usize + 1).min(self.text.len());
                     d.directives.push((t.start as usize, end));
@@ -419,9 +421,10 @@ impl<'t> Split<'t> {
         type_like && DECLARATOR_END.iter().any(|e| self.p(i + 1, e))
     }
 
-    /// The names of the type and template parameters in tokens `first..=last` (`typename _Tp`,
-    /// `class... _Args`, `template <class> class _Tt`): inside the declaration they name the
-    /// parameter, never a declaration of the same name (`_Size`, `_Tp`).
+    /// The names declared locally in tokens `first..=last`: type and template parameters
+    /// (`typename _Tp`, `class... _Args`, `template <class> class _Tt`), member classes and
+    /// aliases. Inside the declaration they name the local, never a declaration of the same
+    /// name elsewhere (`_Size`, `_Tp`).
     fn template_parameters(&self, first: usize, last: usize) -> HashSet<&'t [u8]> {
         let mut out = HashSet::new();
         for i in first + 1..=last {
@@ -437,8 +440,25 @@ impl<'t> Split<'t> {
             if introduced && ends.iter().any(|e| self.p(i + 1, e)) {
                 out.insert(self.b(i));
             }
+            // A member class or alias (`struct _Size : …`, `using size_type = …`) shadows
+            // any other of its name inside the declaration.
+            let class_key = matches!(self.b(i - 1), b"struct" | b"class" | b"union" | b"enum");
+            let befriended = i >= 2 && self.w(i - 2, b"friend");
+            let defines = [&b"{"[..], b":", b"<", b";", b"final"];
+            let member_class = class_key && !befriended && defines.iter().any(|e| self.p(i + 1, e));
+            let member_alias = self.w(i - 1, b"using") && self.p(i + 1, b"=");
+            if i > first + 1 && (member_class || member_alias) {
+                out.insert(self.b(i));
+            }
         }
         out
+    }
+
+    /// The namespace qualifying identifier `i` (`ranges` of `ranges::min`), if any.
+    pub(super) fn namespace_qualifier(&self, i: usize) -> Option<&'t [u8]> {
+        (i >= 2 && self.p(i - 1, b"::"))
+            .then(|| self.b(i - 2))
+            .filter(|q| self.namespaces.contains(q))
     }
 
     /// True if identifier `i` is qualified by a class (`strong_ordering::equal`,
@@ -459,9 +479,22 @@ impl<'t> Split<'t> {
     pub(super) fn names(&self, first: usize, last: usize, d: &mut Decl<'t>) {
         let mut seen = self.template_parameters(first, last);
         let mut seen_scoped = HashSet::new();
+        // Open `<` since the last `;` or brace: a `>>` closing two of them is no shift.
+        let mut angles = 0usize;
         let mut i = first;
         while i <= last {
+            match self.b(i) {
+                b"<" => angles += 1,
+                b">" => angles = angles.saturating_sub(1),
+                b";" | b"{" | b"}" => angles = 0,
+                _ => {}
+            }
+            let closer = self.p(i, b">>") && angles >= 2;
+            if closer {
+                angles -= 2;
+            }
             if self.toks[i].kind == Kind::Punct
+                && !closer
                 && SPELLED_OPERATORS.contains(&self.b(i))
                 && !(i > 0 && self.w(i - 1, b"operator"))
                 && seen.insert(self.b(i))
@@ -490,9 +523,7 @@ impl<'t> Split<'t> {
                 if seen.insert(name) {
                     d.uses.push(name);
                 }
-                let qualifier = (i >= 2 && self.p(i - 1, b"::"))
-                    .then(|| self.b(i - 2))
-                    .filter(|q| self.namespaces.contains(q));
+                let qualifier = self.namespace_qualifier(i);
                 if seen_scoped.insert((name, qualifier)) {
                     d.scoped.push((name, qualifier));
                 }
