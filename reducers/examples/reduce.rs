@@ -68,7 +68,7 @@ fn run(file: &Path, command: &[String]) -> Result<(), String> {
     let opts = Options::new(raw_pipeline(Hints::default()));
     let mut failed = None;
     let r = reduce(&input, &opts, &test, &mut |e| {
-        if let Event::Improved { best, pass } = e {
+        if let Event::Improved { best, pass, .. } = e {
             eprintln!("{pass}: {} bytes", best.len());
             if let Err(e) = write_atomically(&out, best) {
                 failed.get_or_insert(e);

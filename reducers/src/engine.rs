@@ -172,15 +172,23 @@ impl Driver<'_, '_> {
         if self.best.is_empty() {
             return;
         }
-        let sched = Schedule::start(&self.opts.pipeline, self.opts.max_rounds);
-        let t0 = Instant::now();
-        let gen = Gen::open(
-            &self.opts.pipeline,
-            Arc::from(self.best.as_slice()),
-            sched,
-            0,
-            None,
+        let pipeline = &self.opts.pipeline;
+        let resumed = self
+            .opts
+            .resume
+            .as_ref()
+            .and_then(|r| Some((Schedule::from_resume(pipeline, r)?, r.cursor)));
+        let sched = resumed.map_or_else(
+            || Schedule::start(pipeline, self.opts.max_rounds),
+            |(s, _)| s,
         );
+        let t0 = Instant::now();
+        let mut gen = Gen::open(pipeline, Arc::from(self.best.as_slice()), sched, 0, None);
+        if let (Some(g), Some((_, cursor))) = (gen.as_mut(), resumed) {
+            // As if the earlier run's last accepted candidate had just been accepted here.
+            g.cursor = Some(cursor);
+            g.improved = true;
+        }
         self.stats.gen_time += t0.elapsed();
         let Some(gen) = gen else { return };
         self.tree.restart(gen);
@@ -209,6 +217,7 @@ impl Driver<'_, '_> {
                 (self.on_event)(Event::Improved {
                     best: &self.best,
                     pass: slot.payload.ctx.pass.name(),
+                    resume: slot.payload.ctx.sched.resume_at(slot.payload.on_success),
                 });
                 if !promoted {
                     let t0 = Instant::now();

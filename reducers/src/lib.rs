@@ -97,7 +97,8 @@ mod window;
 pub use driver::reduce;
 pub use pass::{Pass, Pipeline};
 pub use types::{
-    content_hash, CancelToken, Event, Options, Outcome, Reduction, Stats, TestRecord, Tested,
+    content_hash, CancelToken, Event, Options, Outcome, Reduction, Resume, Stats, TestRecord,
+    Tested,
 };
 
 /// The README's examples, compiled and run as doctests.

@@ -44,6 +44,42 @@ impl Schedule {
         s
     }
 
+    /// This position with a plan cursor, as [`crate::Resume`] says it.
+    pub fn resume_at(&self, cursor: [u64; 3]) -> crate::Resume {
+        let (phase, pass) = match self.phase {
+            Phase::First(i) => (0, i),
+            Phase::Main(i) => (1, i),
+            Phase::Last(i) => (2, i),
+            // Never a pass's position; resuming from it starts over.
+            Phase::RoundStart | Phase::Done => (u8::MAX, 0),
+        };
+        crate::Resume {
+            phase,
+            pass,
+            rounds: self.rounds,
+            round_improved: self.round_improved,
+            last_improved: self.last_improved,
+            cursor,
+        }
+    }
+
+    /// The position `r` names in `pipeline`, or `None` when it names no pass of it.
+    pub fn from_resume(pipeline: &Pipeline, r: &crate::Resume) -> Option<Schedule> {
+        let phase = match r.phase {
+            0 => Phase::First(r.pass),
+            1 => Phase::Main(r.pass),
+            2 => Phase::Last(r.pass),
+            _ => return None,
+        };
+        let s = Schedule {
+            phase,
+            round_improved: r.round_improved,
+            last_improved: r.last_improved,
+            rounds: r.rounds,
+        };
+        s.pass(pipeline).is_some().then_some(s)
+    }
+
     /// The pass to run at this position (`None`: the pipeline is over).
     pub fn pass<'p>(&self, pipeline: &'p Pipeline) -> Option<&'p Arc<dyn Pass>> {
         match self.phase {

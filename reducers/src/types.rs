@@ -110,6 +110,30 @@ pub struct Options {
     /// one to a running test when that is the best use of it (`speculate.rs`). Off by
     /// default: a test that ignores the loan would leave the worker idle.
     pub spare_workers: bool,
+    /// Continue an earlier run from where it stood when it accepted its last text (that
+    /// text is the input): the [`Resume`] of its last [`Event::Improved`]. `None`, or a
+    /// position that is not in `pipeline`: start at the beginning.
+    pub resume: Option<Resume>,
+}
+
+/// Where a serial run goes on after accepting a text: which pass (its phase and index in the
+/// pipeline, with the phase's counters) and where in that pass's plan of the accepted text.
+/// Saved with the text, it lets a later run continue instead of starting over
+/// ([`Options::resume`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Resume {
+    /// 0: `first`, 1: `main`, 2: `last`.
+    pub phase: u8,
+    /// The pass's index in its phase.
+    pub pass: usize,
+    /// Main-phase rounds started.
+    pub rounds: u64,
+    /// A pass of the current round improved the text beyond its layout.
+    pub round_improved: bool,
+    /// A pass of the `last` phase improved the text beyond its layout.
+    pub last_improved: bool,
+    /// The pass's plan cursor to go on from.
+    pub cursor: [u64; 3],
 }
 
 impl Options {
@@ -123,6 +147,7 @@ impl Options {
             pipeline,
             success_speculation: true,
             spare_workers: false,
+            resume: None,
         }
     }
 }
@@ -218,6 +243,8 @@ pub enum Event<'a> {
         best: &'a [u8],
         /// The name of the pass that made it.
         pass: &'a str,
+        /// Where the run goes on from this text (see [`Options::resume`]).
+        resume: Resume,
     },
     /// Counters changed (a test finished, a pass started).
     Progress(&'a Stats),

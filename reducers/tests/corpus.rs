@@ -75,7 +75,7 @@ fn run(
     let r = reduce(input, opts, &test, &mut |e| match e {
         Event::Progress(s) => trace.tests = s.tests,
         Event::Tested(_) => {}
-        Event::Improved { best, pass } => {
+        Event::Improved { best, pass, .. } => {
             if std::env::var_os("TRACE").is_some() {
                 eprintln!("{pass}: {} tests -> {} bytes", trace.tests, best.len());
             }

@@ -67,7 +67,7 @@ fn same_output_for_any_jobs_and_observed_sizes_decrease() {
     for jobs in [1, 2, 4, 7] {
         let mut sizes = vec![SAMPLE.len()];
         let r = reduce(SAMPLE.as_bytes(), &opts(jobs), &oracle, &mut |e| {
-            if let Event::Improved { best, pass } = e {
+            if let Event::Improved { best, pass, .. } = e {
                 assert!(!pass.is_empty());
                 assert_eq!(oracle(best, &CancelToken::new()), Outcome::Interesting);
                 sizes.push(best.len());
@@ -283,7 +283,7 @@ fn layout_may_grow_the_text_but_never_beyond_the_input() {
     let input = "int f(){return 1;}\n\n\n\n\n\n\n\n\n\n";
     let mut sizes = Vec::new();
     let r = reduce(input.as_bytes(), &opts, &test, &mut |e| {
-        if let Event::Improved { best, pass } = e {
+        if let Event::Improved { best, pass, .. } = e {
             sizes.push((pass.to_string(), best.len()));
         }
     });
@@ -513,4 +513,59 @@ proptest::proptest! {
             &words.join(" "), &want, Slow::Hinted, slow, &[(2, true), (3, true), (8, true)],
         )?;
     }
+}
+
+#[test]
+fn a_run_resumed_from_its_last_improvement_ends_where_an_unbroken_run_ends() {
+    let whole = reduce(SAMPLE.as_bytes(), &opts(1), &oracle, &mut |_| {});
+    let tests_whole = whole.stats.tests;
+    // Stop after the 3rd improvement, keeping that text and where the run stood.
+    for stop_after in [1u64, 3, 5] {
+        let o = opts(1);
+        let (mut kept, mut at, mut seen) = (None, None, 0u64);
+        let stop = o.stop.clone();
+        let first = reduce(SAMPLE.as_bytes(), &o, &oracle, &mut |e| {
+            if let Event::Improved { best, resume, .. } = e {
+                seen += 1;
+                if seen <= stop_after {
+                    kept = Some(best.to_vec());
+                    at = Some(resume);
+                }
+                if seen == stop_after {
+                    stop.store(true, Ordering::SeqCst);
+                }
+            }
+        });
+        assert!(first.stats.stopped);
+        let resumed = Options {
+            resume: at,
+            ..opts(1)
+        };
+        let text = kept.expect("an improvement");
+        let second = reduce(&text, &resumed, &oracle, &mut |_| {});
+        assert_eq!(second.output, whole.output, "stopped after {stop_after}");
+        // One job, so the run is serial: continuing tests exactly what the unbroken run
+        // tested after that point, nothing before it again.
+        assert_eq!(
+            first.stats.tests + second.stats.tests,
+            tests_whole,
+            "stopped after {stop_after}"
+        );
+    }
+    // A position the pipeline does not have: the run starts over and still ends the same.
+    let bogus = Options {
+        resume: Some(reducers::Resume {
+            phase: 1,
+            pass: 999,
+            rounds: 1,
+            round_improved: false,
+            last_improved: false,
+            cursor: [0, 0, 0],
+        }),
+        ..opts(1)
+    };
+    assert_eq!(
+        reduce(SAMPLE.as_bytes(), &bogus, &oracle, &mut |_| {}).output,
+        whole.output
+    );
 }

@@ -100,7 +100,7 @@ fn run(label: &str, input: &[u8], pipeline: Pipeline, max_rounds: Option<usize>)
     let r = reduce(input, &opts, &valid, &mut |e| match e {
         Event::Progress(s) => tests = s.tests,
         Event::Tested(_) => {}
-        Event::Improved { best, pass } => {
+        Event::Improved { best, pass, .. } => {
             eprintln!("[{label}] {pass}: {tests} tests -> {} bytes", best.len())
         }
     });

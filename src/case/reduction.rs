@@ -93,6 +93,25 @@ pub struct Reduction {
     /// markers; otherwise they were compiled, and the result is shipped, without any.
     #[serde(default)]
     pub markers_needed: Option<String>,
+    /// Where the reduction stood when it accepted `output`, while it is not done: a
+    /// `--resume` continues there instead of starting the passes over.
+    #[serde(default)]
+    pub resume_at: Option<ResumeAt>,
+}
+
+/// A position in the reducer's pipeline: the pass that made the last accepted text (by phase,
+/// index and name) with the phase's counters, and the cursor in that pass's plan to go on from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResumeAt {
+    /// 0: the first passes, 1: the main rounds, 2: the last passes.
+    pub phase: u8,
+    pub pass: usize,
+    /// The pass's name: a position is only used where the pipeline has that pass.
+    pub pass_name: String,
+    pub rounds: u64,
+    pub round_improved: bool,
+    pub last_improved: bool,
+    pub cursor: [u64; 3],
 }
 
 impl Reduction {

@@ -297,7 +297,7 @@ impl Stage<'_> {
                 Outcome::Uninteresting
             }
         };
-        let mut improved = |best: &[u8], stats: &Stats| -> Result<(), ReduceError> {
+        let mut improved = |best: &[u8], stats: &Stats, at| -> Result<(), ReduceError> {
             if let Some(w) = self.witness.as_ref().filter(|w| w.accepted(best)) {
                 // Not a rejected candidate: it stays accepted either way.
                 w.late(self.witness_run(&w.argv, best, timeout, &|| false));
@@ -307,6 +307,7 @@ impl Stage<'_> {
             rec.bytes_after = best.len();
             rec.tests = base.0 + stats.tests;
             rec.cache_hits = base.1 + stats.cache_hits;
+            rec.resume_at = Some(at);
             Ok(self.save(rec)?)
         };
         let result = trace::drive(
@@ -568,10 +569,17 @@ pub fn reduce_case_traced(
         }
         h
     };
+    let pipeline = default_pipeline(hints);
+    // `--resume` goes on in the pass where the earlier run stood, when it stood in one.
+    let resume = prior
+        .as_ref()
+        .and_then(|r| r.resume_at.as_ref())
+        .and_then(|at| trace::resume_from(at, &pipeline));
     let opts = Options {
         jobs: settings.jobs.max(1),
         stop: settings.stop.clone(),
-        ..Options::new(default_pipeline(hints))
+        resume,
+        ..Options::new(pipeline)
     };
     let prior_runs = |f: fn(&Reduction) -> u64| prior.as_ref().map_or(0, f);
     let mut rec = Reduction {
@@ -603,6 +611,8 @@ pub fn reduce_case_traced(
         trace: Some(CASE_TRACE.to_string()),
         farm: None,
         markers_needed,
+        // Until this run accepts a text, the earlier position still describes its start.
+        resume_at: prior.as_ref().and_then(|r| r.resume_at.clone()),
     };
     let base = (rec.tests, rec.cache_hits);
     // Write the starting point and a `running` record before any test, so that a kill at any
@@ -678,12 +688,17 @@ pub fn reduce_case_traced(
                 rec.bytes_after = fb.len();
                 stage.save(&rec)?;
                 let mut chain2 = chain::Chain::new(&fb, chain::DEFAULT_CAP);
+                let fresh = Options {
+                    resume: None,
+                    ..opts.clone()
+                };
+                rec.resume_at = None;
                 let second = stage.pass(
                     &fb,
                     &strict_flags,
                     runs,
                     timeout,
-                    &opts,
+                    &fresh,
                     &mut rec,
                     base,
                     &mut chain2,
@@ -723,9 +738,17 @@ pub fn reduce_case_traced(
             }
         }
     }
-    let result = stage.compiled(&result).into_owned();
+    let shipped = stage.compiled(&result).into_owned();
+    if shipped != result {
+        // The position is one in the plans of the text with its markers.
+        rec.resume_at = None;
+    }
+    let result = shipped;
     fileio::write(dir, &output_name, &result)?;
     rec.status = if stopped { "stopped" } else { "done" }.into();
+    if !stopped {
+        rec.resume_at = None;
+    }
     rec.bytes_after = result.len();
     rec.seconds = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
     rec.verified = verdict.verified();

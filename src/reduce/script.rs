@@ -371,7 +371,7 @@ pub fn reduce_with_script(
                 &mut trace,
                 None,
                 note,
-                &mut |best, _| write_keeping_mode(&file.path, best, file.mode),
+                &mut |best, _, _| write_keeping_mode(&file.path, best, file.mode),
             )?;
             let Stats {
                 tests: t,

@@ -27,6 +27,7 @@ use reducers::{CancelToken, Event, Options, Outcome, Reduction, Stats, TestRecor
 
 use super::accept::PhaseLog;
 use super::{Note, ReduceError};
+use crate::case::reduction::ResumeAt;
 
 /// Where a case keeps the trace of its last reduction (case-relative).
 pub const CASE_TRACE: &str = "logs/reduce-trace.jsonl";
@@ -137,7 +138,43 @@ impl Trace {
 }
 
 /// What [`drive`] calls with each improvement and the counters so far: writes it.
-pub(super) type Improved<'a> = dyn FnMut(&[u8], &Stats) -> Result<(), ReduceError> + 'a;
+/// `resume` as the case records it.
+fn resume_at(resume: reducers::Resume, pass: &str) -> ResumeAt {
+    ResumeAt {
+        phase: resume.phase,
+        pass: resume.pass,
+        pass_name: pass.to_string(),
+        rounds: resume.rounds,
+        round_improved: resume.round_improved,
+        last_improved: resume.last_improved,
+        cursor: resume.cursor,
+    }
+}
+
+/// The recorded position, for `pipeline`: `None` when that pipeline has no pass of that name
+/// there (the passes changed since).
+pub(super) fn resume_from(
+    at: &ResumeAt,
+    pipeline: &reducers::Pipeline,
+) -> Option<reducers::Resume> {
+    let phase = match at.phase {
+        0 => &pipeline.first,
+        1 => &pipeline.main,
+        2 => &pipeline.last,
+        _ => return None,
+    };
+    let same = phase.get(at.pass).is_some_and(|p| p.name() == at.pass_name);
+    same.then_some(reducers::Resume {
+        phase: at.phase,
+        pass: at.pass,
+        rounds: at.rounds,
+        round_improved: at.round_improved,
+        last_improved: at.last_improved,
+        cursor: at.cursor,
+    })
+}
+
+pub(super) type Improved<'a> = dyn FnMut(&[u8], &Stats, ResumeAt) -> Result<(), ReduceError> + 'a;
 
 /// Runs the driver on `start`: every improvement goes to `improved` (with the counters so
 /// far), which writes it (an error stops the run and is returned); progress goes to `note`
@@ -164,11 +201,11 @@ where
     // Records' numbers, for the next run's offsets: seq, pass runs, improvements.
     let mut seen = (0u64, 0u64, 0u64);
     let result = reducers::reduce(start, opts, test, &mut |e| match e {
-        Event::Improved { best, pass } => {
+        Event::Improved { best, pass, resume } => {
             if failed.is_some() {
                 return;
             }
-            if let Err(e) = improved(best, &last) {
+            if let Err(e) = improved(best, &last, resume_at(resume, pass)) {
                 failed = Some(e);
                 stop.store(true, Ordering::SeqCst);
                 return;

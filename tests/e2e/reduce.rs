@@ -127,12 +127,68 @@ fn kill_9_mid_run_leaves_a_reproducing_best_and_resume_finishes() {
     let err = replay_reduced(&case, &case_json["reduction"]);
     assert!(err.contains("clang::Sema::getDestructorName"), "{err}");
     let tests_before = case_json["reduction"]["tests"].as_u64().unwrap();
+    // Where it stood, for --resume.
+    assert!(case_json["reduction"]["resume_at"]["pass_name"].is_string());
 
     let r = reduce_json(&case, &["--resume"]);
     assert_eq!(r["verified"], true);
     assert_eq!(r["status"], "done");
+    assert!(r["resume_at"].is_null(), "{r:#}");
     assert!(r["tests"].as_u64().unwrap() > tests_before);
     assert!(r["bytes_after"].as_u64().unwrap() < 1000, "{r:#}");
+}
+
+/// The first passes of the default order (`reducers::passes::default_pipeline`).
+const FIRST_PASSES: [&str; 6] = [
+    "main-only",
+    "crash-cut",
+    "provenance",
+    "closure",
+    "prune",
+    "function-focus",
+];
+
+#[test]
+fn resume_after_kill_9_in_the_main_rounds_does_not_start_the_passes_over() {
+    for _attempt in 0..3 {
+        let (_tmp, dir) = scratch_copy(&corpus("destructor-lookup"));
+        let case = capture_case(&dir, &cmd_txt(&dir));
+        let mut child = start_reduce_and_wait_for_progress(&case);
+        // Wait until the recorded position is in the main rounds.
+        let deadline = Instant::now() + Duration::from_secs(300);
+        let reached = loop {
+            let r = std::fs::read_to_string(case.join("case.json"))
+                .ok()
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                .map(|c| c["reduction"].clone())
+                .unwrap_or_default();
+            if r["resume_at"]["phase"] == 1 {
+                break true;
+            }
+            if r["status"] != "running" || Instant::now() > deadline {
+                break false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        child.kill().unwrap();
+        child.wait().unwrap();
+        if !reached {
+            continue; // It finished first: try again.
+        }
+        let trace = case.join("logs/reduce-trace.jsonl");
+        let lines_before = std::fs::read_to_string(&trace).unwrap().lines().count();
+        let r = reduce_json(&case, &["--resume"]);
+        assert_eq!(r["status"], "done");
+        assert_eq!(r["verified"], true);
+        let text = std::fs::read_to_string(&trace).unwrap();
+        for line in text.lines().skip(lines_before) {
+            let rec: serde_json::Value = serde_json::from_str(line).unwrap();
+            let pass = rec["pass"].as_str().unwrap();
+            assert!(!FIRST_PASSES.contains(&pass), "the resumed run ran {pass}");
+        }
+        return;
+    }
+    panic!("the reduction never stood in the main rounds when looked at");
 }
 
 #[test]

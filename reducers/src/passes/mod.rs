@@ -283,9 +283,9 @@ fn raw_passes() -> [Vec<CPass>; 3] {
 }
 
 /// The order for preprocessed C/C++ with a bug's [`Hints`]: `first` = main-only, crash-cut,
-/// provenance, closure, function-focus (once); `main` = markers, directives, top-level,
-/// chunks-1..4, chunks-6, chunks-8, lines, balanced, tokens (repeated until a round removes
-/// nothing); `last` = rename, literals, normalise (the readable layout).
+/// provenance, closure, prune, function-focus (once); `main` = markers, directives, top-level,
+/// closure, prune, chunks-1..4, chunks-6, chunks-8, lines, balanced, tokens (repeated until a
+/// round removes nothing); `last` = rename, literals, normalise (the readable layout).
 pub fn default_pipeline(hints: Hints) -> Pipeline {
     let [first, main, last] = default_passes();
     pipeline(&first, &main, &last, hints)

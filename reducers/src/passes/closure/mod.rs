@@ -3,18 +3,21 @@
 //! When the test requires a crash-on-valid case to stay valid, the classic big cuts (drop all
 //! headers, ddmin over top-level declarations) are mostly rejected: they remove declarations the
 //! rest still uses. This pass splits the text into declarations at namespace scope (recursing
-//! into `namespace … {}` and `extern "C" {}` blocks), computes for each the names it declares and
-//! the identifiers it uses, starts from the declarations at the crash (the parser location, the
-//! crashing function, else the main file's declarations per the line markers) and keeps the
-//! transitive closure; every other declaration is deleted in one candidate. Names are matched
-//! without scopes (an over-approximation: a name used anywhere keeps every declaration of it),
-//! and what C++ uses implicitly is kept too: out-of-line members, specialisations, deduction
-//! guides and free operators go with the class or template they name (a specialisation only
-//! once the classes among its template arguments are used too; an explicit instantiation
-//! never); the functions and classes named `begin`/`end`, `initializer_list` and the tuple
-//! protocol are always used; `using namespace` and directives
-//! (line markers, pragmas) stay. Fallbacks: the closure of the crash site plus the whole main
-//! file, then halves and quarters of the deletions (back to front), then nothing.
+//! into `namespace … {}` and `extern "C" {}` blocks; `split.rs`), computes for each the names it
+//! declares and the identifiers it uses, starts from the declarations at the crash (the parser
+//! location, the templates being instantiated, the crashing function, and the code that
+//! instantiates the outermost template; the crash site and that code trimmed to the statements
+//! that matter, `callers.rs`) and keeps the transitive closure; every other declaration is
+//! deleted in one candidate. Functions and classes are matched by name without scopes (an
+//! over-approximation: argument-dependent lookup finds functions in namespaces nobody names);
+//! variables and aliases by namespace scope (`scope.rs`). What C++ uses implicitly is kept too:
+//! out-of-line members, specialisations, deduction guides and free operators go with the class
+//! or template they name (a specialisation only once the classes among its template arguments
+//! are used too; an operator only once its token is spelled; an explicit instantiation never);
+//! the functions and classes named `begin`/`end`, `initializer_list` and the tuple protocol are
+//! always used; `using namespace` and directives (line markers, pragmas) stay. Fallbacks, each
+//! a candidate: the roots untrimmed, plus the whole main file, then halves and quarters of the
+//! first cut (back to front). `prune.rs` then asks the compiler about the over-approximation.
 
 use std::collections::{HashMap, HashSet};
 
