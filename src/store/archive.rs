@@ -88,11 +88,12 @@ fn collect(root: &Path, rel: &Path, out: &mut Vec<PathBuf>) -> Result<(), Archiv
     Ok(())
 }
 
-/// One entry of an archive.
+/// One entry of an archive: its header; its `size` bytes come next in the reader (an entry
+/// is streamed, never held whole: a small archive may unpack to gigabytes).
 struct Entry {
     path: String,
     mode: u32,
-    data: Vec<u8>,
+    size: u64,
 }
 
 /// Reads entries one at a time, checking the budget.
@@ -132,15 +133,31 @@ impl<R: Read> Reader<R> {
         if self.files > MAX_FILES || self.total > MAX_TOTAL {
             return Err(ArchiveError::Format("larger than any case".into()));
         }
-        let mut data = Vec::new();
-        (&mut self.r)
-            .take(size)
-            .read_to_end(&mut data)
-            .map_err(|e| ArchiveError::Format(e.to_string()))?;
-        if data.len() as u64 != size {
-            return Err(ArchiveError::Format("truncated".into()));
+        Ok(Some(Entry { path, mode, size }))
+    }
+
+    /// Copies the current entry's bytes to `to` (a failed write is `written`'s error; a
+    /// failed or short read, a damaged archive).
+    fn copy_data(
+        &mut self,
+        e: &Entry,
+        to: &mut dyn Write,
+        written: &dyn Fn(std::io::Error) -> ArchiveError,
+    ) -> Result<(), ArchiveError> {
+        let mut left = e.size;
+        let mut buf = vec![0u8; 64 << 10];
+        while left > 0 {
+            let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+            let n = match self.r.read(&mut buf[..want]) {
+                Ok(0) => return Err(ArchiveError::Format("truncated".into())),
+                Ok(n) => n,
+                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(err) => return Err(ArchiveError::Format(err.to_string())),
+            };
+            to.write_all(&buf[..n]).map_err(written)?;
+            left -= n as u64;
         }
-        Ok(Some(Entry { path, mode, data }))
+        Ok(())
     }
 }
 
@@ -211,7 +228,10 @@ pub fn unpack(archive: &[u8], dir: &Path) -> Result<usize, ArchiveError> {
             .mode(0o600)
             .open(&target)
             .map_err(io(&target))?;
-        f.write_all(&e.data).map_err(io(&target))?;
+        r.copy_data(&e, &mut f, &|source| ArchiveError::Io {
+            path: target.clone(),
+            source,
+        })?;
         let mode = if e.mode & 0o111 != 0 { 0o755 } else { 0o644 };
         f.set_permissions(std::fs::Permissions::from_mode(mode))
             .map_err(io(&target))?;
@@ -224,8 +244,12 @@ pub fn unpack(archive: &[u8], dir: &Path) -> Result<usize, ArchiveError> {
 pub fn read_file(archive: &[u8], name: &str) -> Result<Option<Vec<u8>>, ArchiveError> {
     let mut r = reader(archive)?;
     while let Some(e) = r.next()? {
+        let mut data = Vec::new();
+        let mut sink = std::io::sink();
+        let to: &mut dyn Write = if e.path == name { &mut data } else { &mut sink };
+        r.copy_data(&e, to, &|err| ArchiveError::Format(err.to_string()))?;
         if e.path == name {
-            return Ok(Some(e.data));
+            return Ok(Some(data));
         }
     }
     Ok(None)
@@ -301,5 +325,35 @@ mod tests {
         assert!(unpack(&raw(&[("a", b"1"), ("a", b"2")]), &out).is_err());
         assert_eq!(std::fs::read(out.join("a")).unwrap(), b"1");
         assert!(unpack(b"not gzip", &t.path().join("junk")).is_err());
+    }
+
+    #[test]
+    fn entries_larger_than_one_buffer_are_streamed_whole_and_a_short_one_is_damage() {
+        let t = tempfile::tempdir().unwrap();
+        // 3 MiB + 1: several copy buffers, the last one partial.
+        let big: Vec<u8> = (0..(3u32 << 20) + 1).map(|i| (i % 251) as u8).collect();
+        let out = t.path().join("big");
+        assert_eq!(
+            unpack(&raw(&[("big.ii", &big), ("b", b"2")]), &out).unwrap(),
+            2
+        );
+        assert_eq!(std::fs::read(out.join("big.ii")).unwrap(), big);
+        assert_eq!(std::fs::read(out.join("b")).unwrap(), b"2");
+        let a = raw(&[("skipped", &big), ("wanted", b"w")]);
+        assert_eq!(read_file(&a, "wanted").unwrap().unwrap(), b"w");
+        // An entry that claims more bytes than the archive holds.
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(MAGIC).unwrap();
+        gz.write_all(&1u32.to_be_bytes()).unwrap();
+        gz.write_all(b"x").unwrap();
+        gz.write_all(&0o644u32.to_be_bytes()).unwrap();
+        gz.write_all(&1000u64.to_be_bytes()).unwrap();
+        gz.write_all(b"only this").unwrap();
+        let short = gz.finish().unwrap();
+        let r = unpack(&short, &t.path().join("short"));
+        assert!(
+            matches!(r, Err(ArchiveError::Format(ref m)) if m.contains("truncated")),
+            "{r:?}"
+        );
     }
 }
