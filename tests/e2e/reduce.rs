@@ -139,13 +139,14 @@ fn kill_9_mid_run_leaves_a_reproducing_best_and_resume_finishes() {
 }
 
 /// The first passes of the default order (`reducers::passes::default_pipeline`).
-const FIRST_PASSES: [&str; 6] = [
+const FIRST_PASSES: [&str; 7] = [
     "main-only",
     "crash-cut",
     "provenance",
     "closure",
     "prune",
     "function-focus",
+    "main-chunks",
 ];
 
 #[test]

@@ -189,6 +189,44 @@ pub(crate) fn provenance(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
     Box::new(plan)
 }
 
+/// ddmin over the main file's statements and members at every brace depth from 1 to 6
+/// (nested spans are units too, outer ones first): the user's code is a small part of a
+/// preprocessed file, and what it stops using (a `std::string` member) the closure can then
+/// drop from the headers in one test. Runs while the line markers still say which lines are
+/// the main file's.
+pub(crate) fn main_chunks(text: &[u8]) -> Box<dyn Plan> {
+    let Some(main) = markers::main_file(text) else {
+        return Box::new(Empty);
+    };
+    if lex::too_big(text) {
+        return Box::new(Empty);
+    }
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
+    for l in markers::lines(text) {
+        if l.marker.is_none() && l.file == Some(main) {
+            match ranges.last_mut() {
+                Some(r) if r.1 >= l.start => r.1 = l.end.max(r.1),
+                _ => ranges.push((l.start, l.end)),
+            }
+        }
+    }
+    let inside = |a: usize, b: usize| ranges.iter().any(|&(x, y)| x <= a && b <= y + 1);
+    let toks = lex::lex(text);
+    let st = lex::structure(text, &toks);
+    let mut spans: Vec<(usize, usize)> = (1..=6)
+        .flat_map(|level| chunk_spans(text, &toks, &st, level))
+        .filter(|&(a, b)| b > a && inside(a, b))
+        .filter(|&(a, b)| !text[a..b].starts_with(b"#"))
+        .collect();
+    spans.sort_by_key(|&(a, b)| (a, std::cmp::Reverse(b)));
+    spans.dedup();
+    let units = spans
+        .into_iter()
+        .map(|(a, b)| Unit::new(a, b, DEL))
+        .collect();
+    Box::new(Ddmin::new(units, usize::MAX))
+}
+
 /// Provenance's first candidate alone: every header's text deleted, the main file's kept. One
 /// candidate, or none without line markers or headers.
 pub(crate) fn main_only(text: &[u8]) -> Box<dyn Plan> {

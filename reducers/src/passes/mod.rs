@@ -53,6 +53,9 @@ pub enum CPass {
     /// Keep the use-def closure of the bug's site (see `closure.rs`): one big cut that keeps
     /// every declaration the kept code names, so it stays valid; then coarser fallbacks.
     Closure,
+    /// ddmin over the main file's statements and members at brace depths 1-6 (needs line
+    /// markers): the user's code first, before the passes that walk the headers.
+    MainChunks,
     /// Ask the compiler about the closure's over-approximation (see `closure/prune.rs`): for
     /// each name that pulls in the most, delete what the closure keeps only through it.
     Prune,
@@ -113,6 +116,7 @@ impl CPass {
             CPass::CrashCut => "crash-cut",
             CPass::Closure => "closure",
             CPass::Prune => "prune",
+            CPass::MainChunks => "main-chunks",
             CPass::Provenance => "provenance",
             CPass::FunctionFocus => "function-focus",
             CPass::Markers => "markers",
@@ -152,6 +156,7 @@ impl CPass {
             CPass::CrashCut => guided::crash_cut(text, hints),
             CPass::Closure => closure::closure(text, hints),
             CPass::Prune => closure::prune(text, hints),
+            CPass::MainChunks => guided::main_chunks(text),
             CPass::Provenance => guided::provenance(text, hints),
             CPass::FunctionFocus => guided::function_focus(text, hints),
             CPass::Markers => guided::markers(text),
@@ -250,6 +255,11 @@ fn default_passes() -> [Vec<CPass>; 3] {
             Closure,
             Prune,
             FunctionFocus,
+            // The user's code first, then what it no longer uses (a `std::string` member
+            // gone can leave all of <string> unused).
+            MainChunks,
+            Closure,
+            Prune,
         ],
         vec![
             Markers,
@@ -257,7 +267,7 @@ fn default_passes() -> [Vec<CPass>; 3] {
             Directives,
             Chunks(0),
             // Cheap when they find nothing (one plan, a few tests): what the rounds removed
-            // from the kept code may leave whole headers unused.
+            // may leave whole headers unused.
             Closure,
             Prune,
             Chunks(1),
@@ -283,9 +293,9 @@ fn raw_passes() -> [Vec<CPass>; 3] {
 }
 
 /// The order for preprocessed C/C++ with a bug's [`Hints`]: `first` = main-only, crash-cut,
-/// provenance, closure, prune, function-focus (once); `main` = markers, directives, top-level,
-/// closure, prune, chunks-1..4, chunks-6, chunks-8, lines, balanced, tokens (repeated until a
-/// round removes nothing); `last` = rename, literals, normalise (the readable layout).
+/// provenance, closure, prune, function-focus, main-chunks, closure, prune (once); `main` =
+/// markers, directives, top-level, closure, prune, chunks-1..4, chunks-6, chunks-8, lines,
+/// balanced, tokens (repeated until a round removes nothing); `last` = rename, literals, normalise (the readable layout).
 pub fn default_pipeline(hints: Hints) -> Pipeline {
     let [first, main, last] = default_passes();
     pipeline(&first, &main, &last, hints)
