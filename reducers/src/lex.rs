@@ -52,6 +52,29 @@ fn is_ident_cont(b: u8) -> bool {
     is_ident_start(b) || b.is_ascii_digit()
 }
 
+/// The keywords that end a type (`int *p`, `const T &r`, `unsigned size()`): a name or
+/// declarator after one is declared there.
+pub(crate) const TYPE_WORDS: &[&[u8]] = &[
+    b"void",
+    b"bool",
+    b"char",
+    b"char8_t",
+    b"char16_t",
+    b"char32_t",
+    b"wchar_t",
+    b"short",
+    b"int",
+    b"long",
+    b"signed",
+    b"unsigned",
+    b"float",
+    b"double",
+    b"auto",
+    b"const",
+    b"volatile",
+    b"_Bool",
+];
+
 /// True if the text cannot be addressed with `u32` offsets; passes then produce nothing.
 pub(crate) fn too_big(text: &[u8]) -> bool {
     text.len() >= u32::MAX as usize

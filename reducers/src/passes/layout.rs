@@ -44,28 +44,6 @@ const EXPR_KEYWORDS: &[&[u8]] = &[
 /// Statement keywords written with a space before their `(`.
 const CONTROL: &[&[u8]] = &[b"if", b"for", b"while", b"switch", b"catch"];
 
-/// Words that end a type, so a following `*`/`&` is a declarator (`int *p`, `const T &r`).
-const TYPE_WORDS: &[&[u8]] = &[
-    b"void",
-    b"bool",
-    b"char",
-    b"char8_t",
-    b"char16_t",
-    b"char32_t",
-    b"wchar_t",
-    b"short",
-    b"int",
-    b"long",
-    b"signed",
-    b"unsigned",
-    b"float",
-    b"double",
-    b"auto",
-    b"const",
-    b"volatile",
-    b"_Bool",
-];
-
 /// Words after which a `{` opens a block rather than an initialiser list.
 const BLOCK_WORDS: &[&[u8]] = &[
     b"do",
@@ -164,7 +142,7 @@ impl<'t> Facts<'t> {
             return false;
         }
         let p = i - 1;
-        if self.tmpl_close[p] || one_of(self.b(p), TYPE_WORDS) {
+        if self.tmpl_close[p] || one_of(self.b(p), lex::TYPE_WORDS) {
             return true;
         }
         if matches!(self.b(p), b"*" | b"&") && self.toks[p].kind == Kind::Punct {

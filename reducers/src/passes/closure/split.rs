@@ -385,25 +385,6 @@ impl<'t> Split<'t> {
     /// no `std::equal`), a parameter or a local. An expression never puts a name right after
     /// a type: `return f(…)`, `x.f(…)`, `N::f(…)`, `= f(…)`.
     pub(super) fn declared_here(&self, first: usize, i: usize) -> bool {
-        const TYPE_WORDS: &[&[u8]] = &[
-            b"auto",
-            b"bool",
-            b"char",
-            b"char8_t",
-            b"char16_t",
-            b"char32_t",
-            b"wchar_t",
-            b"short",
-            b"int",
-            b"long",
-            b"signed",
-            b"unsigned",
-            b"float",
-            b"double",
-            b"void",
-            b"const",
-            b"volatile",
-        ];
         const OPERATOR_WORDS: &[&[u8]] = &[
             b"and", b"or", b"not", b"xor", b"bitand", b"bitor", b"compl", b"and_eq", b"or_eq",
             b"xor_eq", b"not_eq",
@@ -414,7 +395,7 @@ impl<'t> Split<'t> {
         }
         let before = self.b(i - 1);
         let type_like = if keyword(before) {
-            TYPE_WORDS.contains(&before)
+            lex::TYPE_WORDS.contains(&before)
         } else {
             !OPERATOR_WORDS.contains(&before)
         };
