@@ -23,6 +23,8 @@ use std::collections::{HashMap, HashSet};
 
 use super::Hints;
 use crate::lex;
+use crate::markers;
+use crate::plan::{Edit, Empty, Item, List, Plan};
 pub(crate) use prune::prune;
 use split::Split;
 
@@ -30,8 +32,6 @@ mod callers;
 mod prune;
 mod scope;
 mod split;
-use crate::markers;
-use crate::plan::{Edit, Empty, Item, List, Plan};
 
 /// Names C++ uses without spelling them (range-for, braced lists, structured bindings).
 const IMPLICIT: &[&str] = &[
@@ -435,11 +435,15 @@ impl<'t> Roots<'t> {
             };
             callers = callers::callers(s, &among, name.as_bytes());
             callers.retain(|k| !roots.contains(k));
-            for &k in &callers {
-                let t = callers::trim_to_name(s, k, name.as_bytes());
-                trimmed.extend(t.clone().map(|t| (k, t)));
-                truncated.extend(t.filter(|_| !truncated.is_empty()).map(|t| (k, t)));
+            let trims: Vec<_> = callers
+                .iter()
+                .filter_map(|&k| Some((k, callers::trim_to_name(s, k, name.as_bytes())?)))
+                .collect();
+            // The truncated candidate, when there is one, trims the callers too.
+            if !truncated.is_empty() {
+                truncated.extend(trims.iter().cloned());
             }
+            trimmed.extend(trims);
         }
         Roots {
             roots,
@@ -519,63 +523,3 @@ pub(crate) fn closure(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
 
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod diag {
-    use super::*;
-    #[test]
-    fn diag_why() {
-        let Ok(path) = std::env::var("DIAG_FILE") else {
-            return;
-        };
-        let text = std::fs::read(path).unwrap();
-        let text = &text[..];
-        let s = Split::new(text);
-        let roots = main_file_decls(&s);
-        let (kept, why) = keep(&s, &roots);
-        let line_of = |p: usize| text[..p].iter().filter(|&&c| c == b'\n').count() + 1;
-        let mut by: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
-        for (k, d) in s.decls.iter().enumerate() {
-            if !kept[k] || !d.children.is_empty() {
-                continue;
-            }
-            let n = match why[k] {
-                Some((_, n)) => String::from_utf8_lossy(n).into_owned(),
-                None => "<root/always>".into(),
-            };
-            let e = by.entry(n).or_default();
-            e.0 += 1;
-            e.1 += d.end - d.start;
-        }
-        let mut v: Vec<_> = by.into_iter().collect();
-        v.sort_by_key(|x| std::cmp::Reverse(x.1 .1));
-        for (n, (c, b)) in v.iter().take(25) {
-            eprintln!("{b:8} {c:5} {n}");
-        }
-        if let Ok(t) = std::env::var("DIAG_LINE") {
-            for t in t.split(',') {
-                let t: usize = t.parse().unwrap();
-                eprintln!("== {t}");
-                let Some(mut k) = s.decls.iter().position(|d| {
-                    d.children.is_empty() && line_of(d.start) <= t && line_of(d.end) >= t
-                }) else {
-                    continue;
-                };
-                for _ in 0..14 {
-                    let d = &s.decls[k];
-                    eprintln!(
-                        "line {} {:?}",
-                        line_of(d.start),
-                        String::from_utf8_lossy(&text[d.start..d.end.min(d.start + 90)])
-                    );
-                    match why[k] {
-                        Some((f, n)) => {
-                            eprintln!("  <- via {:?}", String::from_utf8_lossy(n));
-                            k = f;
-                        }
-                        None => break,
-                    }
-                }
-            }
-        }
-    }
-}
