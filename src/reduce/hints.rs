@@ -198,13 +198,7 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)\n";
     fn the_column_is_the_current_parser_tokens_on_the_crash_line() {
         // big-gh200682: "77:27: current parser token ')'" and, innermost, "77:16: in compound
         // statement ('{}')": the token's.
-        let dir = format!("{}/corpus/big-gh200682", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(format!("{dir}/stderr.txt")).unwrap();
-        let exit = ExitInfo {
-            code: Some(139),
-            signal: None,
-        };
-        let h = hints_for(&parse(&text, exit).unwrap());
+        let h = hints_for(&corpus_crash_rc("big-gh200682", 139));
         assert_eq!(h.location, Some(("big_gh200682.cpp".to_string(), 77)));
         assert_eq!(h.column, Some(27));
     }
