@@ -209,9 +209,54 @@ pub fn reduce_with_script(
     trace: Option<&Path>,
     note: &mut dyn FnMut(Note<'_>),
 ) -> Result<ScriptReduction, ReduceError> {
-    use std::os::unix::fs::PermissionsExt;
     let started = Instant::now();
     let script = check_script(script)?;
+    let (named, starts) = read_files(files)?;
+    let summary = Summary {
+        named: &named,
+        starts: &starts,
+        started,
+        jobs: settings.jobs.max(1),
+    };
+    let t0 = Instant::now();
+    if !check_original(&script, &named, &starts, settings)? {
+        let no_originals = vec![None; named.len()];
+        return Ok(summary.of(&starts, &no_originals, "stopped", 1, 0));
+    }
+    let mut kept = Vec::new();
+    for (f, start) in named.iter().zip(&starts) {
+        kept.push(keep_original(&f.path, start)?);
+    }
+    let timeout = settings
+        .timeout
+        .unwrap_or_else(|| (t0.elapsed() * 5).max(Duration::from_secs(3)));
+    note(Note::Started {
+        bytes: total(&starts),
+        timeout,
+    });
+    let mut trace = Trace::create(None, trace.map(Path::to_path_buf).as_slice())?;
+    trace.timeout = Some(timeout);
+    let rounds = Rounds {
+        script: &script,
+        named: &named,
+        timeout,
+        settings,
+    };
+    let (now, stats) = rounds.run(starts.clone(), &mut trace, note)?;
+    let originals = originals_kept(kept, &starts, &now);
+    let status = if stats.stopped { "stopped" } else { "done" };
+    Ok(summary.of(&now, &originals, status, stats.tests, stats.cache_hits))
+}
+
+/// The bytes of all `texts`.
+fn total(texts: &[Vec<u8>]) -> usize {
+    texts.iter().map(Vec::len).sum()
+}
+
+/// Each of `files` as the script will see it, and its content: regular files with names of
+/// their own.
+fn read_files(files: &[PathBuf]) -> Result<(Vec<Named>, Vec<Vec<u8>>), ReduceError> {
+    use std::os::unix::fs::PermissionsExt;
     let mut named: Vec<Named> = Vec::new();
     let mut starts: Vec<Vec<u8>> = Vec::new();
     for file in files {
@@ -228,63 +273,41 @@ pub fn reduce_with_script(
                 "another file to reduce has the same name (the script sees them side by side)",
             ));
         }
-        let meta = std::fs::metadata(file).map_err(|error| ReduceError::NoFile {
+        let unreadable = |error| ReduceError::NoFile {
             path: file.into(),
             error,
-        })?;
+        };
+        let meta = std::fs::metadata(file).map_err(unreadable)?;
         if !meta.is_file() {
             return Err(bad("not a regular file"));
         }
-        let start = std::fs::read(file).map_err(|error| ReduceError::NoFile {
-            path: file.into(),
-            error,
-        })?;
+        starts.push(std::fs::read(file).map_err(unreadable)?);
         named.push(Named {
             path: file.clone(),
             name,
             mode: meta.permissions().mode() & 0o7777,
         });
-        starts.push(start);
     }
-    let Some(first_file) = named.first() else {
+    if named.is_empty() {
         return Err(ReduceError::NoFile {
             path: PathBuf::new(),
             error: std::io::Error::new(std::io::ErrorKind::InvalidInput, "no file to reduce"),
         });
-    };
-    let total = |texts: &[Vec<u8>]| texts.iter().map(Vec::len).sum::<usize>();
-    let report = |now: &[Vec<u8>], originals: &[Option<PathBuf>], status: &str, tests, hits| {
-        let files: Vec<ScriptFile> = named
-            .iter()
-            .zip(&starts)
-            .zip(now)
-            .zip(originals)
-            .map(|(((f, s), n), o)| ScriptFile {
-                file: f.path.clone(),
-                original: o.clone(),
-                bytes_before: s.len(),
-                bytes_after: n.len(),
-            })
-            .collect();
-        ScriptReduction {
-            file: first_file.path.clone(),
-            original: originals[0].clone(),
-            bytes_before: total(&starts),
-            bytes_after: total(now),
-            tests,
-            cache_hits: hits,
-            seconds: (started.elapsed().as_secs_f64() * 10.0).round() / 10.0,
-            jobs: settings.jobs.max(1),
-            status: status.into(),
-            files,
-        }
-    };
-    let no_originals = vec![None; named.len()];
-    // The start-up check: the script must say yes to the originals, as they are.
-    let t0 = Instant::now();
-    let first_limit = settings.timeout.unwrap_or(Duration::from_secs(600));
-    let start_texts: Vec<&[u8]> = starts.iter().map(Vec::as_slice).collect();
-    let first = run_test(&script, &named, &start_texts, first_limit, &|| {
+    }
+    Ok((named, starts))
+}
+
+/// The start-up check: the script must say yes to the originals, as they are. False when
+/// it was stopped (Ctrl-C) before it said anything.
+fn check_original(
+    script: &Path,
+    named: &[Named],
+    starts: &[Vec<u8>],
+    settings: &Settings,
+) -> Result<bool, ReduceError> {
+    let limit = settings.timeout.unwrap_or(Duration::from_secs(600));
+    let texts: Vec<&[u8]> = starts.iter().map(Vec::as_slice).collect();
+    let first = run_test(script, named, &texts, limit, &|| {
         settings.stop.load(Ordering::SeqCst)
     });
     let out = match first {
@@ -296,109 +319,126 @@ pub fn reduce_with_script(
         }
         Some(Err(e)) => {
             return Err(ReduceError::BadScript {
-                script: script.clone(),
+                script: script.to_path_buf(),
                 why: format!("cannot be run: {e} (does it start with #!?)"),
             })
         }
         Some(Ok(out)) => out,
     };
     let status = match out.status {
-        Status::Exited(0) => None,
-        Status::Exited(n) => Some(format!("returned {n}")),
-        Status::Signaled(s) => Some(format!("was killed by signal {s}")),
-        Status::TimedOut => Some(format!("did not finish within {} s", first_limit.as_secs())),
-        Status::Cancelled => return Ok(report(&starts, &no_originals, "stopped", 1, 0)),
+        Status::Exited(0) => return Ok(true),
+        Status::Cancelled => return Ok(false),
+        Status::Exited(n) => format!("returned {n}"),
+        Status::Signaled(s) => format!("was killed by signal {s}"),
+        Status::TimedOut => format!("did not finish within {} s", limit.as_secs()),
     };
-    if let Some(status) = status {
-        let names: Vec<&str> = named.iter().map(|f| f.name.as_str()).collect();
-        return Err(ReduceError::ScriptRejectsOriginal {
-            script: script.clone(),
-            file: first_file.path.clone(),
-            // Shown as `a.c` in the message; several as `a.h`, `a.c`.
-            name: names.join("`, `"),
-            status,
-            output: shown_output(&out),
-        });
-    }
-    let mut kept = Vec::new();
-    for (f, start) in named.iter().zip(&starts) {
-        kept.push(keep_original(&f.path, start)?);
-    }
-    let timeout = settings
-        .timeout
-        .unwrap_or_else(|| (t0.elapsed() * 5).max(Duration::from_secs(3)));
-    note(Note::Started {
-        bytes: total(&starts),
-        timeout,
-    });
-    let mut trace = Trace::create(None, trace.map(Path::to_path_buf).as_slice())?;
-    trace.timeout = Some(timeout);
-    let opts = Options {
-        jobs: settings.jobs.max(1),
-        stop: settings.stop.clone(),
-        ..Options::new(raw_pipeline(Hints::default()))
-    };
-    let mut now = starts.clone();
-    let (mut tests, mut cache_hits, mut stopped) = (0, 0, false);
-    'rounds: loop {
-        let mut changed = false;
-        for k in 0..named.len() {
-            if settings.stop.load(Ordering::SeqCst) {
-                stopped = true;
-                break 'rounds;
-            }
-            let others = now.clone();
-            let test = |text: &[u8], cancel: &CancelToken| {
-                let texts: Vec<&[u8]> = others
-                    .iter()
-                    .enumerate()
-                    .map(|(j, t)| if j == k { text } else { t.as_slice() })
-                    .collect();
-                if interesting(&script, &named, &texts, timeout, &|| cancel.is_cancelled()) {
-                    Outcome::Interesting
-                } else {
-                    Outcome::Uninteresting
+    let names: Vec<&str> = named.iter().map(|f| f.name.as_str()).collect();
+    Err(ReduceError::ScriptRejectsOriginal {
+        script: script.to_path_buf(),
+        file: named[0].path.clone(),
+        // Shown as `a.c` in the message; several as `a.h`, `a.c`.
+        name: names.join("`, `"),
+        status,
+        output: shown_output(&out),
+    })
+}
+
+/// The reduction proper: each file in turn while the others stay as they are so far.
+struct Rounds<'a> {
+    script: &'a Path,
+    named: &'a [Named],
+    timeout: Duration,
+    settings: &'a Settings,
+}
+
+impl Rounds<'_> {
+    /// Reduces from `now` in rounds until a round changes no file (one round for one
+    /// file) or the reduction is stopped; returns the texts and the summed counters.
+    fn run(
+        &self,
+        mut now: Vec<Vec<u8>>,
+        trace: &mut Trace,
+        note: &mut dyn FnMut(Note<'_>),
+    ) -> Result<(Vec<Vec<u8>>, Stats), ReduceError> {
+        let opts = Options {
+            jobs: self.settings.jobs.max(1),
+            stop: self.settings.stop.clone(),
+            ..Options::new(raw_pipeline(Hints::default()))
+        };
+        let mut sum = Stats::default();
+        loop {
+            let mut changed = false;
+            for k in 0..self.named.len() {
+                if self.settings.stop.load(Ordering::SeqCst) {
+                    sum.stopped = true;
+                    return Ok((now, sum));
                 }
-            };
-            let rest = total(&now) - now[k].len();
-            let file = &named[k];
-            let result = trace::drive(
-                &now[k],
-                &opts,
-                &test,
-                &settings.stop,
-                rest,
-                &mut trace,
-                None,
-                note,
-                &mut |best, _, _| write_keeping_mode(&file.path, best, file.mode),
-            )?;
-            let Stats {
-                tests: t,
-                cache_hits: h,
-                stopped: s,
-                ..
-            } = result.stats;
-            tests += t;
-            cache_hits += h;
-            stopped |= s;
-            if result.output != now[k] {
-                changed = true;
-                now[k] = result.output;
+                let result = self.reduce_one(&now, k, &opts, trace, note)?;
+                sum.tests += result.stats.tests;
+                sum.cache_hits += result.stats.cache_hits;
+                sum.stopped |= result.stats.stopped;
+                if result.output != now[k] {
+                    changed = true;
+                    now[k] = result.output;
+                }
+                if sum.stopped {
+                    return Ok((now, sum));
+                }
             }
-            if stopped {
-                break 'rounds;
+            if !changed || self.named.len() == 1 {
+                return Ok((now, sum));
             }
-        }
-        if !changed || named.len() == 1 {
-            break;
         }
     }
-    // A file nothing smaller was found for is its original, and a copy this run made of it
-    // would only be litter.
-    let originals: Vec<Option<PathBuf>> = kept
-        .into_iter()
-        .zip(starts.iter().zip(&now))
+
+    /// One reducer run on file `k`, the others as in `now`; each improvement is written to
+    /// the file at once.
+    fn reduce_one(
+        &self,
+        now: &[Vec<u8>],
+        k: usize,
+        opts: &Options,
+        trace: &mut Trace,
+        note: &mut dyn FnMut(Note<'_>),
+    ) -> Result<reducers::Reduction, ReduceError> {
+        let test = |text: &[u8], cancel: &CancelToken| {
+            let texts: Vec<&[u8]> = now
+                .iter()
+                .enumerate()
+                .map(|(j, t)| if j == k { text } else { t.as_slice() })
+                .collect();
+            let off = || cancel.is_cancelled();
+            if interesting(self.script, self.named, &texts, self.timeout, &off) {
+                Outcome::Interesting
+            } else {
+                Outcome::Uninteresting
+            }
+        };
+        let rest = total(now) - now[k].len();
+        let file = &self.named[k];
+        trace::drive(
+            &now[k],
+            opts,
+            &test,
+            &self.settings.stop,
+            rest,
+            trace,
+            None,
+            note,
+            &mut |best, _, _| write_keeping_mode(&file.path, best, file.mode),
+        )
+    }
+}
+
+/// The FILE.orig of each file that changed. A file nothing smaller was found for is its
+/// original, and a copy this run made of it would only be litter: it goes.
+fn originals_kept(
+    kept: Vec<(PathBuf, bool)>,
+    starts: &[Vec<u8>],
+    now: &[Vec<u8>],
+) -> Vec<Option<PathBuf>> {
+    kept.into_iter()
+        .zip(starts.iter().zip(now))
         .map(|((orig, wrote), (start, end))| {
             if start == end {
                 if wrote {
@@ -409,7 +449,50 @@ pub fn reduce_with_script(
                 Some(orig)
             }
         })
-        .collect();
-    let status = if stopped { "stopped" } else { "done" };
-    Ok(report(&now, &originals, status, tests, cache_hits))
+        .collect()
+}
+
+/// What the [`ScriptReduction`] is made of besides the end state.
+struct Summary<'a> {
+    named: &'a [Named],
+    starts: &'a [Vec<u8>],
+    started: Instant,
+    jobs: usize,
+}
+
+impl Summary<'_> {
+    fn of(
+        &self,
+        now: &[Vec<u8>],
+        originals: &[Option<PathBuf>],
+        status: &str,
+        tests: u64,
+        cache_hits: u64,
+    ) -> ScriptReduction {
+        let files: Vec<ScriptFile> = self
+            .named
+            .iter()
+            .zip(self.starts)
+            .zip(now)
+            .zip(originals)
+            .map(|(((f, s), n), o)| ScriptFile {
+                file: f.path.clone(),
+                original: o.clone(),
+                bytes_before: s.len(),
+                bytes_after: n.len(),
+            })
+            .collect();
+        ScriptReduction {
+            file: self.named[0].path.clone(),
+            original: originals[0].clone(),
+            bytes_before: total(self.starts),
+            bytes_after: total(now),
+            tests,
+            cache_hits,
+            seconds: (self.started.elapsed().as_secs_f64() * 10.0).round() / 10.0,
+            jobs: self.jobs,
+            status: status.into(),
+            files,
+        }
+    }
 }

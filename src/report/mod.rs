@@ -15,6 +15,7 @@ pub mod flags;
 pub mod godbolt;
 mod ir;
 pub mod markdown;
+mod page;
 mod redact;
 mod upstream;
 mod versions;
@@ -23,15 +24,16 @@ pub use crate::case::{involves_riscv, target_tag};
 pub use facts::{invalid_code, ReductionFacts};
 pub use files::{reduced_input, rerender, write_files, Report};
 pub use godbolt::compiler_explorer;
+pub use page::markdown;
 pub use redact::{redact, redact_bytes, redact_case, Redactions};
 pub use upstream::labels;
 
 use std::fmt::Write as _;
 
-use crate::case::{Case, CaseStatus};
+use crate::case::Case;
 use crate::command::{shell_join, shell_quote};
 use crate::crash::kind_words;
-use markdown::{code, fence, table_code, table_text, text};
+use markdown::code;
 
 /// Inputs up to this size are embedded in `repro.sh`; larger ones are read from beside it.
 pub const EMBED_LIMIT: usize = 256 * 1024;
@@ -104,261 +106,6 @@ fn release_build_note(case: &Case, link: bool) -> Option<String> {
 fn verified_reduction(case: &Case) -> Option<(Vec<String>, String)> {
     let r = case.reduction_section()?;
     (r.verified && !r.output.is_empty()).then_some((r.replay_command, r.output))
-}
-
-/// Reduced sources up to this size are shown inline in the report.
-const INLINE_LIMIT: usize = 16 * 1024;
-
-/// What the triage budget cut or kept from running, and how to finish it; empty when it cut
-/// nothing.
-fn budget_note(case: &Case) -> String {
-    use crate::case::triage::{StageName, StageStatus};
-    let Some(t) = case.triage.as_ref().filter(|t| t.budget_ran_out) else {
-        return String::new();
-    };
-    let what: Vec<String> = t
-        .budget_losses()
-        .iter()
-        .map(|r| {
-            let name = r.stage.as_str();
-            match (r.stage, r.status) {
-                (StageName::Flags, StageStatus::Cut) => {
-                    "`flags` was cut short (the command may not be minimal; undecided dimensions say so)".to_string()
-                }
-                (StageName::Reduce, StageStatus::Cut) => {
-                    "`reduce` was cut short (the result is its smallest so far)".to_string()
-                }
-                (_, StageStatus::Cut) => format!("`{name}` was cut short"),
-                _ => format!("`{name}` did not run"),
-            }
-        })
-        .collect();
-    let budget = t
-        .budget_seconds
-        .map_or(String::new(), |b| format!(" of {b:.0} s"));
-    format!(
-        "> **Triage budget{budget} ran out:** {}. Run the stage again on this case (`icepick reduce --resume`, `icepick classify`, …) to finish it.\n\n",
-        what.join("; ")
-    )
-}
-
-/// `report.md`; `reduced` is the content of the case's reduction output and `input` of its
-/// preprocessed input, when they are at hand (the Compiler Explorer link is made from them).
-pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> String {
-    let link = godbolt::compiler_explorer(case, reduced, input);
-    let reduction = verified_reduction(case).zip(reduced);
-    let mut s = String::new();
-    let _ = writeln!(s, "# {}\n", text(&title(case)));
-    let _ = writeln!(
-        s,
-        "{} crashes ({}) on {}. Signature {} (coarse {}).\n",
-        code(&case.compiler.version),
-        kind_words(case.crash.kind),
-        if reduction.is_some() {
-            "the reduced test case below".to_string()
-        } else {
-            format!(
-                "its {} {}",
-                if case.is_llvm_tool() {
-                    "input"
-                } else {
-                    "preprocessed input"
-                },
-                code(&case.input)
-            )
-        },
-        code(&case.signature.id),
-        code(&case.signature.coarse_id)
-    );
-    if let Some(note) = release_build_note(case, link.url.is_some()) {
-        let _ = writeln!(s, "{note}\n");
-    }
-    match case.status {
-        CaseStatus::Captured => {}
-        CaseStatus::Flaky | CaseStatus::LostInPreprocessing => {
-            let _ = writeln!(
-                s,
-                "> **Status: {}.** {}\n",
-                serde_json::to_value(case.status)
-                    .ok()
-                    .and_then(|v| v.as_str().map(String::from))
-                    .unwrap_or_default(),
-                text(case.status_detail.as_deref().unwrap_or(""))
-            );
-        }
-    }
-    s.push_str(&budget_note(case));
-    // A verified IR reproducer comes first: it is what becomes the regression test.
-    s.push_str(&ir::section(case));
-    if let Some(((replay, output), source)) = &reduction {
-        let lang = match output.rsplit('.').next() {
-            Some("i" | "c") => "c",
-            _ => "cpp",
-        };
-        let _ = writeln!(s, "## Reduced test case\n");
-        if source.len() <= INLINE_LIMIT {
-            let _ = writeln!(
-                s,
-                "{}",
-                fence(lang, String::from_utf8_lossy(source).trim_end())
-            );
-        } else {
-            let _ = writeln!(
-                s,
-                "{} ({} bytes, too long to show here).\n",
-                code(output),
-                source.len()
-            );
-        }
-        let _ = writeln!(s, "{}", fence("sh", &shell_join(replay)));
-        if replay.iter().any(|a| a.starts_with("--embed-dir=")) {
-            let _ = writeln!(
-                s,
-                "The test case embeds files with `#embed`; they are in the case's `embed/` directory, which `--embed-dir=embed` names.\n"
-            );
-        }
-        s.push_str(&facts::reduction_paragraph(case));
-        s.push_str(&chart::markdown_link(case));
-    }
-    let _ = writeln!(s, "## Reproducer\n");
-    match &link.url {
-        Some(url) => {
-            let _ = writeln!(s, "[Try it on Compiler Explorer]({url}): {}.\n", link.note);
-        }
-        None => {
-            let _ = writeln!(s, "No Compiler Explorer link: {}.\n", link.note);
-        }
-    }
-    let _ = writeln!(
-        s,
-        "Run `sh repro.sh` from anywhere, or inside this directory:\n\n{}",
-        fence(
-            "sh",
-            &shell_join(
-                reduction
-                    .as_ref()
-                    .map(|((r, _), _)| r)
-                    .unwrap_or(&case.replay_command)
-            )
-        )
-    );
-    let _ = writeln!(s, "Original command (in {}):\n", code(&case.cwd));
-    let _ = writeln!(s, "{}", fence("sh", &shell_join(&case.command)));
-    if case.job.kind != "single" {
-        let arch = case
-            .job
-            .offload_arch
-            .as_deref()
-            .map(|a| format!(" for {}", code(a)))
-            .unwrap_or_default();
-        let _ = writeln!(
-            s,
-            "The crash is in the **{}** job{arch}.\n",
-            text(&case.job.kind)
-        );
-    }
-    let _ = writeln!(
-        s,
-        "Suggested labels: {}\n",
-        upstream::labels(case, facts::invalid_code(case))
-            .iter()
-            .map(|l| code(l))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    let _ = writeln!(s, "## Crash\n");
-    s.push_str(&facts::crash_rows(case, kind_words(case.crash.kind)));
-    let _ = writeln!(
-        s,
-        "| top frames | {} |",
-        case.signature
-            .frames
-            .iter()
-            .map(|f| table_code(f))
-            .collect::<Vec<_>>()
-            .join(" → ")
-    );
-    let _ = writeln!(
-        s,
-        "| reproduced | {} of {} runs |",
-        case.reproducibility.same_signature, case.reproducibility.runs
-    );
-    let _ = writeln!(
-        s,
-        "| {} | {} ({}, {}) |\n",
-        if case.is_llvm_tool() {
-            "input (IR)"
-        } else {
-            "preprocessed input"
-        },
-        table_code(&case.input),
-        table_text(&case.preprocessing.mode),
-        table_text(&case.preprocessing.status)
-    );
-    let has_output = !case.crash.pretty_stack.is_empty() || !case.crash.frames.is_empty();
-    let mut output = String::new();
-    for e in &case.crash.pretty_stack {
-        let _ = writeln!(output, "{}.\t{}", e.index, e.text);
-    }
-    // The backtrace once, from the crash site (the crash handler's and libc's frames above
-    // it are noise; an unsymbolised site is kept, it is where the crash is): its top frames
-    // in view, the rest folded away.
-    let site = crate::crash::crash_site(&case.crash);
-    let first = site
-        .and_then(|site| case.crash.frames.iter().position(|f| std::ptr::eq(f, site)))
-        .unwrap_or(0);
-    let frame_line = |f: &crate::crash::Frame| match (&f.symbol, &f.module, f.offset) {
-        (Some(sym), _, _) => format!("#{:<3} {sym}", f.index),
-        (None, Some(m), Some(o)) => format!("#{:<3} ({m}+{o:#x})", f.index),
-        _ => format!("#{:<3} ??", f.index),
-    };
-    let shown = &case.crash.frames[first.min(case.crash.frames.len())..];
-    for f in shown.iter().take(15) {
-        let _ = writeln!(output, "{}", frame_line(f));
-    }
-    if has_output {
-        let _ = writeln!(s, "{}", fence("", &output));
-    }
-    if shown.len() > 15 {
-        let rest: String = shown[15..].iter().map(|f| frame_line(f) + "\n").collect();
-        let _ = writeln!(
-            s,
-            "<details><summary>The other {} frames</summary>\n\n{}</details>\n",
-            shown.len() - 15,
-            fence("", &rest)
-        );
-    }
-    s.push_str(&facts::bug_info_section(case));
-    if let Some(flags) = &case.flags {
-        let _ = writeln!(s, "{}", flags::markdown_section(flags));
-    }
-    s.push_str(&versions::markdown_section(case));
-    if let Some(c) = &case.classification {
-        s.push_str(&classification::markdown_section(
-            c,
-            involves_riscv(case),
-            &crate::crash::named_frames(&case.crash, crate::case::classification::FRAMES_KEPT),
-        ));
-    }
-    let _ = writeln!(s, "## Environment\n");
-    let _ = writeln!(
-        s,
-        "- compiler: {} ({})",
-        code(&case.compiler.path),
-        code(&case.compiler.resolved_path)
-    );
-    let _ = writeln!(s, "- version: {}", text(&case.compiler.version));
-    for line in environment::host_lines(case.host.as_ref(), &case.emulator) {
-        let _ = writeln!(s, "- {line}");
-    }
-    let _ = writeln!(
-        s,
-        "- captured by icepick {} in {} compiler runs ({:.1} s)",
-        text(&case.icepick_version),
-        case.capture.compiler_runs,
-        case.capture.seconds
-    );
-    s
 }
 
 /// The JSON report: `case.json`'s fields, then what the Markdown report adds to them.
