@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 
 use super::judge::Judge;
 use super::pipeline::{self, Node};
-use super::reduce::ToolCmd;
+use super::toolcmd::ToolCmd;
 
 /// OptBisect's answer on the reduced IR and the pipeline name of its pass.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -27,7 +27,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::judge::Judge;
-use super::reduce::ToolCmd;
+use super::toolcmd::ToolCmd;
 use super::IrError;
 
 /// Per pass that grows the IR: the flag that lifts its budget (a value no real unroll decision
@@ -218,7 +218,7 @@ const NEST_CANDIDATES: usize = 12;
 /// trip counts small (a candidate that never crashes costs one quick run per trip count);
 /// [`deepen_reduced`] then multiplies the trip count for the inherited stack.
 pub(super) fn nested(judge: &Judge, ir: &str, cmd: &ToolCmd) -> Result<Option<String>, IrError> {
-    let before = super::reduce::count_lines(ir);
+    let before = super::toolcmd::count_lines(ir);
     let by_trip: Vec<Vec<String>> = NEST_TRIPS
         .iter()
         .chain(NEST_TRIPS.last().map(|t| t * 2).iter())
@@ -237,7 +237,7 @@ pub(super) fn nested(judge: &Judge, ir: &str, cmd: &ToolCmd) -> Result<Option<St
                 _ => c,
             };
             let cut = judge.cuts(c, cmd);
-            if super::reduce::count_lines(&cut) < before {
+            if super::toolcmd::count_lines(&cut) < before {
                 return Ok(Some(cut));
             }
             break; // crashing but not shorter: the next candidate

@@ -12,7 +12,7 @@ use super::crash_key;
 use super::cuts;
 use super::emit::{self, Tool};
 use super::metadata;
-use super::reduce::ToolCmd;
+use super::toolcmd::ToolCmd;
 use super::{io, IrError};
 use crate::crash::Symbolizer;
 use crate::ddmin::{minimize, Outcome, Tester};

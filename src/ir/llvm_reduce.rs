@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::emit::Tool;
 use super::judge::Judge;
-use super::reduce::ToolCmd;
+use super::toolcmd::ToolCmd;
 use super::{io, IrError, OracleSpec};
 use crate::exec::{self, Cmd, Status};
 

@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use super::judge::Judge;
-use super::reduce::{take_target_attrs, ToolCmd};
+use super::toolcmd::{take_target_attrs, ToolCmd};
 use super::{io, pipeline, IrError};
 use crate::ddmin::{minimize, Tester};
 use crate::exec::{self, Cmd};

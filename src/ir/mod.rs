@@ -35,6 +35,8 @@ mod nest;
 mod numbered;
 mod pipeline;
 mod reduce;
+mod start;
+mod toolcmd;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
