@@ -71,126 +71,149 @@ pub fn run(args: ReduceArgs) -> anyhow::Result<u8> {
         verify_runs: args.verify_runs,
         executor,
     };
+    match &args.test {
+        Some(script) => run_script(&args, script, &settings),
+        None => run_case(&args, &settings),
+    }
+}
+
+/// `reduce --test SCRIPT FILE…`.
+fn run_script(
+    args: &ReduceArgs,
+    script: &std::path::Path,
+    settings: &Settings,
+) -> anyhow::Result<u8> {
     let mut progress = Progress::new(args.json);
+    let r = reduce::reduce_with_script(
+        script,
+        &args.targets,
+        settings,
+        args.trace.as_deref(),
+        &mut |n| progress.note(n),
+    )?;
+    progress.finish();
     let mut out = crate::cli::term::stdout();
-    if let Some(script) = &args.test {
-        let r = reduce::reduce_with_script(
-            script,
-            &args.targets,
-            &settings,
-            args.trace.as_deref(),
-            &mut |n| progress.note(n),
-        )?;
-        progress.finish();
-        if args.json {
-            writeln!(out, "{}", serde_json::to_string(&r)?)?;
-        } else {
-            let kept: Vec<String> = r
-                .files
-                .iter()
-                .map(|f| match &f.original {
-                    Some(o) => format!("original kept in {}", o.display()),
-                    None => format!("{} unchanged", f.file.display()),
-                })
-                .collect();
-            let what: Vec<String> = r
-                .files
-                .iter()
-                .map(|f| f.file.display().to_string())
-                .collect();
-            writeln!(
-                out,
-                "reduced {}: {} -> {} in {} tests ({} s){}; {}",
-                what.join(", "),
-                human_bytes(r.bytes_before),
-                human_bytes(r.bytes_after),
-                r.tests,
-                r.seconds,
-                if r.status == "stopped" {
-                    ", stopped early"
-                } else {
-                    ""
-                },
-                kept.join(", ")
-            )?;
-        }
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string(&r)?)?;
         return Ok(error::OK);
     }
+    let kept: Vec<String> = r
+        .files
+        .iter()
+        .map(|f| match &f.original {
+            Some(o) => format!("original kept in {}", o.display()),
+            None => format!("{} unchanged", f.file.display()),
+        })
+        .collect();
+    let what: Vec<String> = r
+        .files
+        .iter()
+        .map(|f| f.file.display().to_string())
+        .collect();
+    writeln!(
+        out,
+        "reduced {}: {} -> {} in {} tests ({} s){}; {}",
+        what.join(", "),
+        human_bytes(r.bytes_before),
+        human_bytes(r.bytes_after),
+        r.tests,
+        r.seconds,
+        if r.status == "stopped" {
+            ", stopped early"
+        } else {
+            ""
+        },
+        kept.join(", ")
+    )?;
+    Ok(error::OK)
+}
+
+/// `reduce CASE`: exit 0 when the result verified.
+fn run_case(args: &ReduceArgs, settings: &Settings) -> anyhow::Result<u8> {
     let [target] = args.targets.as_slice() else {
         eprintln!("icepick: reduce takes one case directory (several files only with --test)");
         return Ok(error::USAGE);
     };
     let target = &super::case_arg::resolve(target)?;
-    let r = reduce::reduce_case_traced(target, &settings, args.trace.as_deref(), &mut |n| {
+    let mut progress = Progress::new(args.json);
+    let r = reduce::reduce_case_traced(target, settings, args.trace.as_deref(), &mut |n| {
         progress.note(n)
     })?;
     progress.finish();
     crate::report::rerender(target)?;
+    let mut out = crate::cli::term::stdout();
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&r)?)?;
     } else {
-        writeln!(
-            out,
-            "reduced:  {} -> {} ({:.2}%) in {} tests, {} s{}",
-            human_bytes(r.bytes_before),
-            human_bytes(r.bytes_after),
-            100.0 * r.bytes_after as f64 / r.bytes_before.max(1) as f64,
-            r.tests,
-            r.seconds,
-            if r.status == "stopped" {
-                " (stopped early; --resume continues)"
-            } else {
-                ""
-            }
-        )?;
-        writeln!(out, "output:   {}", target.join(&r.output).display())?;
-        writeln!(
-            out,
-            "verified: {}",
-            if r.verified {
-                format!(
-                    "yes, same signature in {} of {} runs{}",
-                    r.verify_same,
-                    r.verify_runs,
-                    if r.keep_valid {
-                        ", no source error before the crash"
-                    } else {
-                        ""
-                    }
-                )
-            } else if crate::interrupt::is_interrupted() {
-                "not checked (interrupted; --resume continues and verifies)".to_string()
-            } else {
-                format!(
-                    "NO: the result reproduced the crash in {} of {} runs",
-                    r.verify_same, r.verify_runs
-                )
-            }
-        )?;
-        if r.allow_invalid && r.source_errors > 0 {
-            writeln!(
-                out,
-                "invalid:  {} source error(s) before the crash (--allow-invalid)",
-                r.source_errors
-            )?;
-        }
-        if let Some(why) = &r.backed_off {
-            writeln!(out, "backed off: {why}")?;
-        }
-        if let Some(f) = r.farm.as_ref().filter(|f| f.requested != "local") {
-            writeln!(out, "farm:     {}", f.line())?;
-        }
-        if !r.extra_flags.is_empty() {
-            writeln!(
-                out,
-                "needs:    {}",
-                crate::command::shell_join(&r.extra_flags)
-            )?;
-        }
+        print_reduction(&mut out, target, &r)?;
     }
     Ok(if r.verified {
         error::OK
     } else {
         error::NOT_REPRODUCED
     })
+}
+
+/// The human summary of a case's reduction.
+fn print_reduction(
+    out: &mut impl Write,
+    target: &std::path::Path,
+    r: &reduce::Reduction,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "reduced:  {} -> {} ({:.2}%) in {} tests, {} s{}",
+        human_bytes(r.bytes_before),
+        human_bytes(r.bytes_after),
+        100.0 * r.bytes_after as f64 / r.bytes_before.max(1) as f64,
+        r.tests,
+        r.seconds,
+        if r.status == "stopped" {
+            " (stopped early; --resume continues)"
+        } else {
+            ""
+        }
+    )?;
+    writeln!(out, "output:   {}", target.join(&r.output).display())?;
+    let verified = if r.verified {
+        format!(
+            "yes, same signature in {} of {} runs{}",
+            r.verify_same,
+            r.verify_runs,
+            if r.keep_valid {
+                ", no source error before the crash"
+            } else {
+                ""
+            }
+        )
+    } else if crate::interrupt::is_interrupted() {
+        "not checked (interrupted; --resume continues and verifies)".to_string()
+    } else {
+        format!(
+            "NO: the result reproduced the crash in {} of {} runs",
+            r.verify_same, r.verify_runs
+        )
+    };
+    writeln!(out, "verified: {verified}")?;
+    if r.allow_invalid && r.source_errors > 0 {
+        writeln!(
+            out,
+            "invalid:  {} source error(s) before the crash (--allow-invalid)",
+            r.source_errors
+        )?;
+    }
+    if let Some(why) = &r.backed_off {
+        writeln!(out, "backed off: {why}")?;
+    }
+    if let Some(f) = r.farm.as_ref().filter(|f| f.requested != "local") {
+        writeln!(out, "farm:     {}", f.line())?;
+    }
+    if !r.extra_flags.is_empty() {
+        writeln!(
+            out,
+            "needs:    {}",
+            crate::command::shell_join(&r.extra_flags)
+        )?;
+    }
+    Ok(())
 }

@@ -350,29 +350,7 @@ mod pending {
                     store.store_case(&b.id, d)?;
                 }
             }
-            let (status, detail) = match &done {
-                Done::Triaged(d) => ("triaged", d.clone()),
-                Done::Failed(d) => ("failed", d.clone()),
-                Done::Interrupted => ("new", "interrupted; run again to resume".to_string()),
-            };
-            let kept = match &done {
-                Done::Triaged(d) => store.finish(&b.id, &owner, Status::Triaged, d)?,
-                Done::Failed(d) => store.finish(&b.id, &owner, Status::Failed, d)?,
-                Done::Interrupted => {
-                    store.release(&b.id, &owner)?;
-                    true
-                }
-            };
-            // A worker that lost its lease (stalled past it) leaves the verdict to the
-            // worker that took the bucket over.
-            let (status, detail) = if kept {
-                (status, detail)
-            } else {
-                (
-                    "lost",
-                    "the lease expired and another worker took the bucket".into(),
-                )
-            };
+            let (status, detail) = record(&mut store, &b.id, &owner, &done)?;
             if !json {
                 writeln!(out, "bucket {}: {status}: {detail}", b.id)?;
             }
@@ -395,6 +373,34 @@ mod pending {
             writeln!(out, "{v}")?;
         }
         Ok(error::OK)
+    }
+
+    /// Writes a triaged bucket's end to the store: its status and detail, as shown. A
+    /// worker that lost its lease (stalled past it) leaves the verdict to the worker that
+    /// took the bucket over.
+    fn record(
+        store: &mut Store,
+        id: &str,
+        owner: &str,
+        done: &Done,
+    ) -> anyhow::Result<(&'static str, String)> {
+        let kept = match done {
+            Done::Triaged(d) => store.finish(id, owner, Status::Triaged, d)?,
+            Done::Failed(d) => store.finish(id, owner, Status::Failed, d)?,
+            Done::Interrupted => {
+                store.release(id, owner)?;
+                true
+            }
+        };
+        Ok(match done {
+            _ if !kept => (
+                "lost",
+                "the lease expired and another worker took the bucket".into(),
+            ),
+            Done::Triaged(d) => ("triaged", d.clone()),
+            Done::Failed(d) => ("failed", d.clone()),
+            Done::Interrupted => ("new", "interrupted; run again to resume".to_string()),
+        })
     }
 
     /// `b` with its case on this machine: a PostgreSQL store's case (captured anywhere in
@@ -444,42 +450,10 @@ mod pending {
         let started = std::time::Instant::now();
         let dir = match &b.case_dir {
             Some(d) => PathBuf::from(d),
-            None => {
-                // Recorded without a case (`ICEPICK_WRAP_CAPTURE=0`, or capture failed in
-                // the build): capture now from the first occurrence that still captures.
-                let occurrences = store.occurrences(&b.id)?;
-                let mut last_error = "the bucket has no recorded occurrence".to_string();
-                let mut captured = None;
-                for o in occurrences.iter().take(3) {
-                    if !json {
-                        log::info!(
-                            "capturing from {} in {}",
-                            crate::command::shell_join(&o.command),
-                            crate::command::shell_quote(&o.cwd)
-                        );
-                    }
-                    match store.capture_for(
-                        &b.id,
-                        Some(o.id),
-                        &o.command,
-                        Path::new(&o.cwd),
-                        2,
-                        Duration::from_secs(timeout.max(1)),
-                    ) {
-                        Ok(d) => {
-                            captured = Some(d);
-                            break;
-                        }
-                        Err(e) => last_error = e,
-                    }
-                }
-                match captured {
-                    Some(d) => d,
-                    None => {
-                        return Ok((Done::Failed(format!("capture failed: {last_error}")), None))
-                    }
-                }
-            }
+            None => match capture_bucket(store, b, json, timeout)? {
+                Ok(d) => d,
+                Err(why) => return Ok((Done::Failed(format!("capture failed: {why}")), None)),
+            },
         };
         let case = match Case::load(&dir) {
             Ok(c) => c,
@@ -518,16 +492,65 @@ mod pending {
         if let Some(v) = &done.verdict {
             store.set_verdict(&b.id, v)?;
         }
-        let reduced = match &done.reduction {
-            Some(r) if r.verified => summary(r),
-            Some(r) => {
-                let why = format!(
-                    "the reduced input ({}) does not reproduce the crash",
-                    r.output
+        Ok((outcome(&done), Some(dir)))
+    }
+
+    /// A case for a bucket recorded without one (`ICEPICK_WRAP_CAPTURE=0`, or capture failed
+    /// in the build): captured now from the first of its first three occurrences that still
+    /// captures. `Err` inside: why none did.
+    fn capture_bucket(
+        store: &mut Store,
+        b: &Bucket,
+        json: bool,
+        timeout: u64,
+    ) -> anyhow::Result<Result<PathBuf, String>> {
+        let mut last_error = "the bucket has no recorded occurrence".to_string();
+        for o in store.occurrences(&b.id)?.iter().take(3) {
+            if !json {
+                log::info!(
+                    "capturing from {} in {}",
+                    crate::command::shell_join(&o.command),
+                    crate::command::shell_quote(&o.cwd)
                 );
-                return Ok((Done::Failed(why), Some(dir)));
             }
-            None => "not reduced: the triage budget ran out first".into(),
+            match store.capture_for(
+                &b.id,
+                Some(o.id),
+                &o.command,
+                Path::new(&o.cwd),
+                2,
+                Duration::from_secs(timeout.max(1)),
+            ) {
+                Ok(d) => return Ok(Ok(d)),
+                Err(e) => last_error = e,
+            }
+        }
+        Ok(Err(last_error))
+    }
+
+    /// The bucket's verdict from a finished triage: triaged with what each stage found, or
+    /// failed when its reduction does not reproduce.
+    fn outcome(done: &pipeline::Outcome) -> Done {
+        let reduced = if done.llvm_tool {
+            // An llc/opt crash: its reduced IR is its reduction.
+            match done.ir_verified {
+                Some(true) => "reduced IR verified".to_string(),
+                Some(false) => {
+                    return Done::Failed("the reduced IR does not reproduce the crash".into())
+                }
+                None => "not reduced: the ir stage gave no IR".into(),
+            }
+        } else {
+            match &done.reduction {
+                Some(r) if r.verified => summary(r),
+                Some(r) => {
+                    return Done::Failed(format!(
+                        "the reduced input ({}) does not reproduce the crash",
+                        r.output
+                    ))
+                }
+                None => "not reduced: the triage budget ran out first".into(),
+            }
         };
         let row = |stage| done.triage.stage(stage);
         let versions = match row(StageName::Versions) {
@@ -548,10 +571,7 @@ mod pending {
             ),
             (None, None) => String::new(),
         };
-        Ok((
-            Done::Triaged(format!("{reduced}{versions}{verdict}")),
-            Some(dir),
-        ))
+        Done::Triaged(format!("{reduced}{versions}{verdict}"))
     }
 
     fn summary(r: &Reduction) -> String {
