@@ -25,7 +25,7 @@ use crate::case::{
     CaptureStats, Case, CaseError, CaseStatus, Compiler, JobInfo, NewCaseDir, Preprocessing,
     Reproducibility, SCHEMA_VERSION,
 };
-use crate::command::CompilerCommand;
+use crate::command::{CompilerCommand, JobSelector};
 use crate::crash::{self, Crash, ExitInfo, Signature, Symbolizer};
 use crate::exec::{self, Cmd, ExecError, Output, Status};
 
@@ -235,44 +235,26 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
     };
     let (reruns, reproducibility) = rerun(&mut runner, &replay_base, req.reruns, &signature)?;
 
-    // Which job crashed.
-    let (job_sel, job, job_run) =
-        find_job(&mut runner, &replay_base, &crash, &signature, progress)?;
-    // A multi-job compile whose device cc1 died in `report_fatal_error` prints no stack; the
-    // job alone (one job runs in process, under clang's crash handler) prints the frames.
-    // The case is about that job from here on, so its crash is the one to match.
-    let mut crash_from_job = false;
-    let job_stderr = job_run.map(|r| {
-        if let (Some(c), Some(s)) = (r.crash, r.signature) {
-            if crash.frames.is_empty() && !c.frames.is_empty() {
-                crash_from_job = true;
-                progress(&format!(
-                    "job {} alone prints a stack dump: signature {} from here on",
-                    info_label(&job),
-                    s.id
-                ));
-                crash = c;
-                signature = s;
-            }
-        }
-        r.output.stderr
-    });
-
-    // What a bug report needs beyond the stack: the diagnostics before the crash (of the
-    // run whose crash the case is about), the triple and the crashing job's cc1 line.
-    let crash_stderr = match &job_stderr {
-        Some(e) if crash_from_job => e,
+    let crashing = crashing_job(
+        &mut runner,
+        &replay_base,
+        &mut crash,
+        &mut signature,
+        progress,
+    )?;
+    let crash_stderr = match &crashing.stderr {
+        Some(e) if crashing.crash_from_job => e,
         _ => &original_stderr,
     };
-    let mut bug = bug_info::with_diagnostics(&String::from_utf8_lossy(crash_stderr));
-    if is_clang {
-        if command.is_cc1() {
-            bug_info::from_cc1(&mut bug, &command);
-        } else {
-            let r = runner.run(&replay_base.with_extra_args(&["-###"]), None)?;
-            bug_info::from_listing(&mut bug, &r.output.stderr_text(), &job_sel);
-        }
-    }
+    let bug = bug_report_facts(
+        &mut runner,
+        &command,
+        &replay_base,
+        crash_stderr,
+        &crashing.sel,
+        is_clang,
+    )?;
+    let (job_sel, job, job_stderr) = (crashing.sel, crashing.job, crashing.stderr);
 
     let case_dir = NewCaseDir::start(case_parent(req))?;
     let _unfinished = exec::remove_at_exit(case_dir.path()); // Ctrl-C leaves no half case
@@ -320,6 +302,74 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
             bug,
         },
     )
+}
+
+/// The job of the compile that crashed, and what running it alone showed.
+struct CrashingJob {
+    sel: JobSelector,
+    job: JobInfo,
+    /// The job's own stderr, when it was run alone.
+    stderr: Option<Vec<u8>>,
+    /// The crash is now the job's own run's (the whole command printed no stack).
+    crash_from_job: bool,
+}
+
+/// Which job crashed. A multi-job compile whose device cc1 died in `report_fatal_error`
+/// prints no stack; the job alone (one job runs in process, under clang's crash handler)
+/// prints the frames. The case is about that job from then on, so `crash` and `signature`
+/// become its own.
+fn crashing_job(
+    runner: &mut Runner,
+    replay_base: &CompilerCommand,
+    crash: &mut Crash,
+    signature: &mut Signature,
+    progress: &mut dyn FnMut(&str),
+) -> Result<CrashingJob, CaptureError> {
+    let (sel, job, job_run) = find_job(runner, replay_base, crash, signature, progress)?;
+    let mut crash_from_job = false;
+    let stderr = job_run.map(|r| {
+        if let (Some(c), Some(s)) = (r.crash, r.signature) {
+            if crash.frames.is_empty() && !c.frames.is_empty() {
+                crash_from_job = true;
+                progress(&format!(
+                    "job {} alone prints a stack dump: signature {} from here on",
+                    info_label(&job),
+                    s.id
+                ));
+                *crash = c;
+                *signature = s;
+            }
+        }
+        r.output.stderr
+    });
+    Ok(CrashingJob {
+        sel,
+        job,
+        stderr,
+        crash_from_job,
+    })
+}
+
+/// What a bug report needs beyond the stack: the diagnostics before the crash (`stderr`, of
+/// the run whose crash the case is about), the triple and the crashing job's cc1 line.
+fn bug_report_facts(
+    runner: &mut Runner,
+    command: &CompilerCommand,
+    replay_base: &CompilerCommand,
+    stderr: &[u8],
+    job_sel: &JobSelector,
+    is_clang: bool,
+) -> Result<crate::case::BugInfo, CaptureError> {
+    let mut bug = bug_info::with_diagnostics(&String::from_utf8_lossy(stderr));
+    if is_clang {
+        if command.is_cc1() {
+            bug_info::from_cc1(&mut bug, command);
+        } else {
+            let r = runner.run(&replay_base.with_extra_args(&["-###"]), None)?;
+            bug_info::from_listing(&mut bug, &r.output.stderr_text(), job_sel);
+        }
+    }
+    Ok(bug)
 }
 
 /// The request's command, the compiler it names as found on PATH and as resolved: errors

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::emit::{self, Tool};
-use super::toolcmd::{from_command, llc_olevel, ToolCmd};
+use super::toolcmd::{from_command, llc_olevel, opt_default_level, ToolCmd};
 use super::{io, IrError};
 use crate::case::Case;
 use crate::exec::{self, Cmd};
@@ -39,7 +39,7 @@ pub(super) fn start_ir(
         emit::emit(dir, case, start_path, middle)?;
         let start = std::fs::read_to_string(start_path).map_err(io(start_path))?;
         let passes = if middle {
-            Some(emit::clang_pipeline(dir, case)?)
+            Some(middle_end_pipeline(dir, case, program, start_path)?)
         } else {
             None
         };
@@ -55,6 +55,17 @@ pub(super) fn start_ir(
             extra: Vec::new(),
         };
         (start, cmd)
+    })
+}
+
+/// The pass pipeline the job runs, as clang prints it. A clang that does not print it
+/// (clang 14 ignores `-print-pipeline-passes`) gets the one its own `opt` prints for the
+/// job's `-O` level, which differs from clang's only in options the crash is then checked
+/// against (step 1 of the stage).
+fn middle_end_pipeline(dir: &Path, case: &Case, opt: &Path, ir: &Path) -> Result<String, IrError> {
+    emit::clang_pipeline(dir, case).or_else(|e| {
+        let level = opt_default_level(&case.replay_command);
+        opt_pipeline(opt, level, ir).ok_or(e)
     })
 }
 

@@ -99,6 +99,24 @@ pub(super) fn llc_olevel(argv: &[String]) -> String {
     .to_owned()
 }
 
+/// The `opt` default pipeline level (`O2`, `Os`, …) that matches the job's last `-O` flag,
+/// for `-passes=default<LEVEL>`.
+pub(super) fn opt_default_level(argv: &[String]) -> &'static str {
+    let last = argv
+        .iter()
+        .rev()
+        .find(|a| a.starts_with("-O") && a.len() <= 6)
+        .map(String::as_str);
+    match last {
+        None | Some("-O0") => "O0",
+        Some("-O1") => "O1",
+        Some("-Os") => "Os",
+        Some("-Oz") => "Oz",
+        Some("-O3") | Some("-Ofast") => "O3",
+        _ => "O2",
+    }
+}
+
 /// The IR with its target attributes taken out, and the CPU and features it had (from the
 /// first attribute group that names them).
 pub(super) fn take_target_attrs(ir: &str) -> (String, Option<String>, Vec<String>) {
@@ -327,6 +345,9 @@ mod tests {
         assert_eq!(llc_olevel(&v(&["clang", "-c", "x.c"])), "-O0");
         assert_eq!(llc_olevel(&v(&["clang", "-O1", "-Os", "x.c"])), "-O2");
         assert_eq!(llc_olevel(&v(&["clang", "-Ofast"])), "-O3");
+        assert_eq!(opt_default_level(&v(&["clang", "-O2", "-Os", "x.c"])), "Os");
+        assert_eq!(opt_default_level(&v(&["clang", "-O", "x.c"])), "O2");
+        assert_eq!(opt_default_level(&v(&["clang", "x.c"])), "O0");
         assert_eq!(
             count_lines("; RUN: llc\n\ndefine void @f() {\n  ret void\n}\n"),
             3
