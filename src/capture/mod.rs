@@ -165,25 +165,25 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
         symbolizer: Symbolizer::new(library_dirs_emulated(&resolved, &req.emulator)),
     };
     // Replays use the compiler found, by the name it was called (clang++ vs clang matters).
-    let mut command = CompilerCommand {
+    let command = CompilerCommand {
         program: found.to_string_lossy().into_owned(),
         args: original.args.clone(),
     };
 
     progress(&format!("running {}", original.to_shell()));
     let first = runner.run(&command, None)?;
-    let (mut crash, mut signature) = match (first.crash, first.signature) {
+    let (crash, signature) = match (first.crash, first.signature) {
         (Some(c), Some(s)) => (c, s),
+        _ if first.output.status == Status::TimedOut => {
+            return Ok(Outcome::TimedOut {
+                seconds: req.timeout.as_secs(),
+            })
+        }
         _ => {
-            if first.output.status == Status::TimedOut {
-                return Ok(Outcome::TimedOut {
-                    seconds: req.timeout.as_secs(),
-                });
-            }
             return Ok(Outcome::NoCrash {
                 reason: no_crash_reason(&first.output),
                 stderr: first.output.stderr_text(),
-            });
+            })
         }
     };
     if command.llvm_tool().is_some() {
@@ -203,81 +203,138 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
         };
         return tool::capture_tool(req, &mut runner, found_tool, progress);
     }
-    let mut original_stderr = first.output.stderr.clone();
-    let reproducer_files = crash.reproducer_files.clone();
-    let mut added_flags = Vec::new();
+    let seen = Observed {
+        reproducer_files: crash.reproducer_files.clone(),
+        command,
+        crash,
+        signature,
+        stderr: first.output.stderr,
+    };
+    let o = observe(req, &mut runner, seen, progress)?;
+    record(req, &mut runner, o, (&found, &resolved), started, progress)
+}
 
+/// A compile's crash as known so far: the command that shows it, the crash, and its stderr.
+struct Observed {
+    /// The reproducer files clang wrote in the user's own run (reruns write none).
+    reproducer_files: Vec<String>,
+    command: CompilerCommand,
+    crash: Crash,
+    signature: Signature,
+    stderr: Vec<u8>,
+}
+
+/// What a compile's crash is, found by running it again: rerun out of process when clang
+/// printed no stack, how often it reproduces, which job crashed and the facts a bug report
+/// needs.
+struct Observation {
+    seen: Observed,
+    added_flags: Vec<String>,
+    version: String,
+    replay_base: CompilerCommand,
+    reruns: Vec<Run>,
+    reproducibility: Reproducibility,
+    job: CrashingJob,
+    bug: BugInfo,
+}
+
+fn observe(
+    req: &Request,
+    runner: &mut Runner,
+    mut seen: Observed,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Observation, CaptureError> {
+    let mut added_flags = Vec::new();
     // A stack overflow kills clang's in-process crash handler: no stack dump at all. Out of
     // process, the driver survives and reports the cc1 crash properly.
-    let is_clang = !command.is_gcc() && crash.family != crash::Family::Gcc;
+    let is_clang = !seen.command.is_gcc() && seen.crash.family != crash::Family::Gcc;
     if is_clang {
-        if let Some(out_of_process) = retry_out_of_process(&mut runner, &command, &crash, progress)?
+        if let Some(out_of_process) =
+            retry_out_of_process(runner, &seen.command, &seen.crash, progress)?
         {
-            (crash, signature, original_stderr, command) = out_of_process;
+            (seen.crash, seen.signature, seen.stderr, seen.command) = out_of_process;
             added_flags.push("-fno-integrated-cc1".to_string());
         }
     }
     progress(&format!(
         "crashed: {} (signature {})",
-        crate::crash::kind_words(crash.kind),
-        signature.id
+        crate::crash::kind_words(seen.crash.kind),
+        seen.signature.id
     ));
-
-    let version = compiler_version(&mut runner, &command)?;
-
+    let version = compiler_version(runner, &seen.command)?;
     // Reruns: later stages rely on "same signature" meaning "same crash". Every rerun, here
     // and in the later stages (they run `replay_command`, derived from this), carries
     // `-fno-crash-diagnostics`: only the user's own run leaves clang's reproducer files.
     let replay_base = if is_clang {
-        no_crash_diagnostics(&command)
+        no_crash_diagnostics(&seen.command)
     } else {
-        command.clone()
+        seen.command.clone()
     };
-    let (reruns, reproducibility) = rerun(&mut runner, &replay_base, req.reruns, &signature)?;
-
-    let crashing = crashing_job(
-        &mut runner,
+    let (reruns, reproducibility) = rerun(runner, &replay_base, req.reruns, &seen.signature)?;
+    let job = crashing_job(
+        runner,
         &replay_base,
-        &mut crash,
-        &mut signature,
+        &mut seen.crash,
+        &mut seen.signature,
         progress,
     )?;
-    let crash_stderr = match &crashing.stderr {
-        Some(e) if crashing.crash_from_job => e,
-        _ => &original_stderr,
+    let crash_stderr = match &job.stderr {
+        Some(e) if job.crash_from_job => e,
+        _ => &seen.stderr,
     };
     let bug = bug_report_facts(
-        &mut runner,
-        &command,
+        runner,
+        &seen.command,
         &replay_base,
         crash_stderr,
-        &crashing.sel,
+        &job.sel,
         is_clang,
     )?;
-    let (job_sel, job, job_stderr) = (crashing.sel, crashing.job, crashing.stderr);
+    Ok(Observation {
+        seen,
+        added_flags,
+        version,
+        replay_base,
+        reruns,
+        reproducibility,
+        job,
+        bug,
+    })
+}
 
+/// Writes the case directory: the stderr of every run as evidence, clang's own reproducer
+/// files, the preprocessed input checked to keep the crash, and `case.json`.
+fn record(
+    req: &Request,
+    runner: &mut Runner,
+    o: Observation,
+    (found, resolved): (&Path, &Path),
+    started: Instant,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Outcome, CaptureError> {
+    let Observation { mut seen, .. } = o;
     let case_dir = NewCaseDir::start(case_parent(req))?;
     let _unfinished = exec::remove_at_exit(case_dir.path()); // Ctrl-C leaves no half case
-    case_dir.write("original.stderr", &original_stderr)?;
-    if let Some(stderr) = &job_stderr {
+    case_dir.write("original.stderr", &seen.stderr)?;
+    if let Some(stderr) = &o.job.stderr {
         case_dir.write("logs/job.stderr", stderr)?;
     }
     // Clang's own reproducer pair from the user's run is evidence: into the case with it.
-    crash.reproducer_files = move_reproducer_files(&reproducer_files, started, case_dir.path());
-    for (i, r) in reruns.iter().enumerate() {
+    seen.crash.reproducer_files =
+        move_reproducer_files(&seen.reproducer_files, started, case_dir.path());
+    for (i, r) in o.reruns.iter().enumerate() {
         case_dir.write(&format!("logs/rerun-{}.stderr", i + 1), &r.output.stderr)?;
     }
-
     // Preprocess the crashing job and check that the preprocessed input keeps the crash.
     let (input_name, preprocessing, replay) = preprocess::preprocess_and_replay(
         &preprocess::Job {
             req,
-            command: &command,
-            replay_base: &replay_base,
-            job_sel: &job_sel,
-            signature: &signature,
+            command: &seen.command,
+            replay_base: &o.replay_base,
+            job_sel: &o.job.sel,
+            signature: &seen.signature,
         },
-        &mut runner,
+        runner,
         &case_dir,
         progress,
     )?;
@@ -285,21 +342,21 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
         req,
         case_dir,
         Parts {
-            command: command.argv(),
-            found: &found,
-            resolved: &resolved,
-            version,
-            crash,
-            signature,
-            job,
+            command: seen.command.argv(),
+            found,
+            resolved,
+            version: o.version,
+            crash: seen.crash,
+            signature: seen.signature,
+            job: o.job.job,
             input_name,
             replay,
             preprocessing,
-            reproducibility,
+            reproducibility: o.reproducibility,
             runs: runner.runs,
             started,
-            added_flags,
-            bug,
+            added_flags: o.added_flags,
+            bug: o.bug,
         },
     )
 }
