@@ -104,31 +104,7 @@ pub fn run_versions_within(
     timeout: Duration,
 ) -> Result<Vec<VersionRow>, VersionsError> {
     let mut case = Case::load(dir)?;
-    let compilers: Vec<PathBuf> = if compilers.is_empty() {
-        find_clangs()
-    } else {
-        // Each named compiler must be there: one that cannot run has no version to report,
-        // and its failure to start must never read as "no crash". The compilers run in the
-        // case directory, so a relative path is made absolute from here first.
-        let cwd = std::env::current_dir().unwrap_or_default();
-        compilers
-            .iter()
-            .map(|c| {
-                let found = c
-                    .to_str()
-                    .and_then(|s| exec::which(s, &cwd))
-                    .ok_or_else(|| VersionsError::CompilerNotFound(c.clone()))?;
-                Ok(if c.components().count() > 1 {
-                    found
-                } else {
-                    c.clone()
-                })
-            })
-            .collect::<Result<_, VersionsError>>()?
-    };
-    if compilers.is_empty() {
-        return Err(VersionsError::NoCompilers);
-    }
+    let compilers = compilers_to_run(compilers)?;
     let replay: Vec<String> = case.best_replay_command();
     let mut cmds = Vec::new();
     for c in &compilers {
@@ -148,51 +124,8 @@ pub fn run_versions_within(
     let outs = exec::run_all(&cmds, jobs.max(1));
     let mut rows = Vec::new();
     for (i, c) in compilers.iter().enumerate() {
-        let version = outs[2 * i]
-            .as_ref()
-            .ok()
-            .map(|o| {
-                String::from_utf8_lossy(&o.stdout)
-                    .lines()
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_string()
-            })
-            .unwrap_or_default();
-        let (outcome, signature, detail) = match &outs[2 * i + 1] {
-            // A compiler that could not be started did not "not crash".
-            Err(e) => {
-                return Err(VersionsError::Run {
-                    compiler: c.clone(),
-                    why: e.to_string(),
-                })
-            }
-            Ok(o) if o.status == Status::TimedOut => (Outcome::Timeout, None, None),
-            // Stopped by an interrupt: it neither compiled nor rejected the code.
-            Ok(o) if o.status == Status::Cancelled => {
-                return Err(VersionsError::Run {
-                    compiler: c.clone(),
-                    why: "interrupted".into(),
-                })
-            }
-            Ok(o) => {
-                let lib = crate::capture::library_dirs(
-                    &std::fs::canonicalize(c).unwrap_or_else(|_| c.clone()),
-                );
-                let stderr = o.stderr_text();
-                let crash = crash::parse(&stderr, o.status.exit_info()).map(|mut cr| {
-                    Symbolizer::new(lib).symbolize(&mut cr);
-                    cr
-                });
-                judge(
-                    &case.signature.id,
-                    crash.as_ref(),
-                    o.status == Status::Exited(0),
-                    &stderr,
-                )
-            }
-        };
+        let version = first_line(&outs[2 * i]);
+        let (outcome, signature, detail) = row_of(&case.signature.id, c, &outs[2 * i + 1])?;
         rows.push(VersionRow {
             compiler: c.to_string_lossy().into_owned(),
             major: major_of(&version),
@@ -206,6 +139,91 @@ pub fn run_versions_within(
     case.versions = Some(serde_json::to_value(&rows).expect("serialisable"));
     case.save(dir)?;
     Ok(rows)
+}
+
+/// The compilers to try: those named, each of which must be there (one that cannot run has
+/// no version to report, and its failure to start must never read as "no crash"), else
+/// every clang found.
+fn compilers_to_run(named: &[PathBuf]) -> Result<Vec<PathBuf>, VersionsError> {
+    let compilers: Vec<PathBuf> = if named.is_empty() {
+        find_clangs()
+    } else {
+        // The compilers run in the case directory, so a relative path is made absolute from
+        // here first.
+        let cwd = std::env::current_dir().unwrap_or_default();
+        named
+            .iter()
+            .map(|c| {
+                let found = c
+                    .to_str()
+                    .and_then(|s| exec::which(s, &cwd))
+                    .ok_or_else(|| VersionsError::CompilerNotFound(c.clone()))?;
+                Ok(if c.components().count() > 1 {
+                    found
+                } else {
+                    c.clone()
+                })
+            })
+            .collect::<Result<_, VersionsError>>()?
+    };
+    if compilers.is_empty() {
+        return Err(VersionsError::NoCompilers);
+    }
+    Ok(compilers)
+}
+
+/// The first line of a run's stdout (`--version`), empty when it did not run.
+fn first_line(out: &Result<exec::Output, exec::ExecError>) -> String {
+    out.as_ref()
+        .ok()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        })
+        .unwrap_or_default()
+}
+
+/// A row's outcome, other signature and detail from compiler `c`'s run of the case. A
+/// compiler that could not be started, or was interrupted, did not "not crash": an error.
+fn row_of(
+    case_signature: &str,
+    c: &Path,
+    out: &Result<exec::Output, exec::ExecError>,
+) -> Result<(Outcome, Option<String>, Option<String>), VersionsError> {
+    let o = match out {
+        Err(e) => {
+            return Err(VersionsError::Run {
+                compiler: c.to_path_buf(),
+                why: e.to_string(),
+            })
+        }
+        Ok(o) if o.status == Status::TimedOut => return Ok((Outcome::Timeout, None, None)),
+        // Stopped by an interrupt: it neither compiled nor rejected the code.
+        Ok(o) if o.status == Status::Cancelled => {
+            return Err(VersionsError::Run {
+                compiler: c.to_path_buf(),
+                why: "interrupted".into(),
+            })
+        }
+        Ok(o) => o,
+    };
+    let lib =
+        crate::capture::library_dirs(&std::fs::canonicalize(c).unwrap_or_else(|_| c.to_path_buf()));
+    let stderr = o.stderr_text();
+    let crash = crash::parse(&stderr, o.status.exit_info()).map(|mut cr| {
+        Symbolizer::new(lib).symbolize(&mut cr);
+        cr
+    });
+    Ok(judge(
+        case_signature,
+        crash.as_ref(),
+        o.status == Status::Exited(0),
+        &stderr,
+    ))
 }
 
 /// A row's outcome, other signature and detail from what one compiler did: the crash it
