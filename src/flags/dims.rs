@@ -290,18 +290,31 @@ fn spelled(spell: &str, arch: &str) -> Vec<String> {
 
 /// Plans every simple dimension that applies to this command.
 pub(crate) fn plan_all(original: &[String], minimal: &[String], cc1: bool) -> Vec<Plan> {
-    let mut plans = Vec::new();
-    let given_of = |sel: &dyn Fn(&Unit) -> bool| -> Option<String> {
-        let v: Vec<String> = args::split(original)
-            .iter()
-            .filter(|u| sel(u))
-            .map(|u| u.args.join(" "))
-            .collect();
-        (!v.is_empty()).then(|| v.join(" "))
-    };
+    let mut plans = vec![
+        plan_opt(original, minimal),
+        plan_debug(original, minimal, cc1),
+    ];
+    plans.extend(plan_std(original, minimal));
+    if !cc1 {
+        plans.extend(plan_driver_values(original, minimal));
+    }
+    plans.extend(plan_arches(original, minimal, cc1));
+    plans
+}
 
-    // -O
-    plans.push(Plan {
+/// The original command's arguments `sel` picks, as one label (`None`: there are none).
+fn given_of(original: &[String], sel: &dyn Fn(&Unit) -> bool) -> Option<String> {
+    let v: Vec<String> = args::split(original)
+        .iter()
+        .filter(|u| sel(u))
+        .map(|u| u.args.join(" "))
+        .collect();
+    (!v.is_empty()).then(|| v.join(" "))
+}
+
+/// `-O`: each level in place of the command's.
+fn plan_opt(original: &[String], minimal: &[String]) -> Plan {
+    Plan {
         name: "-O".into(),
         kind: Kind::Levels,
         candidates: OPT_LEVELS
@@ -313,10 +326,12 @@ pub(crate) fn plan_all(original: &[String], minimal: &[String], cc1: bool) -> Ve
                 )
             })
             .collect(),
-        given: Some(given_of(&is_opt).unwrap_or_else(|| "none, i.e. -O0".into())),
-    });
+        given: Some(given_of(original, &is_opt).unwrap_or_else(|| "none, i.e. -O0".into())),
+    }
+}
 
-    // -g
+/// `-g`: debug info on (the command's own, else `-g` or cc1's equivalent) and off.
+fn plan_debug(original: &[String], minimal: &[String], cc1: bool) -> Plan {
     let dbg = |u: &Unit| is_debug(u, cc1);
     let on_args: Vec<String> = if cc1 {
         vec![
@@ -339,81 +354,80 @@ pub(crate) fn plan_all(original: &[String], minimal: &[String], cc1: bool) -> Ve
     } else {
         (present.join(" "), minimal.to_vec())
     };
-    plans.push(Plan {
+    Plan {
         name: "-g".into(),
         kind: Kind::OnOff,
         candidates: vec![
             (on_label, on),
             ("off".into(), args::remove_where(minimal, dbg)),
         ],
-        given: Some(given_of(&dbg).unwrap_or_else(|| "off".into())),
-    });
+        given: Some(given_of(original, &dbg).unwrap_or_else(|| "off".into())),
+    }
+}
 
-    // -std=
+/// `-std=`, when the command gives one: the given standard, the other standards of its
+/// language (GNU dialects for a GNU one) and the compiler's default.
+fn plan_std(original: &[String], minimal: &[String]) -> Option<Plan> {
     let is_std = |u: &Unit| u.value_of("-std").or_else(|| u.value_of("--std")).is_some();
-    if let Some(u) = args::find(original, is_std) {
-        let given = u
-            .value_of("-std")
-            .or_else(|| u.value_of("--std"))
-            .unwrap_or("")
-            .to_string();
-        let gnu = given.starts_with("gnu");
-        let cxx = given.contains("++");
-        let alts: &[&str] = if cxx {
-            &["c++11", "c++14", "c++17", "c++20"]
+    let u = args::find(original, is_std)?;
+    let given = u
+        .value_of("-std")
+        .or_else(|| u.value_of("--std"))
+        .unwrap_or("")
+        .to_string();
+    let gnu = given.starts_with("gnu");
+    let alts: &[&str] = if given.contains("++") {
+        &["c++11", "c++14", "c++17", "c++20"]
+    } else {
+        &["c99", "c11", "c17"]
+    };
+    let mut values = vec![given.clone()];
+    for a in alts {
+        let a = if gnu {
+            a.replacen('c', "gnu", 1)
         } else {
-            &["c99", "c11", "c17"]
+            a.to_string()
         };
-        let mut values = vec![given.clone()];
-        for a in alts {
-            let a = if gnu {
-                a.replacen('c', "gnu", 1)
-            } else {
-                a.to_string()
-            };
-            if !values.contains(&a) {
-                values.push(a);
-            }
-        }
-        let mut candidates: Vec<(String, Vec<String>)> = values
-            .iter()
-            .map(|s| {
-                (
-                    format!("-std={s}"),
-                    args::replace_where(minimal, is_std, &[format!("-std={s}")]),
-                )
-            })
-            .collect();
-        candidates.push(("default".into(), args::remove_where(minimal, is_std)));
-        plans.push(Plan {
-            name: "-std".into(),
-            kind: Kind::Levels,
-            candidates,
-            given: Some(format!("-std={given}")),
-        });
-    }
-
-    // -mabi, -mrvv-vector-bits (driver; RISC-V and others)
-    if !cc1 {
-        for name in ["-mabi", "-mrvv-vector-bits"] {
-            let sel = |u: &Unit| u.value_of(name).is_some();
-            if let Some(u) = args::find(original, sel) {
-                let with = args::replace_where(minimal, sel, &u.args);
-                plans.push(Plan {
-                    name: name.into(),
-                    kind: Kind::OnOff,
-                    candidates: vec![
-                        (u.args.join(" "), with),
-                        ("default".into(), args::remove_where(minimal, sel)),
-                    ],
-                    given: Some(u.args.join(" ")),
-                });
-            }
+        if !values.contains(&a) {
+            values.push(a);
         }
     }
+    let mut candidates: Vec<(String, Vec<String>)> = values
+        .iter()
+        .map(|s| {
+            (
+                format!("-std={s}"),
+                args::replace_where(minimal, is_std, &[format!("-std={s}")]),
+            )
+        })
+        .collect();
+    candidates.push(("default".into(), args::remove_where(minimal, is_std)));
+    Some(Plan {
+        name: "-std".into(),
+        kind: Kind::Levels,
+        candidates,
+        given: Some(format!("-std={given}")),
+    })
+}
 
-    if let Some(p) = plan_arches(original, minimal, cc1) {
-        plans.push(p);
+/// `-mabi` and `-mrvv-vector-bits` (driver; RISC-V and others), each when the command gives
+/// it: as given and the default.
+fn plan_driver_values(original: &[String], minimal: &[String]) -> Vec<Plan> {
+    let mut plans = Vec::new();
+    for name in ["-mabi", "-mrvv-vector-bits"] {
+        let sel = |u: &Unit| u.value_of(name).is_some();
+        if let Some(u) = args::find(original, sel) {
+            let with = args::replace_where(minimal, sel, &u.args);
+            plans.push(Plan {
+                name: name.into(),
+                kind: Kind::OnOff,
+                candidates: vec![
+                    (u.args.join(" "), with),
+                    ("default".into(), args::remove_where(minimal, sel)),
+                ],
+                given: Some(u.args.join(" ")),
+            });
+        }
     }
     plans
 }
