@@ -74,80 +74,9 @@ pub fn run(args: ScanLogArgs) -> anyhow::Result<u8> {
     };
     let mut rows = Vec::new();
     for f in &found {
-        if let Some(bucket) = &f.recorded_by_wrap {
-            // The build ran under `icepick wrap`, which recorded it already.
-            if !args.json {
-                log::info!(
-                    "line {}: already recorded by icepick wrap in bucket {bucket}",
-                    f.line
-                );
-            }
-            rows.push(serde_json::json!({
-                "line": f.line,
-                "command": f.command,
-                "bucket": bucket,
-                "capture": "recorded-by-wrap",
-            }));
-            continue;
-        }
-        let cwd = f
-            .cwd
-            .as_deref()
-            .map(|d| absolutize(&base, Path::new(d)))
-            .unwrap_or_else(|| base.clone());
-        let compiler =
-            crate::exec::which(&f.command[0], &cwd).unwrap_or_else(|| PathBuf::from(&f.command[0]));
-        let Some(analysed) = store::analyse(&f.output, ExitInfo::default(), &compiler) else {
-            continue;
-        };
-        if !args.json {
-            log::info!(
-                "line {}: {} crashed (bucket {})",
-                f.line,
-                crate::command::shell_join(&f.command),
-                analysed.key.id
-            );
-        }
-        let obs = Observed {
-            argv: &f.command,
-            cwd: &cwd,
-            exit_code: None,
-            origin: "scan-log",
-        };
-        let r = store.record_crash(&obs, &analysed, &mode)?;
-        let capture = if r.captured {
-            "captured"
-        } else if r.capture_error.is_some() {
-            "capture-failed"
-        } else if r.case_dir.is_some() {
-            "already-captured"
-        } else {
-            "recorded"
-        };
-        if !args.json {
-            let what = match (&r.capture_error, &r.case_dir) {
-                (Some(e), _) => format!("not captured: {e}"),
-                (None, Some(d)) if r.captured => format!("captured into {}", d.display()),
-                (None, Some(d)) => format!("case already in {}", d.display()),
-                (None, None) => "recorded (capture later: icepick triage --pending)".into(),
-            };
-            writeln!(
-                out,
-                "bucket {} ({}; {} occurrences): {what}",
-                r.bucket, r.title, r.count
-            )?;
-        }
-        rows.push(serde_json::json!({
-            "line": f.line,
-            "command": f.command,
-            "cwd": cwd.to_string_lossy(),
-            "bucket": r.bucket,
-            "title": r.title,
-            "count": r.count,
-            "capture": capture,
-            "capture_error": r.capture_error,
-            "case_dir": r.case_dir.as_ref().map(|d| d.to_string_lossy().into_owned()),
-        }));
+        rows.extend(record_one(
+            &mut store, f, &base, &mode, args.json, &mut out,
+        )?);
     }
     if args.json {
         let v = serde_json::json!({
@@ -162,4 +91,90 @@ pub fn run(args: ScanLogArgs) -> anyhow::Result<u8> {
     } else {
         error::OK
     })
+}
+
+/// Records one crashed compile of the log in the store (capturing its case when `mode` says
+/// so) and says what became of it; its JSON row, `None` when its output shows no crash the
+/// store can key.
+fn record_one(
+    store: &mut Store,
+    f: &scanlog::FoundCrash,
+    base: &Path,
+    mode: &CaptureMode,
+    json: bool,
+    out: &mut impl Write,
+) -> anyhow::Result<Option<serde_json::Value>> {
+    if let Some(bucket) = &f.recorded_by_wrap {
+        // The build ran under `icepick wrap`, which recorded it already.
+        if !json {
+            log::info!(
+                "line {}: already recorded by icepick wrap in bucket {bucket}",
+                f.line
+            );
+        }
+        return Ok(Some(serde_json::json!({
+            "line": f.line,
+            "command": f.command,
+            "bucket": bucket,
+            "capture": "recorded-by-wrap",
+        })));
+    }
+    let cwd = f
+        .cwd
+        .as_deref()
+        .map(|d| absolutize(base, Path::new(d)))
+        .unwrap_or_else(|| base.to_path_buf());
+    let compiler =
+        crate::exec::which(&f.command[0], &cwd).unwrap_or_else(|| PathBuf::from(&f.command[0]));
+    let Some(analysed) = store::analyse(&f.output, ExitInfo::default(), &compiler) else {
+        return Ok(None);
+    };
+    if !json {
+        log::info!(
+            "line {}: {} crashed (bucket {})",
+            f.line,
+            crate::command::shell_join(&f.command),
+            analysed.key.id
+        );
+    }
+    let obs = Observed {
+        argv: &f.command,
+        cwd: &cwd,
+        exit_code: None,
+        origin: "scan-log",
+    };
+    let r = store.record_crash(&obs, &analysed, mode)?;
+    let capture = if r.captured {
+        "captured"
+    } else if r.capture_error.is_some() {
+        "capture-failed"
+    } else if r.case_dir.is_some() {
+        "already-captured"
+    } else {
+        "recorded"
+    };
+    if !json {
+        let what = match (&r.capture_error, &r.case_dir) {
+            (Some(e), _) => format!("not captured: {e}"),
+            (None, Some(d)) if r.captured => format!("captured into {}", d.display()),
+            (None, Some(d)) => format!("case already in {}", d.display()),
+            (None, None) => "recorded (capture later: icepick triage --pending)".into(),
+        };
+        writeln!(
+            out,
+            "bucket {} ({}; {} occurrences): {what}",
+            r.bucket, r.title, r.count
+        )?;
+    }
+    Ok(Some(serde_json::json!({
+        "line": f.line,
+        "command": f.command,
+        "cwd": cwd.to_string_lossy(),
+        "bucket": r.bucket,
+        "title": r.title,
+        "count": r.count,
+        "capture": capture,
+        "capture_error": r.capture_error,
+        "case_dir": r.case_dir.as_ref().map(|d| d.to_string_lossy().into_owned()),
+    })))
 }
