@@ -41,18 +41,23 @@ pub fn run(args: ListArgs) -> anyhow::Result<u8> {
         writeln!(out, "no crashes in {}", root)?;
         return Ok(error::OK);
     }
+    print_table(&mut out, &buckets)?;
+    Ok(error::OK)
+}
+
+/// The buckets as a table, each column as wide as its widest cell (a long status such as
+/// "triaged (host-fault)" or a big count keeps the columns after it aligned), the title last
+/// and the compilers that hit each bucket under it.
+fn print_table(out: &mut impl Write, buckets: &[crate::store::Bucket]) -> anyhow::Result<()> {
     let mut rows = Vec::with_capacity(buckets.len());
-    for b in &buckets {
+    for b in buckets {
+        let status = serde_json::to_value(b.status)?
+            .as_str()
+            .unwrap_or("")
+            .to_string();
         let status = match &b.verdict {
-            Some(v) => format!(
-                "{} ({})",
-                serde_json::to_value(b.status)?.as_str().unwrap_or(""),
-                printable(v)
-            ),
-            None => serde_json::to_value(b.status)?
-                .as_str()
-                .unwrap_or("")
-                .to_string(),
+            Some(v) => format!("{status} ({})", printable(v)),
+            None => status,
         };
         rows.push([
             printable(&b.id),
@@ -63,8 +68,6 @@ pub fn run(args: ListArgs) -> anyhow::Result<u8> {
             short_time(&b.last_seen),
         ]);
     }
-    // Each column as wide as its widest cell: a long status ("triaged (host-fault)") or a
-    // big count keeps the columns after it aligned.
     let header = [
         "BUCKET",
         "COUNT",
@@ -72,54 +75,41 @@ pub fn run(args: ListArgs) -> anyhow::Result<u8> {
         "STATUS",
         "FIRST SEEN",
         "LAST SEEN",
-    ];
-    let mut w = header.map(|h| h.chars().count());
+    ]
+    .map(String::from);
+    let mut w = header.clone().map(|h| h.chars().count());
     for r in &rows {
         for (w, cell) in w.iter_mut().zip(r) {
             *w = (*w).max(cell.chars().count());
         }
     }
-    writeln!(
-        out,
-        "{:<w0$}  {:>w1$}  {:>w2$}  {:<w3$}  {:<w4$}  {:<w5$}  TITLE",
-        header[0],
-        header[1],
-        header[2],
-        header[3],
-        header[4],
-        header[5],
-        w0 = w[0],
-        w1 = w[1],
-        w2 = w[2],
-        w3 = w[3],
-        w4 = w[4],
-        w5 = w[5],
-    )?;
-    for (b, r) in buckets.iter().zip(&rows) {
-        writeln!(
-            out,
-            "{:<w0$}  {:>w1$}  {:>w2$}  {:<w3$}  {:<w4$}  {:<w5$}  {}",
+    let line = |r: &[String; 6], title: &str| {
+        format!(
+            "{:<w0$}  {:>w1$}  {:>w2$}  {:<w3$}  {:<w4$}  {:<w5$}  {title}",
             r[0],
             r[1],
             r[2],
             r[3],
             r[4],
             r[5],
-            printable(&b.title),
             w0 = w[0],
             w1 = w[1],
             w2 = w[2],
             w3 = w[3],
             w4 = w[4],
             w5 = w[5],
-        )?;
+        )
+    };
+    writeln!(out, "{}", line(&header, "TITLE"))?;
+    for (b, r) in buckets.iter().zip(&rows) {
+        writeln!(out, "{}", line(r, &printable(&b.title)))?;
         // Which compilers hit it (a fleet runs several).
         if !b.compiler_versions.is_empty() {
             let v: Vec<String> = b.compiler_versions.iter().map(|c| printable(c)).collect();
             writeln!(out, "{:<w0$}  compilers: {}", "", v.join("; "), w0 = w[0])?;
         }
     }
-    Ok(error::OK)
+    Ok(())
 }
 
 /// Store text (compiler output, paths) for one line of a terminal: control characters
