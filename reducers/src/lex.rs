@@ -91,6 +91,7 @@ pub(crate) fn lex_inline(text: &[u8]) -> Vec<Tok> {
     lex_from(text, false)
 }
 
+/// The lexer: one loop with a case per token class, the start of a line its only state.
 fn lex_from(text: &[u8], at_line_start: bool) -> Vec<Tok> {
     let mut toks = Vec::with_capacity(text.len() / 5);
     if too_big(text) {

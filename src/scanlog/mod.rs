@@ -144,7 +144,8 @@ fn compiler_like(word: &str) -> bool {
     compiler_name().is_match(basename(word))
 }
 
-/// Every crashed compile in `log`, in log order.
+/// Every crashed compile in `log`, in log order. One pass over the lines on purpose: the
+/// directory stack, ninja's directory and the open segment are state every case changes.
 pub fn crashed_compiles(log: &str) -> Vec<FoundCrash> {
     let lines: Vec<&str> = log.lines().collect();
     let mut dirs: Vec<String> = Vec::new();

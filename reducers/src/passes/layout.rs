@@ -278,6 +278,10 @@ enum Open {
 }
 
 /// The layout described in the module doc; `indent` false writes no indentation.
+///
+/// One function on purpose: a single pass over the tokens whose state (the open-brace
+/// stack, the hang, the `if` levels, whether the statement has a head) every case reads and
+/// changes, so the cases stay in one loop in the order they are tried.
 pub(crate) fn layout(text: &[u8], indent: bool) -> Vec<u8> {
     let f = Facts::new(text);
     let n = f.toks.len();

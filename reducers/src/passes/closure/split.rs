@@ -200,6 +200,9 @@ impl<'t> Split<'t> {
     }
 
     /// Splits tokens `lo..hi` (one scope) into declarations, recursing into blocks.
+    ///
+    /// One function on purpose: a single walk whose cases (directive, block, template head,
+    /// declaration end) each decide where the next declaration starts.
     pub(super) fn split(
         &mut self,
         lo: usize,
@@ -457,6 +460,10 @@ impl<'t> Split<'t> {
     }
 
     /// Fills the declared, attached and used names of tokens `first..=last`.
+    ///
+    /// One function on purpose: a single walk over the tokens whose state (open angle
+    /// brackets, names seen, the token before) every case reads and changes, so the cases
+    /// stay in one loop in the order they are tried.
     pub(super) fn names(&self, first: usize, last: usize, d: &mut Decl<'t>) {
         let mut seen = self.template_parameters(first, last);
         let mut seen_scoped = HashSet::new();
