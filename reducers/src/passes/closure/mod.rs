@@ -67,73 +67,112 @@ struct Kept<'t> {
     order: Vec<usize>,
 }
 
-/// [`keep`], with the names in `banned` never counted as used (`prune.rs` asks what the
-/// closure would be if a name pulled nothing in).
-fn keep_banned<'t>(s: &Split<'t>, roots: &[usize], banned: &HashSet<&[u8]>) -> Kept<'t> {
-    let mut order = Vec::new();
-    let mut kept = vec![false; s.decls.len()];
-    let mut why: Vec<Why> = vec![None; s.decls.len()];
-    let namespaces: HashSet<&[u8]> = s
-        .decls
-        .iter()
-        .filter(|d| !d.children.is_empty())
-        .flat_map(|d| d.declares.iter().copied())
-        .collect();
-    let mut scopes = scope::Scopes::new(s);
-    let mut by_name: HashMap<&[u8], Vec<usize>> = HashMap::new();
-    let mut by_attached: HashMap<&[u8], Vec<usize>> = HashMap::new();
-    for (k, d) in s.decls.iter().enumerate() {
-        if !d.children.is_empty() || scopes.scoped[k] {
-            continue;
-        }
-        for n in &d.declares {
-            by_name.entry(n).or_default().push(k);
-        }
-        for n in d.attached.iter().filter(|n| !namespaces.contains(*n)) {
-            by_attached.entry(n).or_default().push(k);
-        }
-    }
-    // Class names: only they can make an overload unusable when absent (a typedef or a
-    // variable in a parameter list can be satisfied by a literal or a conversion).
-    let classes: HashSet<&[u8]> = s
-        .decls
-        .iter()
-        .flat_map(|d| d.classes.iter().copied())
-        .collect();
-    let mut used: HashSet<&[u8]> = HashSet::new();
-    // Functions: how many of their parameter classes are not used yet, who waits on which
-    // class, and whether the name is used (operators count as named).
-    let mut missing = vec![0usize; s.decls.len()];
-    let mut named: Vec<bool> = s.decls.iter().map(|d| d.operator).collect();
-    let mut waiting: HashMap<&[u8], Vec<usize>> = HashMap::new();
-    let mut free_ops = Vec::new();
-    for (k, d) in s.decls.iter().enumerate() {
-        if !d.function && d.spec_args.is_empty() {
-            continue;
-        }
-        let spec = d.spec_args.iter().copied().filter(|n| classes.contains(n));
-        let mut heads: Vec<&[u8]> = d
-            .params
+/// Where the closure finds declarations by name: built once per text.
+struct Index<'t> {
+    /// Names of namespaces (blocks with children).
+    namespaces: HashSet<&'t [u8]>,
+    /// The declarations that declare each name (not blocks, not those scoped in a class).
+    by_name: HashMap<&'t [u8], Vec<usize>>,
+    /// The declarations attached to each name (out-of-line members, specialisations).
+    by_attached: HashMap<&'t [u8], Vec<usize>>,
+}
+
+impl<'t> Index<'t> {
+    fn new(s: &Split<'t>, scopes: &scope::Scopes) -> Self {
+        let namespaces: HashSet<&[u8]> = s
+            .decls
             .iter()
-            .filter_map(|p| p.iter().copied().find(|n| classes.contains(n)))
-            .chain(spec)
-            .filter(|n| !namespaces.contains(n) && !d.declares.contains(n))
-            .filter(|n| !d.attached.contains(n))
-            .chain(d.spelled)
+            .filter(|d| !d.children.is_empty())
+            .flat_map(|d| d.declares.iter().copied())
             .collect();
-        heads.sort();
-        heads.dedup();
-        if heads.is_empty() && d.operator {
-            free_ops.push(k);
+        let mut by_name: HashMap<&[u8], Vec<usize>> = HashMap::new();
+        let mut by_attached: HashMap<&[u8], Vec<usize>> = HashMap::new();
+        for (k, d) in s.decls.iter().enumerate() {
+            if !d.children.is_empty() || scopes.scoped[k] {
+                continue;
+            }
+            for n in &d.declares {
+                by_name.entry(n).or_default().push(k);
+            }
+            for n in d.attached.iter().filter(|n| !namespaces.contains(*n)) {
+                by_attached.entry(n).or_default().push(k);
+            }
         }
-        missing[k] = heads.len();
-        for h in heads {
-            waiting.entry(h).or_default().push(k);
+        Index {
+            namespaces,
+            by_name,
+            by_attached,
         }
     }
-    let mut names: Vec<(&[u8], usize)> = Vec::new();
-    let mut from: HashMap<&[u8], usize> = HashMap::new();
-    let mut work: Vec<(usize, Option<&[u8]>)> = roots.iter().map(|&k| (k, None)).collect();
+}
+
+/// What functions and specialisations wait for before they are kept: how many of their
+/// parameter classes (and spelled operators) are not used yet, who waits on which name, and
+/// whether their own name is used (operators count as named).
+struct Waits<'t> {
+    missing: Vec<usize>,
+    named: Vec<bool>,
+    waiting: HashMap<&'t [u8], Vec<usize>>,
+    /// Operators that wait on nothing: kept from the start.
+    free_ops: Vec<usize>,
+}
+
+impl<'t> Waits<'t> {
+    fn new(s: &Split<'t>, ix: &Index<'t>) -> Self {
+        // Class names: only they can make an overload unusable when absent (a typedef or a
+        // variable in a parameter list can be satisfied by a literal or a conversion).
+        let classes: HashSet<&[u8]> = s
+            .decls
+            .iter()
+            .flat_map(|d| d.classes.iter().copied())
+            .collect();
+        let mut w = Waits {
+            missing: vec![0usize; s.decls.len()],
+            named: s.decls.iter().map(|d| d.operator).collect(),
+            waiting: HashMap::new(),
+            free_ops: Vec::new(),
+        };
+        for (k, d) in s.decls.iter().enumerate() {
+            if !d.function && d.spec_args.is_empty() {
+                continue;
+            }
+            let spec = d.spec_args.iter().copied().filter(|n| classes.contains(n));
+            let mut heads: Vec<&[u8]> = d
+                .params
+                .iter()
+                .filter_map(|p| p.iter().copied().find(|n| classes.contains(n)))
+                .chain(spec)
+                .filter(|n| !ix.namespaces.contains(n) && !d.declares.contains(n))
+                .filter(|n| !d.attached.contains(n))
+                .chain(d.spelled)
+                .collect();
+            heads.sort();
+            heads.dedup();
+            if heads.is_empty() && d.operator {
+                w.free_ops.push(k);
+            }
+            w.missing[k] = heads.len();
+            for h in heads {
+                w.waiting.entry(h).or_default().push(k);
+            }
+        }
+        w
+    }
+}
+
+/// A declaration to keep, and the name whose use pulled it in.
+type Work<'t> = Vec<(usize, Option<&'t [u8]>)>;
+
+/// What the closure keeps before any name is used: the roots, what C++ calls without the
+/// name being spelt, free operators and the always-kept declarations.
+fn seeds<'t>(
+    s: &Split<'t>,
+    roots: &[usize],
+    ix: &Index<'t>,
+    w: &mut Waits<'t>,
+    banned: &HashSet<&[u8]>,
+) -> Work<'t> {
+    let mut work: Work = roots.iter().map(|&k| (k, None)).collect();
     // What C++ calls without the name being spelt is a function or a class, never a variable
     // (`ranges::end` is an object that would pull in all of <ranges>): those are kept; the
     // name counts as used only once the kept code spells it.
@@ -141,17 +180,17 @@ fn keep_banned<'t>(s: &Split<'t>, roots: &[usize], banned: &HashSet<&[u8]>) -> K
         if banned.contains(n) {
             continue;
         }
-        for &k in by_name.get(n).into_iter().flatten() {
+        for &k in ix.by_name.get(n).into_iter().flatten() {
             let d = &s.decls[k];
             if d.function || !d.classes.is_empty() {
-                named[k] = true;
-                if missing[k] == 0 {
+                w.named[k] = true;
+                if w.missing[k] == 0 {
                     work.push((k, None));
                 }
             }
         }
     }
-    work.extend(free_ops.into_iter().map(|k| (k, None)));
+    work.extend(w.free_ops.iter().map(|&k| (k, None)));
     work.extend(
         s.decls
             .iter()
@@ -159,6 +198,24 @@ fn keep_banned<'t>(s: &Split<'t>, roots: &[usize], banned: &HashSet<&[u8]>) -> K
             .filter(|(_, d)| d.always && d.children.is_empty())
             .map(|(k, _)| (k, None)),
     );
+    work
+}
+
+/// [`keep`], with the names in `banned` never counted as used (`prune.rs` asks what the
+/// closure would be if a name pulled nothing in). A fixpoint of two work lists: kept
+/// declarations add the names they use, and each newly used name keeps what declares it
+/// (functions once their classes are used too).
+fn keep_banned<'t>(s: &Split<'t>, roots: &[usize], banned: &HashSet<&[u8]>) -> Kept<'t> {
+    let mut order = Vec::new();
+    let mut kept = vec![false; s.decls.len()];
+    let mut why: Vec<Why> = vec![None; s.decls.len()];
+    let mut scopes = scope::Scopes::new(s);
+    let ix = Index::new(s, &scopes);
+    let mut w = Waits::new(s, &ix);
+    let mut used: HashSet<&[u8]> = HashSet::new();
+    let mut names: Vec<(&[u8], usize)> = Vec::new();
+    let mut from: HashMap<&[u8], usize> = HashMap::new();
+    let mut work = seeds(s, roots, &ix, &mut w, banned);
     loop {
         while let Some((k, by)) = work.pop() {
             if kept[k] {
@@ -186,8 +243,8 @@ fn keep_banned<'t>(s: &Split<'t>, roots: &[usize], banned: &HashSet<&[u8]>) -> K
             // A function name the kept code spells needs some declaration, even when no
             // overload's classes are used (`std::get<_Idx>(…)` in a template is looked up
             // where it is written): keep the shortest one.
-            let mut orphans = unmet_functions(s, &used, &by_name, &kept);
-            orphans.extend(unmet_using(s, &by_name, &kept));
+            let mut orphans = unmet_functions(s, &used, &ix.by_name, &kept);
+            orphans.extend(unmet_using(s, &ix.by_name, &kept));
             orphans.retain(|(_, n)| !banned.contains(n));
             if orphans.is_empty() {
                 break;
@@ -199,30 +256,43 @@ fn keep_banned<'t>(s: &Split<'t>, roots: &[usize], banned: &HashSet<&[u8]>) -> K
             continue;
         }
         from.insert(n, by);
-        let n_ = Some(n);
-        for &k in by_name.get(n).into_iter().flatten() {
-            named[k] = true;
-            if missing[k] == 0 {
-                work.push((k, n_));
-            }
-        }
-        for &k in by_attached.get(n).into_iter().flatten() {
-            // A specialisation waits for its argument classes; an out-of-line member goes
-            // with its class at once.
-            if s.decls[k].spec_args.is_empty() || missing[k] == 0 {
-                work.push((k, n_));
-            } else {
-                named[k] = true;
-            }
-        }
-        for k in waiting.remove(n).into_iter().flatten() {
-            missing[k] -= 1;
-            if missing[k] == 0 && named[k] {
-                work.push((k, n_));
-            }
-        }
+        use_name(s, n, &ix, &mut w, &mut work);
     }
     Kept { kept, why, order }
+}
+
+/// `n` is used from now on: what declares it is kept (a function once its classes are
+/// used), what is attached to it too (a specialisation once its argument classes are), and
+/// what waited on it waits on one name fewer.
+fn use_name<'t>(
+    s: &Split<'t>,
+    n: &'t [u8],
+    ix: &Index<'t>,
+    w: &mut Waits<'t>,
+    work: &mut Work<'t>,
+) {
+    let n_ = Some(n);
+    for &k in ix.by_name.get(n).into_iter().flatten() {
+        w.named[k] = true;
+        if w.missing[k] == 0 {
+            work.push((k, n_));
+        }
+    }
+    for &k in ix.by_attached.get(n).into_iter().flatten() {
+        // A specialisation waits for its argument classes; an out-of-line member goes
+        // with its class at once.
+        if s.decls[k].spec_args.is_empty() || w.missing[k] == 0 {
+            work.push((k, n_));
+        } else {
+            w.named[k] = true;
+        }
+    }
+    for k in w.waiting.remove(n).into_iter().flatten() {
+        w.missing[k] -= 1;
+        if w.missing[k] == 0 && w.named[k] {
+            work.push((k, n_));
+        }
+    }
 }
 
 /// For each used name that only functions declare and none of them is kept: the shortest of
