@@ -279,6 +279,29 @@ fn ir_big_hip_rv_gh75010_rocprim_host_tu_keeps_none_of_the_headers_debug_info() 
     );
 }
 
+#[test]
+fn ir_big_gh59508_clang14_coroutine_crash_gets_its_pipeline_from_opt() {
+    // clang 14 ignores `-mllvm -print-pipeline-passes`: the stage takes the pipeline from
+    // LLVM 14's own `opt -passes=default<O2>` and must still find the crashing pass alone
+    // and reduce the 2 MB TU's IR to a few lines.
+    let (_tmp, dir) = scratch_copy(&corpus("big-gh59508"));
+    gunzip(&dir.join("big_gh59508.ii.gz"));
+    let case = capture_case(&dir, &cmd_txt(&dir));
+    let ir = ir_json(&case);
+    let text = check_ll(&case, &ir, "opt");
+    assert_eq!(ir["pass"], "coro-split", "{ir:#}");
+    assert!(
+        ir["command"][0].as_str().unwrap().contains("llvm-14"),
+        "{ir:#}"
+    );
+    assert!(text.contains("@_Z3funv"), "{text}");
+    let stderr = run_command(&case, &ir);
+    assert!(
+        stderr.contains("While splitting coroutine @_Z3funv"),
+        "{stderr}"
+    );
+}
+
 /// Decompresses `FILE.gz` beside it as `FILE`.
 fn gunzip(gz: &Path) {
     let mut text = Vec::new();
