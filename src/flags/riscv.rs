@@ -125,52 +125,7 @@ pub(crate) fn driver_march(
         needed: Some(!removal.is_same()),
         note: format!("minimal extension set: {min_march} (from {given_march})"),
     });
-    let vec_exts: Vec<&Ext> = kept_exts
-        .iter()
-        .filter(|e| isa::is_vector(&e.name))
-        .collect();
-    let no_vec: Vec<Ext> = kept_exts
-        .iter()
-        .filter(|e| !isa::is_vector(&e.name))
-        .cloned()
-        .collect();
-    let vector_row = if vec_exts.is_empty() {
-        let had = isa.exts.iter().any(|e| isa::is_vector(&e.name));
-        vector_not_needed(
-            &min_march,
-            had,
-            format!("no: -march={given_march} has no vector extension"),
-        )
-    } else {
-        let (nv_march, nv_argv) = with_march(&no_vec);
-        let mut zve = no_vec.clone();
-        zve.push(Ext {
-            name: "zve32x".into(),
-            version: None,
-        });
-        let (z_march, z_argv) = with_march(&zve);
-        let mut probes = vec![(nv_march.clone(), nv_argv)];
-        if z_march != min_march {
-            probes.push((z_march.clone(), z_argv));
-        }
-        let outs = t.batch(&probes.iter().map(|(_, a)| a.clone()).collect::<Vec<_>>());
-        let mut tried = vec![Tried {
-            value: min_march.clone(),
-            outcome: Outcome::SameCrash,
-        }];
-        tried.extend(probes.iter().zip(&outs).map(|((m, _), o)| Tried {
-            value: m.clone(),
-            outcome: *o,
-        }));
-        vector_verdict(
-            &min_march,
-            &vec_exts,
-            &nv_march,
-            outs[0],
-            outs.get(1).map(|o| (z_march.as_str(), *o)),
-            tried,
-        )
-    };
+    let vector_row = vector_row(&isa, &kept_exts, &min_march, &given_march, &with_march, t);
     res.vector_needed = vector_row.needed;
     res.minimal_march = Some(min_march);
     res.dimensions.push(vector_row);
@@ -178,6 +133,61 @@ pub(crate) fn driver_march(
         res.minimal_command = Some(min_argv);
     }
     Some(res)
+}
+
+/// The vector row of a driver command whose minimal `-march` is `min_march` (extensions
+/// `kept`): not needed when it has no vector extension; else the minimal `-march` without its
+/// vector extensions, and with `zve32x` in their place, each run once.
+fn vector_row(
+    isa: &isa::Isa,
+    kept: &[Ext],
+    min_march: &str,
+    given_march: &str,
+    with_march: &dyn Fn(&[Ext]) -> (String, Vec<String>),
+    t: &mut Tester<'_>,
+) -> Dimension {
+    let vec_exts: Vec<&Ext> = kept.iter().filter(|e| isa::is_vector(&e.name)).collect();
+    if vec_exts.is_empty() {
+        let had = isa.exts.iter().any(|e| isa::is_vector(&e.name));
+        return vector_not_needed(
+            min_march,
+            had,
+            format!("no: -march={given_march} has no vector extension"),
+        );
+    }
+    let no_vec: Vec<Ext> = kept
+        .iter()
+        .filter(|e| !isa::is_vector(&e.name))
+        .cloned()
+        .collect();
+    let (nv_march, nv_argv) = with_march(&no_vec);
+    let mut zve = no_vec.clone();
+    zve.push(Ext {
+        name: "zve32x".into(),
+        version: None,
+    });
+    let (z_march, z_argv) = with_march(&zve);
+    let mut probes = vec![(nv_march.clone(), nv_argv)];
+    if z_march != min_march {
+        probes.push((z_march.clone(), z_argv));
+    }
+    let outs = t.batch(&probes.iter().map(|(_, a)| a.clone()).collect::<Vec<_>>());
+    let mut tried = vec![Tried {
+        value: min_march.to_string(),
+        outcome: Outcome::SameCrash,
+    }];
+    tried.extend(probes.iter().zip(&outs).map(|((m, _), o)| Tried {
+        value: m.clone(),
+        outcome: *o,
+    }));
+    vector_verdict(
+        min_march,
+        &vec_exts,
+        &nv_march,
+        outs[0],
+        outs.get(1).map(|o| (z_march.as_str(), *o)),
+        tried,
+    )
 }
 
 /// The vector row when the minimal `-march` (which still crashes) has no vector extension:
