@@ -135,6 +135,9 @@ pub(crate) fn driver_march(
     Some(res)
 }
 
+/// A `-march` of the given extensions, and the minimal command with it.
+type WithMarch<'a> = dyn Fn(&[Ext]) -> (String, Vec<String>) + 'a;
+
 /// The vector row of a driver command whose minimal `-march` is `min_march` (extensions
 /// `kept`): not needed when it has no vector extension; else the minimal `-march` without its
 /// vector extensions, and with `zve32x` in their place, each run once.
@@ -143,7 +146,7 @@ fn vector_row(
     kept: &[Ext],
     min_march: &str,
     given_march: &str,
-    with_march: &dyn Fn(&[Ext]) -> (String, Vec<String>),
+    with_march: &WithMarch,
     t: &mut Tester<'_>,
 ) -> Dimension {
     let vec_exts: Vec<&Ext> = kept.iter().filter(|e| isa::is_vector(&e.name)).collect();
