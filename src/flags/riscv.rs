@@ -368,90 +368,125 @@ pub(crate) fn cc1_features(minimal: &[String], t: &mut Tester<'_>) -> Option<RvR
             }
         ),
     });
-    // Vector: the kept groups without the vector ones, and with only zve32x.
-    let is_vec_feat = |f: &str| f.strip_prefix('+').is_some_and(isa::is_vector);
-    let vec_feats: Vec<&String> = kept_feats.iter().filter(|f| is_vec_feat(f)).collect();
-    let vector_row = if vec_feats.is_empty() {
-        let had = features.iter().any(|f| is_vec_feat(f));
-        vector_not_needed(
-            &min_march,
-            had,
-            "no: the command has no vector extension".into(),
-        )
-    } else {
-        let vec_groups: Vec<usize> = kept
-            .iter()
-            .copied()
-            .filter(|&i| groups[i].features.iter().any(|f| is_vec_feat(f)))
-            .collect();
-        let rest: Vec<usize> = kept
-            .iter()
-            .copied()
-            .filter(|i| !vec_groups.contains(i))
-            .collect();
-        let nv_feats = feats_of(&rest);
-        let nv_argv = with_features(&nv_feats);
-        let nv_march = isa::march_from_features(xlen, &nv_feats);
-        // zve32x with what it implies, added as new -target-feature arguments.
-        let mut z_feats = nv_feats.clone();
-        let mut z_argv = nv_argv.clone();
-        for f in ["+zve32x", "+zvl32b", "+zicsr"] {
-            if !z_feats.iter().any(|x| x == f) {
-                z_feats.push(f.to_string());
-                z_argv = args::replace_where(
-                    &z_argv,
-                    |_| false,
-                    &["-target-feature".to_string(), f.to_string()],
-                );
-            }
-        }
-        let z_march = isa::march_from_features(xlen, &z_feats);
-        let outs = t.batch(&[nv_argv, z_argv]);
-        let tried = vec![
-            Tried {
-                value: min_march.clone(),
-                outcome: Outcome::SameCrash,
-            },
-            Tried {
-                value: nv_march.clone(),
-                outcome: outs[0],
-            },
-            Tried {
-                value: z_march.clone(),
-                outcome: outs[1],
-            },
-        ];
-        let names: Vec<Ext> = vec_feats
-            .iter()
-            .filter_map(|f| f.strip_prefix('+'))
-            .filter(|n| isa::march_from_features(xlen, &[format!("+{n}")]).contains(*n))
-            .map(|n| Ext {
-                name: n.to_string(),
-                version: None,
-            })
-            .collect();
-        let refs: Vec<&Ext> = names
-            .iter()
-            .filter(|e| kept_labels.contains(&e.name.as_str()))
-            .collect();
-        let refs = if refs.is_empty() {
-            names.iter().collect()
-        } else {
-            refs
-        };
-        vector_verdict(
-            &min_march,
-            &refs,
-            &nv_march,
-            outs[0],
-            Some((&z_march, outs[1])),
-            tried,
-        )
+    let kept_set = Cc1Kept {
+        xlen,
+        groups: &groups,
+        kept: &kept,
+        kept_labels: &kept_labels,
+        min_march: &min_march,
+        features: &features,
     };
+    let vector_row = cc1_vector_row(&kept_set, &with_features, t);
     res.vector_needed = vector_row.needed;
     res.dimensions.push(vector_row);
     if min_argv != minimal {
         res.minimal_command = Some(min_argv);
     }
     Some(res)
+}
+
+/// What the vector row of a cc1 command needs of the minimisation's result.
+struct Cc1Kept<'a> {
+    xlen: u32,
+    groups: &'a [isa::FeatureGroup],
+    /// The kept groups.
+    kept: &'a [usize],
+    kept_labels: &'a [&'a str],
+    min_march: &'a str,
+    /// The command's features, as given.
+    features: &'a [String],
+}
+
+impl Cc1Kept<'_> {
+    fn feats_of(&self, groups: &[usize]) -> Vec<String> {
+        groups
+            .iter()
+            .flat_map(|&i| self.groups[i].features.clone())
+            .collect()
+    }
+}
+
+/// The vector row of a cc1 command: not needed when the kept groups have no vector feature;
+/// else the kept groups without the vector ones, and with only `zve32x` (and what it
+/// implies), each run once.
+fn cc1_vector_row(
+    k: &Cc1Kept<'_>,
+    with_features: &dyn Fn(&[String]) -> Vec<String>,
+    t: &mut Tester<'_>,
+) -> Dimension {
+    let is_vec_feat = |f: &str| f.strip_prefix('+').is_some_and(isa::is_vector);
+    let kept_feats = k.feats_of(k.kept);
+    let vec_feats: Vec<&String> = kept_feats.iter().filter(|f| is_vec_feat(f)).collect();
+    if vec_feats.is_empty() {
+        let had = k.features.iter().any(|f| is_vec_feat(f));
+        return vector_not_needed(
+            k.min_march,
+            had,
+            "no: the command has no vector extension".into(),
+        );
+    }
+    let rest: Vec<usize> = k
+        .kept
+        .iter()
+        .copied()
+        .filter(|&i| !k.groups[i].features.iter().any(|f| is_vec_feat(f)))
+        .collect();
+    let nv_feats = k.feats_of(&rest);
+    let nv_argv = with_features(&nv_feats);
+    let nv_march = isa::march_from_features(k.xlen, &nv_feats);
+    // zve32x with what it implies, added as new -target-feature arguments.
+    let mut z_feats = nv_feats.clone();
+    let mut z_argv = nv_argv.clone();
+    for f in ["+zve32x", "+zvl32b", "+zicsr"] {
+        if !z_feats.iter().any(|x| x == f) {
+            z_feats.push(f.to_string());
+            z_argv = args::replace_where(
+                &z_argv,
+                |_| false,
+                &["-target-feature".to_string(), f.to_string()],
+            );
+        }
+    }
+    let z_march = isa::march_from_features(k.xlen, &z_feats);
+    let outs = t.batch(&[nv_argv, z_argv]);
+    let tried = vec![
+        Tried {
+            value: k.min_march.to_string(),
+            outcome: Outcome::SameCrash,
+        },
+        Tried {
+            value: nv_march.clone(),
+            outcome: outs[0],
+        },
+        Tried {
+            value: z_march.clone(),
+            outcome: outs[1],
+        },
+    ];
+    let names: Vec<Ext> = vec_feats
+        .iter()
+        .filter_map(|f| f.strip_prefix('+'))
+        .filter(|n| isa::march_from_features(k.xlen, &[format!("+{n}")]).contains(*n))
+        .map(|n| Ext {
+            name: n.to_string(),
+            version: None,
+        })
+        .collect();
+    let refs: Vec<&Ext> = names
+        .iter()
+        .filter(|e| k.kept_labels.contains(&e.name.as_str()))
+        .collect();
+    let refs = if refs.is_empty() {
+        names.iter().collect()
+    } else {
+        refs
+    };
+    vector_verdict(
+        k.min_march,
+        &refs,
+        &nv_march,
+        outs[0],
+        Some((&z_march, outs[1])),
+        tried,
+    )
 }
