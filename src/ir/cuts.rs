@@ -11,6 +11,10 @@
 //! - [`tokens`]: optional words (`noundef`, `, align 4`, `, !tbaa !7`, ` #0`);
 //! - [`strings`]: the contents of debug-info strings (the case's directory, clang's
 //!   version), emptied when they are not needed;
+//! - [`attribute_entries`]: the entries of attribute groups (`uwtable`,
+//!   `"target-features"="…"`), which llvm-reduce's own attribute pass leaves when it stops
+//!   early (a deadline, or a flaky crash that makes it give up); a group left empty goes
+//!   with its references ([`without_empty_groups`]), as LLVM rejects an empty one;
 //! - [`inline_node`]: a debug-info node used once written where it is used
 //!   (`!DILocation(line: 3, scope: !4)` in the `#dbg_declare`), one line less each;
 //! - [`tidy`]: blank-line runs left by the cuts, folded.
@@ -55,7 +59,8 @@ impl Units {
         if self.fields {
             out = out.replace("(, ", "(");
         }
-        out
+        // An attribute group left empty does not parse: it goes with its references.
+        without_empty_groups(&out).unwrap_or(out)
     }
 }
 
@@ -230,6 +235,95 @@ pub fn strings(text: &str) -> Units {
     }
 }
 
+static GROUP: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?m)^attributes #\d+ = \{").expect("valid regex"));
+
+/// The entries of the attribute groups (`attributes #N = { … }`), each with the blank before
+/// it: a word, a word with a `(…)` argument, or a `"key"` / `"key"="value"` string attribute.
+pub fn attribute_entries(text: &str) -> Units {
+    let mut spans = Vec::new();
+    for m in GROUP.find_iter(text) {
+        let b = text.as_bytes();
+        let mut i = m.end();
+        loop {
+            let blank = i;
+            while i < b.len() && b[i] == b' ' {
+                i += 1;
+            }
+            if i >= b.len() || matches!(b[i], b'}' | b'\n') {
+                break;
+            }
+            let end = entry_end(text, i);
+            if end == i {
+                break;
+            }
+            spans.push((blank, end));
+            i = end;
+        }
+    }
+    Units {
+        spans,
+        fields: false,
+    }
+}
+
+/// Where the attribute entry that starts at `at` ends: after its closing quote (and its
+/// `="value"`), its `(…)`, or its last word character.
+fn entry_end(text: &str, at: usize) -> usize {
+    let b = text.as_bytes();
+    // After the string literal that opens at `from`; `from` when it does not close on its line.
+    let string_end = |from: usize| {
+        let mut i = from + 1;
+        while i < b.len() {
+            match b[i] {
+                b'\\' => i += 2,
+                b'"' => return i + 1,
+                b'\n' => return from,
+                _ => i += 1,
+            }
+        }
+        from
+    };
+    if b[at] == b'"' {
+        let key = string_end(at);
+        if key > at && b.get(key) == Some(&b'=') && b.get(key + 1) == Some(&b'"') {
+            return string_end(key + 1);
+        }
+        return key;
+    }
+    let mut i = at;
+    while i < b.len() && (b[i].is_ascii_alphanumeric() || matches!(b[i], b'_' | b'-' | b'.')) {
+        i += 1;
+    }
+    if b.get(i) == Some(&b'(') {
+        if let Some(close) = matching_paren(text, i) {
+            return close + 1;
+        }
+    }
+    i
+}
+
+static EMPTY_GROUP: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?m)^attributes #(\d+) = \{ *\}[ \t]*\n").expect("valid regex"));
+
+/// The text without its empty attribute groups and the ` #N` that refer to them; `None`
+/// when it has none.
+fn without_empty_groups(text: &str) -> Option<String> {
+    let ids: Vec<String> = EMPTY_GROUP
+        .captures_iter(text)
+        .map(|c| c[1].to_owned())
+        .collect();
+    if ids.is_empty() {
+        return None;
+    }
+    let mut out = EMPTY_GROUP.replace_all(text, "").into_owned();
+    for id in ids {
+        let refs = Regex::new(&format!(r" #{id}\b")).expect("valid regex");
+        out = refs.replace_all(&out, "").into_owned();
+    }
+    Some(out)
+}
+
 /// The text without runs of blank lines (one blank line is left between parts) and with one
 /// newline at its end.
 pub fn tidy(text: &str) -> String {
@@ -384,6 +478,28 @@ attributes #0 = { nounwind }\n\
         let t = u.keep(IR, &[1, 2, 3, 4]);
         assert!(t.contains("producer: \"\", emissionKind"));
         assert_eq!(tidy("\n\na\n\n\n\nb  \n\n"), "a\n\nb\n");
+    }
+
+    #[test]
+    fn attribute_entries_are_words_calls_and_string_pairs() {
+        let ir = "define void @f() #0 {\n  ret void\n}\n\
+                  attributes #0 = { nounwind uwtable(sync) \"a b\"=\"x=\\\"y\" \"no-value\" \"target-cpu\"=\"x86-64\" }\n";
+        let u = attribute_entries(ir);
+        let words: Vec<&str> = u.spans.iter().map(|&(a, b)| &ir[a..b]).collect();
+        assert_eq!(
+            words,
+            [
+                " nounwind",
+                " uwtable(sync)",
+                " \"a b\"=\"x=\\\"y\"",
+                " \"no-value\"",
+                " \"target-cpu\"=\"x86-64\""
+            ]
+        );
+        let t = u.keep(ir, &[3]);
+        assert!(t.ends_with("attributes #0 = { \"no-value\" }\n"), "{t}");
+        assert_eq!(u.keep(ir, &[]), "define void @f() {\n  ret void\n}\n");
+        assert_eq!(without_empty_groups(ir), None);
     }
 
     #[test]

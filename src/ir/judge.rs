@@ -182,6 +182,7 @@ impl Judge<'_> {
         ir = self.cut(&ir, cmd, &cuts::lines(&ir), gc);
         ir = self.cut(&ir, cmd, &cuts::tokens(&ir), gc);
         ir = self.cut(&ir, cmd, &cuts::strings(&ir), gc);
+        ir = self.cut(&ir, cmd, &cuts::attribute_entries(&ir), gc);
         for n in cuts::inlinable(&ir) {
             if let Some(c) = cuts::inline_node(&ir, &n) {
                 if self.keeps_crash(&c, cmd) {

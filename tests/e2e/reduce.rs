@@ -89,8 +89,8 @@ pub(crate) fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// Starts `icepick reduce` on `case`, waits until it has written a first improvement, and
-/// returns the child.
+/// Starts `icepick reduce` on `case`, waits until case.json records a first improvement and its
+/// position (it is saved after `reduced.ii`, so both are on disk then), and returns the child.
 fn start_reduce_and_wait_for_progress(case: &Path) -> std::process::Child {
     let input_len = std::fs::metadata(case.join("input.ii")).unwrap().len();
     let child = Command::new(BIN)
@@ -101,10 +101,13 @@ fn start_reduce_and_wait_for_progress(case: &Path) -> std::process::Child {
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(300);
     loop {
-        let now = std::fs::metadata(case.join("reduced.ii"))
-            .map(|m| m.len())
-            .unwrap_or(input_len);
-        if now < input_len {
+        let reduction = std::fs::read_to_string(case.join("case.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .map(|c| c["reduction"].clone())
+            .unwrap_or_default();
+        let recorded = reduction["bytes_after"].as_u64().unwrap_or(input_len);
+        if recorded < input_len && reduction["resume_at"].is_object() {
             break;
         }
         assert!(Instant::now() < deadline, "no improvement within 300 s");
