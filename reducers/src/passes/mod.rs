@@ -59,6 +59,10 @@ pub enum CPass {
     /// Ask the compiler about the closure's over-approximation (see `closure/prune.rs`): for
     /// each name that pulls in the most, delete what the closure keeps only through it.
     Prune,
+    /// Ask the compiler which kept classes can be declarations (see `closure/hollow.rs`): for
+    /// each heaviest class definition, write it as a declaration and delete what only its
+    /// body reached.
+    Hollow,
     /// Keep only the main file's text (line markers), else the closure's cut, then ddmin over
     /// includes and declarations.
     Provenance,
@@ -116,6 +120,7 @@ impl CPass {
             CPass::CrashCut => "crash-cut",
             CPass::Closure => "closure",
             CPass::Prune => "prune",
+            CPass::Hollow => "hollow",
             CPass::MainChunks => "main-chunks",
             CPass::Provenance => "provenance",
             CPass::FunctionFocus => "function-focus",
@@ -156,6 +161,7 @@ impl CPass {
             CPass::CrashCut => guided::crash_cut(text, hints),
             CPass::Closure => closure::closure(text, hints),
             CPass::Prune => closure::prune(text, hints),
+            CPass::Hollow => closure::hollow(text, hints),
             CPass::MainChunks => guided::main_chunks(text),
             CPass::Provenance => guided::provenance(text, hints),
             CPass::FunctionFocus => guided::function_focus(text, hints),
@@ -260,6 +266,7 @@ fn default_passes() -> [Vec<CPass>; 3] {
             MainChunks,
             Closure,
             Prune,
+            Hollow,
         ],
         vec![
             Markers,
@@ -270,6 +277,7 @@ fn default_passes() -> [Vec<CPass>; 3] {
             // may leave whole headers unused.
             Closure,
             Prune,
+            Hollow,
             Chunks(1),
             Chunks(2),
             Chunks(3),
@@ -293,8 +301,8 @@ fn raw_passes() -> [Vec<CPass>; 3] {
 }
 
 /// The order for preprocessed C/C++ with a bug's [`Hints`]: `first` = main-only, crash-cut,
-/// provenance, closure, prune, function-focus, main-chunks, closure, prune (once); `main` =
-/// markers, directives, top-level, closure, prune, chunks-1..4, chunks-6, chunks-8, lines,
+/// provenance, closure, prune, function-focus, main-chunks, closure, prune, hollow (once);
+/// `main` = markers, directives, top-level, closure, prune, hollow, chunks-1..4, chunks-6, chunks-8, lines,
 /// balanced, tokens (repeated until a round removes nothing); `last` = rename, literals, normalise (the readable layout).
 pub fn default_pipeline(hints: Hints) -> Pipeline {
     let [first, main, last] = default_passes();

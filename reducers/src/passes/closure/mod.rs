@@ -17,7 +17,8 @@
 //! the functions and classes named `begin`/`end`, `initializer_list` and the tuple protocol are
 //! always used; `using namespace` and directives (line markers, pragmas) stay. Fallbacks, each
 //! a candidate: the roots untrimmed, plus the whole main file, then halves and quarters of the
-//! first cut (back to front). `prune.rs` then asks the compiler about the over-approximation.
+//! first cut (back to front). `prune.rs` then asks the compiler about the over-approximation,
+//! and `hollow.rs` about the classes the crash can take incomplete.
 
 use std::collections::{HashMap, HashSet};
 
@@ -25,10 +26,12 @@ use super::Hints;
 use crate::lex;
 use crate::markers;
 use crate::plan::{Edit, Empty, Item, List, Plan};
+pub(crate) use hollow::hollow;
 pub(crate) use prune::prune;
 use split::Split;
 
 mod callers;
+mod hollow;
 mod prune;
 mod scope;
 mod split;

@@ -119,6 +119,41 @@ pub(super) struct Decl<'t> {
     pub(super) parent: Option<usize>,
 }
 
+impl<'t> Decl<'t> {
+    /// The declaration of tokens `first..=last` (bytes `start..end`) before its names are
+    /// filled in.
+    pub(super) fn empty(
+        first: usize,
+        last: usize,
+        start: usize,
+        end: usize,
+        parent: Option<usize>,
+    ) -> Self {
+        Decl {
+            first,
+            last,
+            start,
+            end,
+            declares: Vec::new(),
+            attached: Vec::new(),
+            uses: Vec::new(),
+            function: false,
+            operator: false,
+            params: Vec::new(),
+            spelled: None,
+            spells: Vec::new(),
+            using_decl: false,
+            scoped: Vec::new(),
+            spec_args: Vec::new(),
+            classes: Vec::new(),
+            always: false,
+            directives: Vec::new(),
+            children: Vec::new(),
+            parent,
+        }
+    }
+}
+
 pub(super) struct Split<'t> {
     pub(super) text: &'t [u8],
     pub(super) toks: Vec<Tok>,
@@ -341,31 +376,13 @@ impl<'t> Split<'t> {
         parent: Option<usize>,
         directive: bool,
     ) -> usize {
-        let mut d = Decl {
-            first,
-            last,
-            start: self.toks[first].start as usize,
-            end: self.span_end(last, limit),
-            declares: Vec::new(),
-            attached: Vec::new(),
-            uses: Vec::new(),
-            function: false,
-            operator: false,
-            params: Vec::new(),
-            spelled: None,
-            spells: Vec::new(),
-            using_decl: !directive
-                && self.w(first, b"using")
-                && !self.w(first + 1, b"namespace")
-                && !(first..=last).any(|k| self.p(k, b"=")),
-            scoped: Vec::new(),
-            spec_args: Vec::new(),
-            classes: Vec::new(),
-            always: directive,
-            directives: Vec::new(),
-            children: Vec::new(),
-            parent,
-        };
+        let start = self.toks[first].start as usize;
+        let mut d = Decl::empty(first, last, start, self.span_end(last, limit), parent);
+        d.using_decl = !directive
+            && self.w(first, b"using")
+            && !self.w(first + 1, b"namespace")
+            && !(first..=last).any(|k| self.p(k, b"="));
+        d.always = directive;
         if !directive {
             self.names(first, last, &mut d);
             for k in first + 1..=last {

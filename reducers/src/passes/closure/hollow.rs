@@ -1,0 +1,179 @@
+//! Hollowing a class: its definition cut back to a declaration, and what only its body named.
+//!
+//! The closure keeps a class whole once its name is used, and with it everything its members
+//! name: `std::variant` keeps its storage, visitation and comparison machinery, most of
+//! `<variant>`, though code that only asks `variant_size` or `variant_alternative` of it needs
+//! no complete type at all. Which classes the crash can take incomplete only the compiler can
+//! say, so, as `prune.rs` does for names, this plan asks it, heaviest first: for each kept
+//! class definition whose body and what only the body reached weigh at least a few KB, one
+//! candidate writes the class as a declaration (`template <…> class variant;`) and deletes
+//! what the closure no longer reaches. A kept-valid test rejects the ones the code needs
+//! complete; an accepted one removes a class and its helpers in one test.
+
+use std::collections::HashSet;
+
+use super::split::{Decl, Split};
+use super::{edits_for, keep_banned, Hints, Roots};
+use crate::lex;
+use crate::plan::{Edit, Empty, Item, List, Plan};
+
+/// At most this many classes are tried per plan (the heaviest).
+const MAX_CLASSES: usize = 24;
+
+/// At most this many class definitions are weighed (the largest bodies).
+const MAX_WEIGHED: usize = 64;
+
+/// A class is tried when hollowing it removes at least this many bytes, or this share of the
+/// text.
+const MIN_BYTES: usize = 2048;
+const MIN_SHARE: usize = 200;
+
+pub(crate) fn hollow(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
+    if lex::too_big(text) {
+        return Box::new(Empty);
+    }
+    let mut s = Split::new(text);
+    let r = Roots::of(&s, hints, false);
+    let roots: Vec<usize> = [&r.roots[..], &r.callers[..], &r.main_decls[..]].concat();
+    if roots.is_empty() {
+        return Box::new(Empty);
+    }
+    let none = HashSet::new();
+    let base = keep_banned(&s, &roots, &none).kept;
+    let kept_bytes = |kept: &[bool], s: &Split| -> usize {
+        (0..kept.len())
+            .filter(|&k| kept[k] && s.decls[k].children.is_empty())
+            .map(|k| s.decls[k].end - s.decls[k].start)
+            .sum()
+    };
+    let before = kept_bytes(&base, &s);
+    let mut bodies: Vec<(usize, Body)> = (0..s.decls.len())
+        .filter(|&k| base[k])
+        .filter_map(|k| body_of(&s, k).map(|b| (k, b)))
+        .collect();
+    bodies.sort_by_key(|(k, b)| (std::cmp::Reverse(b.bytes(&s)), *k));
+    bodies.truncate(MAX_WEIGHED);
+    let floor = MIN_BYTES.max(text.len() / MIN_SHARE);
+    let mut items: Vec<(usize, Vec<Edit>)> = Vec::new();
+    for (k, body) in bodies {
+        let mut kept = with_head_only(&mut s, k, &body, |s| keep_banned(s, &roots, &none).kept);
+        let gain = before - kept_bytes(&kept, &s).min(before) + body.bytes(&s);
+        if gain < floor {
+            continue;
+        }
+        let mut edits = edits_for(&s, &mut kept);
+        edits.extend(body.edits(&s, k));
+        edits.sort_by_key(|e| e.start);
+        items.push((gain, edits));
+    }
+    items.sort_by_key(|(gain, _)| std::cmp::Reverse(*gain));
+    items.truncate(MAX_CLASSES);
+    Box::new(List {
+        items: items
+            .into_iter()
+            .map(|(_, edits)| Item {
+                edits,
+                // The plan of the smaller text is built afresh: start at its top.
+                on_success: 0,
+            })
+            .collect(),
+    })
+}
+
+/// Where a class definition's body is: the token its declaration ends before (the base
+/// clause's `:`, a `final`, or the body's `{`) and the body's `}`.
+struct Body {
+    cut_from: usize,
+    close: usize,
+}
+
+impl Body {
+    fn bytes(&self, s: &Split) -> usize {
+        s.toks[self.close].end as usize - s.toks[self.cut_from].start as usize
+    }
+
+    /// The deletion of the base clause and the body (the `;` after it stays), the line markers
+    /// inside kept on lines of their own.
+    fn edits(&self, s: &Split, k: usize) -> Vec<Edit> {
+        // From the end of the head's last token: `struct Big;`, no blank before the `;`.
+        let (from, to) = (
+            s.toks[self.cut_from - 1].end as usize,
+            s.toks[self.close].end as usize,
+        );
+        let mut out = Vec::new();
+        let mut at = from;
+        for &(a, b) in s.decls[k]
+            .directives
+            .iter()
+            .filter(|d| d.0 >= from && d.1 <= to)
+        {
+            // The first marker starts a line of its own after the class head.
+            if at == from {
+                out.push(Edit::replace(at, a, b"\n"));
+            } else {
+                out.push(Edit::delete(at, a));
+            }
+            at = b;
+        }
+        out.push(Edit::delete(at, to));
+        out
+    }
+}
+
+/// The body of declaration `k` when it is a class, struct or union definition that ends
+/// with `};` and can be written as a declaration (`enum`s cannot without their type; a
+/// definition with declarators after it, `struct S {…} s;`, is no class alone).
+fn body_of(s: &Split, k: usize) -> Option<Body> {
+    let d = &s.decls[k];
+    if !d.children.is_empty() || d.classes.is_empty() || d.always {
+        return None;
+    }
+    let head = s.skip_template_prefix(d.first, d.last);
+    if !matches!(s.b(head), b"class" | b"struct" | b"union") || head >= d.last {
+        return None;
+    }
+    let mut cut_from = None;
+    let mut j = head + 1;
+    let open = loop {
+        if j >= d.last {
+            return None;
+        }
+        match s.b(j) {
+            b"{" => break j,
+            b";" | b"=" => return None,
+            b":" if cut_from.is_none() => cut_from = Some(j),
+            b"(" | b"[" => j = s.mate(j).filter(|&m| m < d.last)?,
+            _ => {}
+        }
+        j += 1;
+    };
+    let close = s.mate(open)?;
+    if close + 1 != d.last || !s.p(d.last, b";") || close == open + 1 {
+        return None;
+    }
+    let mut cut_from = cut_from.unwrap_or(open);
+    if s.w(cut_from - 1, b"final") && cut_from - 1 > head + 1 {
+        cut_from -= 1;
+    }
+    Some(Body { cut_from, close })
+}
+
+/// Runs `f` with declaration `k`'s uses cut back to those of its head (everything before
+/// `body.cut_from`), then restores them.
+fn with_head_only<'t, R>(
+    s: &mut Split<'t>,
+    k: usize,
+    body: &Body,
+    f: impl FnOnce(&Split<'t>) -> R,
+) -> R {
+    let d = &s.decls[k];
+    let mut head = Decl::empty(d.first, d.last, d.start, d.end, d.parent);
+    s.names(d.first, body.cut_from - 1, &mut head);
+    let uses = std::mem::replace(&mut s.decls[k].uses, head.uses);
+    let scoped = std::mem::replace(&mut s.decls[k].scoped, head.scoped);
+    let spells = std::mem::replace(&mut s.decls[k].spells, head.spells);
+    let out = f(s);
+    let d = &mut s.decls[k];
+    (d.uses, d.scoped, d.spells) = (uses, scoped, spells);
+    out
+}
