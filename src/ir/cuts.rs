@@ -238,69 +238,32 @@ pub fn strings(text: &str) -> Units {
 static GROUP: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?m)^attributes #\d+ = \{").expect("valid regex"));
 
+/// One attribute: a `"key"` or `"key"="value"` string attribute, or a word with an optional
+/// `(…)` argument (`uwtable(sync)`, `memory(argmem: read)`).
+static ENTRY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#""(?:[^"\\\n]|\\.)*"(?:="(?:[^"\\\n]|\\.)*")?|[\w.-]+(?:\([^)\n]*\))?"#)
+        .expect("valid regex")
+});
+
 /// The entries of the attribute groups (`attributes #N = { … }`), each with the blank before
 /// it: a word, a word with a `(…)` argument, or a `"key"` / `"key"="value"` string attribute.
 pub fn attribute_entries(text: &str) -> Units {
     let mut spans = Vec::new();
     for m in GROUP.find_iter(text) {
-        let b = text.as_bytes();
-        let mut i = m.end();
-        loop {
-            let blank = i;
-            while i < b.len() && b[i] == b' ' {
-                i += 1;
-            }
-            if i >= b.len() || matches!(b[i], b'}' | b'\n') {
-                break;
-            }
-            let end = entry_end(text, i);
-            if end == i {
-                break;
-            }
-            spans.push((blank, end));
-            i = end;
+        let line_end = text[m.end()..]
+            .find('\n')
+            .map_or(text.len(), |i| m.end() + i);
+        let mut at = m.end();
+        for e in ENTRY.find_iter(&text[m.end()..line_end]) {
+            let end = m.end() + e.end();
+            spans.push((at, end));
+            at = end;
         }
     }
     Units {
         spans,
         fields: false,
     }
-}
-
-/// Where the attribute entry that starts at `at` ends: after its closing quote (and its
-/// `="value"`), its `(…)`, or its last word character.
-fn entry_end(text: &str, at: usize) -> usize {
-    let b = text.as_bytes();
-    // After the string literal that opens at `from`; `from` when it does not close on its line.
-    let string_end = |from: usize| {
-        let mut i = from + 1;
-        while i < b.len() {
-            match b[i] {
-                b'\\' => i += 2,
-                b'"' => return i + 1,
-                b'\n' => return from,
-                _ => i += 1,
-            }
-        }
-        from
-    };
-    if b[at] == b'"' {
-        let key = string_end(at);
-        if key > at && b.get(key) == Some(&b'=') && b.get(key + 1) == Some(&b'"') {
-            return string_end(key + 1);
-        }
-        return key;
-    }
-    let mut i = at;
-    while i < b.len() && (b[i].is_ascii_alphanumeric() || matches!(b[i], b'_' | b'-' | b'.')) {
-        i += 1;
-    }
-    if b.get(i) == Some(&b'(') {
-        if let Some(close) = matching_paren(text, i) {
-            return close + 1;
-        }
-    }
-    i
 }
 
 static EMPTY_GROUP: LazyLock<Regex> =
