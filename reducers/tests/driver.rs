@@ -221,10 +221,12 @@ fn everything_interesting_never_tests_the_empty_text() {
         Outcome::Interesting
     };
     let r = reduce(SAMPLE.as_bytes(), &opts(3), &test, &mut |_| {});
+    // What is left is a token or two, or the line marker the code was under (passes leave
+    // markers before code to the markers pass, which cannot empty the text).
+    let out = String::from_utf8_lossy(&r.output);
     assert!(
-        !r.output.is_empty() && r.output.len() <= 2,
-        "{:?}",
-        String::from_utf8_lossy(&r.output)
+        !r.output.is_empty() && (r.output.len() <= 2 || out == "# 1 \"m.cpp\"\n"),
+        "{out:?}"
     );
 }
 

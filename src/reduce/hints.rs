@@ -72,6 +72,7 @@ pub fn hints_for(crash: &Crash) -> Hints {
         function: crash_function,
         sites,
         instantiated,
+        located_in: None,
     }
 }
 

@@ -187,7 +187,7 @@ pub fn reduce_case_traced(
     let trace_paths: Vec<PathBuf> = trace.map(Path::to_path_buf).into_iter().collect();
     let mut trace = Trace::create(Some(dir), &trace_paths)?;
     trace.timeout = Some(timeout);
-    let opts = options_for(&case, settings, start.prior.as_ref());
+    let opts = options_for(&case, settings, &start);
     let rec = start.running_record(&replay, &case.input, opts.jobs, settings, markers_needed);
     // Write the starting point and a `running` record before any test, so that a kill at any
     // later moment leaves a best file that reproduces and a case that `--resume` accepts
@@ -354,11 +354,16 @@ fn replay_for(case: &Case) -> Vec<String> {
 
 /// The reducer's options: the default pipeline, guided by the crash, and with `--resume`
 /// the position in it where the earlier run stood, when it stood in a pass.
-fn options_for(case: &Case, settings: &Settings, prior: Option<&Reduction>) -> Options {
+fn options_for(case: &Case, settings: &Settings, start: &Start) -> Options {
+    let prior = start.prior.as_ref();
     let mut hints = hints_for(&case.crash);
     if hints.function.is_none() {
         hints.function = case.ir.as_ref().and_then(hints::ir_function);
     }
+    // The crash's locations are in the case's input; an earlier best (`--resume`) is another
+    // text, whose raw line numbers no location names.
+    let input = reducers::passes::text_id(&start.text);
+    hints.located_in = Some(if prior.is_none() { input } else { !input });
     let pipeline = default_pipeline(hints);
     let resume = prior
         .and_then(|r| r.resume_at.as_ref())

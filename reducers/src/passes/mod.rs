@@ -39,6 +39,18 @@ pub struct Hints {
     /// says who); [`CPass::Closure`] keeps, of the main file's functions that name it, the
     /// statements that do.
     pub instantiated: Option<String>,
+    /// The [`text_id`] of the text the locations were taken from. A text without line
+    /// markers is located by its raw line numbers only when it is that text: once a pass has
+    /// cut it, line 75 is some other line. `None`: always.
+    pub located_in: Option<u64>,
+}
+
+/// An identity of `text` for [`Hints::located_in`].
+pub fn text_id(text: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
 }
 
 /// One built-in C/C++ reduction pass.
@@ -272,14 +284,17 @@ fn default_passes() -> [Vec<CPass>; 3] {
             Markers,
             // Offers nothing on preprocessed text unless it has a `#pragma`.
             Directives,
-            Chunks(0),
-            // Cheap when they find nothing (one plan, a few tests): what the rounds removed
-            // may leave whole headers unused.
+            // Cheap when they find nothing (one plan, a few tests), and each success saves
+            // the top-level ddmin many: what the last round removed may leave whole headers
+            // unused.
             Closure,
-            Prune,
             Hollow,
+            Chunks(0),
+            Prune,
             Chunks(1),
             Chunks(2),
+            // Members gone from the kept classes leave what only they named unreachable.
+            Closure,
             Chunks(3),
             Chunks(4),
             Chunks(6),
@@ -302,7 +317,8 @@ fn raw_passes() -> [Vec<CPass>; 3] {
 
 /// The order for preprocessed C/C++ with a bug's [`Hints`]: `first` = main-only, crash-cut,
 /// provenance, closure, prune, function-focus, main-chunks, closure, prune, hollow (once);
-/// `main` = markers, directives, top-level, closure, prune, hollow, chunks-1..4, chunks-6, chunks-8, lines,
+/// `main` = markers, directives, closure, hollow, top-level, prune, chunks-1, chunks-2, closure,
+/// chunks-3, chunks-4, chunks-6, chunks-8, lines,
 /// balanced, tokens (repeated until a round removes nothing); `last` = rename, literals, normalise (the readable layout).
 pub fn default_pipeline(hints: Hints) -> Pipeline {
     let [first, main, last] = default_passes();

@@ -23,6 +23,7 @@ pub(crate) fn chunk_spans(
     let mut cur: Option<usize> = None;
     let mut parens = 0u32;
     let span_end = |i: usize| toks.get(i + 1).map_or(text.len(), |t| t.start as usize);
+    let last_code = toks.iter().rposition(|t| !is_marker(text, t)).unwrap_or(0);
     let close = |cur: &mut Option<usize>, last: usize, out: &mut Vec<(usize, usize)>| {
         if let Some(first) = cur.take() {
             out.push((toks[first].start as usize, span_end(last)));
@@ -47,7 +48,12 @@ pub(crate) fn chunk_spans(
             if i > 0 {
                 close(&mut cur, i - 1, &mut out);
             }
-            out.push((t.start as usize, span_end(i)));
+            // A line marker before code is none itself: deleting one alone changes no compile
+            // but the lines errors are reported at, and the markers pass removes them all at
+            // once. One after all code is litter.
+            if !is_marker(text, t) || i > last_code {
+                out.push((t.start as usize, span_end(i)));
+            }
             continue;
         }
         if cur.is_none() {
@@ -97,15 +103,33 @@ pub(crate) fn chunks(text: &[u8], level: u32) -> Box<dyn Plan> {
     Box::new(Ddmin::new(units, usize::MAX))
 }
 
-/// ddmin over physical lines.
+/// True if directive token `t` is a line marker (as the markers pass sees them: at the start
+/// of its line).
+fn is_marker(text: &[u8], t: &Tok) -> bool {
+    let at_line_start = t.start == 0 || text[t.start as usize - 1] == b'\n';
+    t.kind == Kind::Directive
+        && at_line_start
+        && crate::markers::parse_marker(t.bytes(text)).is_some()
+}
+
+/// ddmin over physical lines (not line markers: see [`chunk_spans`]).
 pub(crate) fn lines(text: &[u8]) -> Box<dyn Plan> {
     let mut units = Vec::new();
     if !lex::too_big(text) {
+        let mut lines = Vec::new();
         let mut at = 0;
         while at < text.len() {
             let end = crate::lex::find_byte(b'\n', &text[at..]).map_or(text.len(), |k| at + k + 1);
-            units.push(Unit::new(at, end, DEL));
+            let marker = crate::markers::parse_marker(text[at..end].trim_ascii_end()).is_some();
+            lines.push((at, end, marker));
             at = end;
+        }
+        let code = |l: &&(usize, usize, bool)| !l.2 && !text[l.0..l.1].trim_ascii().is_empty();
+        let last_code = lines.iter().rposition(|l| code(&l)).unwrap_or(0);
+        for (k, &(a, b, marker)) in lines.iter().enumerate() {
+            if !marker || k > last_code {
+                units.push(Unit::new(a, b, DEL));
+            }
         }
     }
     Box::new(Ddmin::new(units, usize::MAX))
@@ -116,10 +140,12 @@ pub(crate) fn lines(text: &[u8]) -> Box<dyn Plan> {
 /// neighbours into a new identifier.
 pub(crate) fn tokens(text: &[u8]) -> Box<dyn Plan> {
     let toks = lex::lex(text);
+    let last_code = toks.iter().rposition(|t| !is_marker(text, t)).unwrap_or(0);
     let word = |t: &Tok| matches!(t.kind, Kind::Ident | Kind::Number);
     let units = toks
         .iter()
         .enumerate()
+        .filter(|&(i, t)| !is_marker(text, t) || i > last_code)
         .map(|(i, t)| {
             let glued = i > 0
                 && toks[i - 1].end == t.start
@@ -254,6 +280,24 @@ mod tests {
             .into_iter()
             .map(|(a, b)| &text[a..b])
             .collect()
+    }
+
+    #[test]
+    fn line_markers_before_code_are_no_units() {
+        let src = "# 1 \"m.cpp\"\nint a;\n# 5 \"h.h\" 3\nint b;\n# 9 \"h.h\"\n";
+        assert_eq!(spans(src, 0), ["int a;\n", "int b;\n", "# 9 \"h.h\"\n"]);
+        let lines: Vec<String> = crate::passes::CPass::Lines
+            .candidates(src.as_bytes(), &crate::passes::Hints::default())
+            .map(|c| String::from_utf8(c).unwrap())
+            .collect();
+        assert!(
+            lines.iter().all(|c| c.starts_with("# 1 \"m.cpp\"\n")),
+            "{lines:#?}"
+        );
+        assert!(
+            lines.iter().all(|c| c.contains("# 5 \"h.h\" 3\n")),
+            "{lines:#?}"
+        );
     }
 
     #[test]

@@ -13,15 +13,23 @@
 use std::collections::HashSet;
 
 use super::split::{Decl, Split};
-use super::{edits_for, keep_banned, Hints, Roots};
+use super::{edits_for, keep_banned, prune, Hints, Roots};
 use crate::lex;
 use crate::plan::{Edit, Empty, Item, List, Plan};
 
 /// At most this many classes are tried per plan (the heaviest).
 const MAX_CLASSES: usize = 24;
 
-/// At most this many class definitions are weighed (the largest bodies).
+/// At most this many class definitions are weighed alone (the largest bodies).
 const MAX_WEIGHED: usize = 64;
+
+/// At most this many function definitions are weighed alone (the largest bodies).
+const MAX_FUNCTIONS: usize = 32;
+
+/// At most this many groups of classes are weighed (see [`groups`]), each of at most
+/// [`MAX_GROUP`] classes.
+const MAX_GROUPS: usize = 16;
+const MAX_GROUP: usize = 16;
 
 /// A class is tried when hollowing it removes at least this many bytes, or this share of the
 /// text.
@@ -47,27 +55,34 @@ pub(crate) fn hollow(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
             .sum()
     };
     let before = kept_bytes(&base, &s);
-    let mut bodies: Vec<(usize, Body)> = (0..s.decls.len())
+    let bodies: Vec<(usize, Body)> = (0..s.decls.len())
         .filter(|&k| base[k])
-        .filter_map(|k| body_of(&s, k).map(|b| (k, b)))
+        .filter_map(|k| {
+            // The roots' functions are the crash site and the code around it.
+            let function = || function_body_of(&s, k).filter(|_| !roots.contains(&k));
+            body_of(&s, k).or_else(function).map(|b| (k, b))
+        })
         .collect();
-    bodies.sort_by_key(|(k, b)| (std::cmp::Reverse(b.bytes(&s)), *k));
-    bodies.truncate(MAX_WEIGHED);
     let floor = MIN_BYTES.max(text.len() / MIN_SHARE);
     let mut items: Vec<(usize, Vec<Edit>)> = Vec::new();
-    for (k, body) in bodies {
-        let mut kept = with_head_only(&mut s, k, &body, |s| keep_banned(s, &roots, &none).kept);
-        let gain = before - kept_bytes(&kept, &s).min(before) + body.bytes(&s);
+    for set in singles(&s, &bodies).chain(groups(&mut s, &roots, &bodies)) {
+        let chosen: Vec<(usize, &Body)> =
+            set.iter().map(|&b| (bodies[b].0, &bodies[b].1)).collect();
+        let mut kept = with_heads_only(&mut s, &chosen, |s| keep_banned(s, &roots, &none).kept);
+        let hollowed: usize = chosen.iter().map(|(_, b)| b.bytes(&s)).sum();
+        let gain = before - kept_bytes(&kept, &s).min(before) + hollowed;
         if gain < floor {
             continue;
         }
         let mut edits = edits_for(&s, &mut kept);
-        edits.extend(body.edits(&s, k));
+        for &(k, body) in &chosen {
+            edits.extend(body.edits(&s, k));
+        }
         edits.sort_by_key(|e| e.start);
         items.push((gain, edits));
     }
     items.sort_by_key(|(gain, _)| std::cmp::Reverse(*gain));
-    items.truncate(MAX_CLASSES);
+    items.truncate(MAX_CLASSES + MAX_GROUPS);
     Box::new(List {
         items: items
             .into_iter()
@@ -85,6 +100,8 @@ pub(crate) fn hollow(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
 struct Body {
     cut_from: usize,
     close: usize,
+    /// A function's body: the cut ends with a `;` of its own.
+    function: bool,
 }
 
 impl Body {
@@ -115,9 +132,45 @@ impl Body {
             }
             at = b;
         }
-        out.push(Edit::delete(at, to));
+        out.push(if self.function {
+            Edit::replace(at, to, b";")
+        } else {
+            Edit::delete(at, to)
+        });
         out
     }
+}
+
+/// The body of declaration `k` when it is a function definition at namespace scope that
+/// can be written as a declaration: the cut starts at a constructor's initialisers or the
+/// body's `{`. Not an out-of-line member (a declaration of one is an error), nor a function
+/// whose return type is deduced from its body.
+fn function_body_of(s: &Split, k: usize) -> Option<Body> {
+    let d = &s.decls[k];
+    let plain = d.function && d.children.is_empty() && !d.always && d.attached.is_empty();
+    if !plain || d.params_close <= d.first || !s.p(d.last, b"}") {
+        return None;
+    }
+    let open = s.mate(d.last).filter(|&o| o > d.params_close)?;
+    let mut cut_from = open;
+    let mut trailing = false;
+    let mut j = d.params_close + 1;
+    while j < open {
+        match s.b(j) {
+            b":" if cut_from == open => cut_from = j,
+            b"->" => trailing = true,
+            b"(" | b"[" | b"{" => j = s.mate(j).filter(|&m| m < open)?,
+            _ => {}
+        }
+        j += 1;
+    }
+    let head = s.skip_template_prefix(d.first, d.params_close);
+    let deduced = (head..d.params_close).any(|t| s.w(t, b"auto")) && !trailing;
+    (!deduced).then_some(Body {
+        cut_from,
+        close: d.last,
+        function: true,
+    })
 }
 
 /// The body of declaration `k` when it is a class, struct or union definition that ends
@@ -155,25 +208,75 @@ fn body_of(s: &Split, k: usize) -> Option<Body> {
     if s.w(cut_from - 1, b"final") && cut_from - 1 > head + 1 {
         cut_from -= 1;
     }
-    Some(Body { cut_from, close })
+    Some(Body {
+        cut_from,
+        close,
+        function: false,
+    })
 }
 
-/// Runs `f` with declaration `k`'s uses cut back to those of its head (everything before
-/// `body.cut_from`), then restores them.
-fn with_head_only<'t, R>(
+/// The single classes to try: the [`MAX_WEIGHED`] largest bodies, as indices into `bodies`.
+fn singles<'a>(s: &Split, bodies: &'a [(usize, Body)]) -> impl Iterator<Item = Vec<usize>> + 'a {
+    let largest = |function: bool, n: usize| {
+        let mut by_size: Vec<usize> = (0..bodies.len())
+            .filter(|&b| bodies[b].1.function == function)
+            .collect();
+        by_size.sort_by_key(|&b| (std::cmp::Reverse(bodies[b].1.bytes(s)), bodies[b].0));
+        by_size.truncate(n);
+        by_size
+    };
+    let mut chosen = largest(false, MAX_WEIGHED);
+    chosen.extend(largest(true, MAX_FUNCTIONS));
+    chosen.into_iter().map(|b| vec![b])
+}
+
+/// The classes to try together: for each of the names that pull the most into the closure,
+/// every kept class whose body (not its head) names it, when there are several (`struct Get
+/// { string key; }` and `struct Put { string key, value; }` each keep `<string>` for the
+/// other, so neither gains alone). As indices into `bodies`.
+fn groups(s: &mut Split, roots: &[usize], bodies: &[(usize, Body)]) -> Vec<Vec<usize>> {
+    let heads: Vec<Vec<&[u8]>> = bodies
+        .iter()
+        .map(|(k, body)| with_heads_only(s, &[(*k, body)], |s| s.decls[*k].uses.clone()))
+        .collect();
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for name in prune::heaviest_names(s, roots, s.text.len())
+        .into_iter()
+        .take(MAX_GROUPS)
+    {
+        let users: Vec<usize> = (0..bodies.len())
+            .filter(|&b| s.decls[bodies[b].0].uses.contains(&name) && !heads[b].contains(&name))
+            .collect();
+        if (2..=MAX_GROUP).contains(&users.len()) && !out.contains(&users) {
+            out.push(users);
+        }
+    }
+    out
+}
+
+/// Runs `f` with the uses of each chosen declaration cut back to those of its head
+/// (everything before its body's `cut_from`), then restores them.
+fn with_heads_only<'t, R>(
     s: &mut Split<'t>,
-    k: usize,
-    body: &Body,
+    chosen: &[(usize, &Body)],
     f: impl FnOnce(&Split<'t>) -> R,
 ) -> R {
-    let d = &s.decls[k];
-    let mut head = Decl::empty(d.first, d.last, d.start, d.end, d.parent);
-    s.names(d.first, body.cut_from - 1, &mut head);
-    let uses = std::mem::replace(&mut s.decls[k].uses, head.uses);
-    let scoped = std::mem::replace(&mut s.decls[k].scoped, head.scoped);
-    let spells = std::mem::replace(&mut s.decls[k].spells, head.spells);
+    let mut saved = Vec::with_capacity(chosen.len());
+    for &(k, body) in chosen {
+        let d = &s.decls[k];
+        let mut head = Decl::empty(d.first, d.last, d.start, d.end, d.parent);
+        s.names(d.first, body.cut_from - 1, &mut head);
+        let d = &mut s.decls[k];
+        let uses = std::mem::replace(&mut d.uses, head.uses);
+        let scoped = std::mem::replace(&mut d.scoped, head.scoped);
+        let spells = std::mem::replace(&mut d.spells, head.spells);
+        let calls = std::mem::replace(&mut d.calls, head.calls);
+        saved.push((k, uses, scoped, spells, calls));
+    }
     let out = f(s);
-    let d = &mut s.decls[k];
-    (d.uses, d.scoped, d.spells) = (uses, scoped, spells);
+    for (k, uses, scoped, spells, calls) in saved {
+        let d = &mut s.decls[k];
+        (d.uses, d.scoped, d.spells, d.calls) = (uses, scoped, spells, calls);
+    }
     out
 }

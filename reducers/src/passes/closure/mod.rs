@@ -20,7 +20,7 @@
 //! first cut (back to front). `prune.rs` then asks the compiler about the over-approximation,
 //! and `hollow.rs` about the classes the crash can take incomplete.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use super::Hints;
 use crate::lex;
@@ -30,21 +30,18 @@ pub(crate) use hollow::hollow;
 pub(crate) use prune::prune;
 use split::Split;
 
+mod arity;
 mod callers;
+mod declarator;
 mod hollow;
+mod implicit;
 mod prune;
 mod scope;
 mod split;
 
-/// Names C++ uses without spelling them (range-for, braced lists, structured bindings).
-const IMPLICIT: &[&str] = &[
-    "begin",
-    "end",
-    "initializer_list",
-    "tuple_size",
-    "tuple_element",
-    "get",
-];
+/// Names C++ uses without spelling them whatever the code: braced lists make an
+/// `initializer_list` (the others wait for their construct; see `implicit.rs`).
+const ALWAYS_IMPLIED: &[&[u8]] = &[b"initializer_list"];
 
 /// The declarations to delete for a closure started at `roots`, as sorted edits.
 fn cut(s: &Split, roots: &[usize]) -> Vec<Edit> {
@@ -163,8 +160,8 @@ impl<'t> Waits<'t> {
     }
 }
 
-/// A declaration to keep, and the name whose use pulled it in.
-type Work<'t> = Vec<(usize, Option<&'t [u8]>)>;
+/// A declaration to keep, and the declaration whose use of a name pulled it in.
+type Work<'t> = VecDeque<(usize, Why<'t>)>;
 
 /// What the closure keeps before any name is used: the roots, what C++ calls without the
 /// name being spelt, free operators and the always-kept declarations.
@@ -176,23 +173,7 @@ fn seeds<'t>(
     banned: &HashSet<&[u8]>,
 ) -> Work<'t> {
     let mut work: Work = roots.iter().map(|&k| (k, None)).collect();
-    // What C++ calls without the name being spelt is a function or a class, never a variable
-    // (`ranges::end` is an object that would pull in all of <ranges>): those are kept; the
-    // name counts as used only once the kept code spells it.
-    for n in IMPLICIT.iter().map(|s| s.as_bytes()) {
-        if banned.contains(n) {
-            continue;
-        }
-        for &k in ix.by_name.get(n).into_iter().flatten() {
-            let d = &s.decls[k];
-            if d.function || !d.classes.is_empty() {
-                w.named[k] = true;
-                if w.missing[k] == 0 {
-                    work.push((k, None));
-                }
-            }
-        }
-    }
+    imply(s, ALWAYS_IMPLIED, None, ix, w, banned, &mut work);
     work.extend(w.free_ops.iter().map(|&k| (k, None)));
     work.extend(
         s.decls
@@ -204,64 +185,205 @@ fn seeds<'t>(
     work
 }
 
+/// Keeps what C++ calls by `names` without spelling them, for `why`: functions (of one
+/// argument) and classes, never a variable (`ranges::end` is an object that would pull in all
+/// of <ranges>). The names count as used only once kept code spells them.
+fn imply<'t>(
+    s: &Split<'t>,
+    names: &[&[u8]],
+    why: Why<'t>,
+    ix: &Index<'t>,
+    w: &mut Waits<'t>,
+    banned: &HashSet<&[u8]>,
+    work: &mut Work<'t>,
+) {
+    for n in names.iter().filter(|n| !banned.contains(*n)) {
+        for &k in ix.by_name.get(n).into_iter().flatten() {
+            let d = &s.decls[k];
+            let call = d.function && d.accepts.admits(arity::bit(1));
+            if call || !d.classes.is_empty() {
+                w.named[k] = true;
+                if w.missing[k] == 0 {
+                    work.push_back((k, why));
+                }
+            }
+        }
+    }
+}
+
 /// [`keep`], with the names in `banned` never counted as used (`prune.rs` asks what the
 /// closure would be if a name pulled nothing in). A fixpoint of two work lists: kept
 /// declarations add the names they use, and each newly used name keeps what declares it
 /// (functions once their classes are used too).
 fn keep_banned<'t>(s: &Split<'t>, roots: &[usize], banned: &HashSet<&[u8]>) -> Kept<'t> {
-    let mut order = Vec::new();
-    let mut kept = vec![false; s.decls.len()];
-    let mut why: Vec<Why> = vec![None; s.decls.len()];
-    let mut scopes = scope::Scopes::new(s);
+    let scopes = scope::Scopes::new(s);
     let ix = Index::new(s, &scopes);
     let mut w = Waits::new(s, &ix);
-    let mut used: HashSet<&[u8]> = HashSet::new();
-    let mut names: Vec<(&[u8], usize)> = Vec::new();
-    let mut from: HashMap<&[u8], usize> = HashMap::new();
-    let mut work = seeds(s, roots, &ix, &mut w, banned);
+    let work = seeds(s, roots, &ix, &mut w, banned);
+    let mut walk = Walk {
+        s,
+        ix,
+        w,
+        scopes,
+        banned,
+        kept: Kept {
+            kept: vec![false; s.decls.len()],
+            why: vec![None; s.decls.len()],
+            order: Vec::new(),
+        },
+        used: HashSet::new(),
+        counts: HashMap::new(),
+        names: Vec::new(),
+        from: HashMap::new(),
+        work,
+        deferred: VecDeque::new(),
+    };
     loop {
-        while let Some((k, by)) = work.pop() {
-            if kept[k] {
+        walk.keep_queued();
+        match walk.names.pop() {
+            Some((n, by, mask)) => walk.follow(n, by, mask),
+            None if walk.names_ran_out() => continue,
+            None => break,
+        }
+    }
+    walk.kept
+}
+
+/// The state of [`keep_banned`]'s fixpoint.
+struct Walk<'s, 't> {
+    s: &'s Split<'t>,
+    ix: Index<'t>,
+    w: Waits<'t>,
+    scopes: scope::Scopes<'t>,
+    banned: &'s HashSet<&'s [u8]>,
+    kept: Kept<'t>,
+    used: HashSet<&'t [u8]>,
+    /// The argument counts each used name is called with so far (see `arity.rs`).
+    counts: HashMap<&'t [u8], u32>,
+    /// Names to follow: the name, the declaration using it, its argument counts there.
+    names: Vec<(&'t [u8], usize, u32)>,
+    /// The first declaration that used each name.
+    from: HashMap<&'t [u8], usize>,
+    /// Declarations to keep, first in first out: a declaration's `why` is the first use
+    /// that reached it.
+    work: Work<'t>,
+    /// Using-declarations waiting for an overload they bring in to be kept.
+    deferred: Work<'t>,
+}
+
+impl<'t> Walk<'_, 't> {
+    /// Keeps what is queued, queueing the names it uses.
+    fn keep_queued(&mut self) {
+        let s = self.s;
+        while let Some((k, by)) = self.work.pop_front() {
+            if self.kept.kept[k] {
                 continue;
             }
-            kept[k] = true;
-            order.push(k);
-            why[k] = by.and_then(|n| from.get(n).map(|&f| (f, n)));
+            if waits_for_overload(s, k, &self.ix.by_name, &self.kept.kept) {
+                self.deferred.push_back((k, by));
+                continue;
+            }
+            self.kept.kept[k] = true;
+            self.kept.order.push(k);
+            self.kept.why[k] = by;
             let d = &s.decls[k];
             // A kept class or variable keeps its other declarations; a kept function does
             // not make its name used (a `begin` kept because range-for calls it must not keep
             // the `ranges::begin` object, nor every other overload).
             let declares = if d.function { &[][..] } else { &d.declares[..] };
-            names.extend(d.uses.iter().chain(declares).map(|&n| (n, k)));
-            names.extend(d.spells.iter().map(|&n| (n, k)));
-            for (found, n) in scopes.reached(s, k) {
-                if banned.contains(n) {
+            let names = &mut self.names;
+            names.extend(d.uses.iter().map(|&n| (n, k, d.calls_of(n))));
+            names.extend(d.spells.iter().chain(declares).map(|&n| (n, k, arity::ANY)));
+            for (found, n) in self.scopes.reached(s, k) {
+                if self.banned.contains(n) {
                     continue;
                 }
-                from.entry(n).or_insert(k);
-                work.push((found, Some(n)));
+                self.from.entry(n).or_insert(k);
+                self.work.push_back((found, Some((k, n))));
             }
         }
-        let Some((n, by)) = names.pop() else {
-            // A function name the kept code spells needs some declaration, even when no
-            // overload's classes are used (`std::get<_Idx>(…)` in a template is looked up
-            // where it is written): keep the shortest one.
-            let mut orphans = unmet_functions(s, &used, &ix.by_name, &kept);
-            orphans.extend(unmet_using(s, &ix.by_name, &kept));
-            orphans.retain(|(_, n)| !banned.contains(n));
-            if orphans.is_empty() {
-                break;
-            }
-            work.extend(orphans.into_iter().map(|(k, n)| (k, Some(n))));
-            continue;
-        };
-        if banned.contains(n) || !used.insert(n) {
-            continue;
-        }
-        from.insert(n, by);
-        use_name(s, n, &ix, &mut w, &mut work);
     }
-    Kept { kept, why, order }
+
+    /// Declaration `by` uses name `n` with argument counts `mask`.
+    fn follow(&mut self, n: &'t [u8], by: usize, mask: u32) {
+        if self.banned.contains(n) {
+            return;
+        }
+        let seen = self.counts.get(n).copied().unwrap_or(0);
+        if self.used.contains(n) && mask & !seen == 0 {
+            return;
+        }
+        self.counts.insert(n, seen | mask);
+        let (s, ix, w, work) = (self.s, &self.ix, &mut self.w, &mut self.work);
+        if self.used.insert(n) {
+            self.from.insert(n, by);
+            imply(
+                s,
+                implicit::implied(n),
+                Some((by, n)),
+                ix,
+                w,
+                self.banned,
+                work,
+            );
+            use_name(s, (by, n), seen | mask, ix, w, work);
+        } else {
+            call_more(s, (by, n), seen | mask, ix, w, work);
+        }
+    }
+
+    /// With no name left to follow: queues the using-declarations whose overloads are kept
+    /// now, else a declaration for each name kept code needs one of (see [`unmet_functions`]
+    /// and [`unmet_using`]). False when there is nothing to queue: the fixpoint.
+    fn names_ran_out(&mut self) -> bool {
+        let (s, by_name, kept) = (self.s, &self.ix.by_name, &self.kept.kept);
+        let before = self.deferred.len();
+        let work = &mut self.work;
+        self.deferred.retain(|&(k, by)| {
+            let waits = waits_for_overload(s, k, by_name, kept);
+            if !waits {
+                work.push_back((k, by));
+            }
+            waits
+        });
+        if self.deferred.len() < before {
+            return true;
+        }
+        // A function name the kept code spells needs some declaration, even when no
+        // overload's classes are used (`std::get<_Idx>(…)` in a template is looked up where
+        // it is written): keep the shortest one.
+        let mut orphans = unmet_functions(s, &self.counts, by_name, kept);
+        orphans.extend(unmet_using(s, by_name, kept));
+        orphans.retain(|(_, n)| !self.banned.contains(n));
+        let from = &self.from;
+        let queued = orphans
+            .into_iter()
+            .map(|(k, n)| (k, from.get(n).map(|&f| (f, n))));
+        let before = work.len();
+        work.extend(queued);
+        work.len() > before
+    }
+}
+
+/// `n` is called with `counts` arguments (see `arity.rs`): the functions of that name that
+/// accept one of them count as named, and the other declarations of the name are kept.
+fn call_more<'t>(
+    s: &Split<'t>,
+    (by, n): (usize, &'t [u8]),
+    counts: u32,
+    ix: &Index<'t>,
+    w: &mut Waits<'t>,
+    work: &mut Work<'t>,
+) {
+    for &k in ix.by_name.get(n).into_iter().flatten() {
+        if w.named[k] || !s.decls[k].accepts.admits(counts) {
+            continue;
+        }
+        w.named[k] = true;
+        if w.missing[k] == 0 {
+            work.push_back((k, Some((by, n))));
+        }
+    }
 }
 
 /// `n` is used from now on: what declares it is kept (a function once its classes are
@@ -269,23 +391,19 @@ fn keep_banned<'t>(s: &Split<'t>, roots: &[usize], banned: &HashSet<&[u8]>) -> K
 /// what waited on it waits on one name fewer.
 fn use_name<'t>(
     s: &Split<'t>,
-    n: &'t [u8],
+    (by, n): (usize, &'t [u8]),
+    counts: u32,
     ix: &Index<'t>,
     w: &mut Waits<'t>,
     work: &mut Work<'t>,
 ) {
-    let n_ = Some(n);
-    for &k in ix.by_name.get(n).into_iter().flatten() {
-        w.named[k] = true;
-        if w.missing[k] == 0 {
-            work.push((k, n_));
-        }
-    }
+    let n_ = Some((by, n));
+    call_more(s, (by, n), counts, ix, w, work);
     for &k in ix.by_attached.get(n).into_iter().flatten() {
         // A specialisation waits for its argument classes; an out-of-line member goes
         // with its class at once.
         if s.decls[k].spec_args.is_empty() || w.missing[k] == 0 {
-            work.push((k, n_));
+            work.push_back((k, n_));
         } else {
             w.named[k] = true;
         }
@@ -293,7 +411,7 @@ fn use_name<'t>(
     for k in w.waiting.remove(n).into_iter().flatten() {
         w.missing[k] -= 1;
         if w.missing[k] == 0 && w.named[k] {
-            work.push((k, n_));
+            work.push_back((k, n_));
         }
     }
 }
@@ -302,23 +420,69 @@ fn use_name<'t>(
 /// them, and the name.
 fn unmet_functions<'t>(
     s: &Split<'t>,
-    used: &HashSet<&'t [u8]>,
+    used: &HashMap<&'t [u8], u32>,
     by_name: &HashMap<&'t [u8], Vec<usize>>,
     kept: &[bool],
 ) -> Vec<(usize, &'t [u8])> {
     let mut out = Vec::new();
-    for &n in used {
+    for (&n, &counts) in used {
         let Some(ks) = by_name.get(n) else { continue };
         // A using-declaration (`using ranges::get;`) is no declaration of its own.
         let real = || ks.iter().filter(|&&k| !s.decls[k].using_decl);
         if real().any(|&k| kept[k] || !s.decls[k].function) {
             continue;
         }
-        if let Some(&k) = real().min_by_key(|&&k| s.decls[k].end - s.decls[k].start) {
+        // The shortest of those called with a count they accept, else of all.
+        let fits = |k: &&usize| s.decls[**k].accepts.admits(counts);
+        let size = |k: &&usize| s.decls[**k].end - s.decls[**k].start;
+        let pick = real().filter(fits).min_by_key(size);
+        if let Some(&k) = pick.or_else(|| real().min_by_key(size)) {
             out.push((k, n));
         }
     }
     out.sort_unstable();
+    out
+}
+
+/// True if declaration `k` is a using-declaration of functions only (`using ranges::get;`)
+/// none of which is kept: code that calls the name reaches some other overload (the call
+/// would keep this one if its classes were used), so the declaration waits.
+fn waits_for_overload<'t>(
+    s: &Split<'t>,
+    k: usize,
+    by_name: &HashMap<&'t [u8], Vec<usize>>,
+    kept: &[bool],
+) -> bool {
+    let d = &s.decls[k];
+    if !d.using_decl {
+        return false;
+    }
+    let targets = using_targets(s, d, by_name);
+    !targets.is_empty()
+        && targets.iter().all(|&j| s.decls[j].function)
+        && !targets.iter().any(|&j| kept[j])
+}
+
+/// The declarations a using-declaration `d` names: those of its name in its namespace.
+fn using_targets<'t>(
+    s: &Split<'t>,
+    d: &split::Decl<'t>,
+    by_name: &HashMap<&'t [u8], Vec<usize>>,
+) -> Vec<usize> {
+    let mut out = Vec::new();
+    for &(n, q) in &d.scoped {
+        let (Some(q), true) = (q, d.declares.contains(&n)) else {
+            continue;
+        };
+        out.extend(
+            by_name
+                .get(n)
+                .into_iter()
+                .flatten()
+                .copied()
+                .filter(|&j| !s.decls[j].using_decl && scope::namespace_of(s, j) == Some(q)),
+        );
+    }
     out
 }
 
@@ -467,7 +631,10 @@ impl<'t> Roots<'t> {
         let mut roots = Vec::new();
         let mut trimmed = Vec::new();
         let mut truncated = Vec::new();
-        let located = by_location || markers::main_file(s.text).is_some();
+        let raw_lines = hints
+            .located_in
+            .map_or(true, |id| id == super::text_id(s.text));
+        let located = by_location && raw_lines || markers::main_file(s.text).is_some();
         if let Some((file, line)) = hints.location.as_ref().filter(|_| located) {
             if let Some(line_at) = markers::locate(s.text, file.as_bytes(), *line) {
                 let at = line_at + hints.column.map_or(0, |c| c.saturating_sub(1) as usize);
@@ -494,6 +661,12 @@ impl<'t> Roots<'t> {
             roots.extend(s.decls.iter().enumerate().filter_map(|(k, d)| {
                 (d.children.is_empty() && d.declares.contains(&name.as_bytes())).then_some(k)
             }));
+        }
+        // Once the markers are gone from a cut text the parser's location is lost, but what
+        // followed it was cut first (crash-cut): the crash is in the last declaration.
+        if hints.location.is_some() && !located && roots.is_empty() {
+            let leaf = |k: &usize| s.decls[*k].children.is_empty() && !s.decls[*k].always;
+            roots.extend((0..s.decls.len()).rev().find(leaf));
         }
         roots.sort_unstable();
         roots.dedup();

@@ -51,7 +51,7 @@ pub(crate) fn prune(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
 /// The names that pull the most bytes into the closure of `roots`, heaviest first: each
 /// kept declaration's bytes, and those of everything first reached through it, count for the
 /// name that first reached it.
-fn heaviest_names<'t>(s: &Split<'t>, roots: &[usize], len: usize) -> Vec<&'t [u8]> {
+pub(super) fn heaviest_names<'t>(s: &Split<'t>, roots: &[usize], len: usize) -> Vec<&'t [u8]> {
     let k = keep_banned(s, roots, &HashSet::new());
     let mut subtree = vec![0usize; s.decls.len()];
     for &d in k.order.iter().rev() {

@@ -1,8 +1,10 @@
 //! The closure's parser: a text split into declarations at namespace scope, each with the
 //! names it declares and uses and what C++ attaches to it implicitly (see the parent module).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
+use super::arity::{Accepts, ANY};
+use super::implicit;
 use crate::lex::{self, Kind, Tok};
 
 /// Keywords and builtins: never declared names, never uses.
@@ -98,6 +100,12 @@ pub(super) struct Decl<'t> {
     /// The [`SPELLED_OPERATORS`] this declaration spells (outside `operator` names).
     pub(super) spells: Vec<&'t [u8]>,
     pub(super) params: Vec<Vec<&'t [u8]>>,
+    /// A function's argument counts (see `arity.rs`).
+    pub(super) accepts: Accepts,
+    /// A function's token closing its parameter list (0 for other declarations).
+    pub(super) params_close: usize,
+    /// The argument counts each used name is called with, where not [`ANY`] (see `arity.rs`).
+    pub(super) calls: Vec<(&'t [u8], u32)>,
     /// The names in a specialisation's template arguments (`hash<__shared_ptr<T>>`): it is
     /// kept only when its template and every class among these are used (a `hash` for a
     /// class nobody names is not needed).
@@ -120,6 +128,13 @@ pub(super) struct Decl<'t> {
 }
 
 impl<'t> Decl<'t> {
+    /// The argument counts this declaration calls `name` with ([`ANY`] unless only called).
+    pub(super) fn calls_of(&self, name: &[u8]) -> u32 {
+        self.calls
+            .binary_search_by(|(n, _)| (*n).cmp(name))
+            .map_or(ANY, |k| self.calls[k].1)
+    }
+
     /// The declaration of tokens `first..=last` (bytes `start..end`) before its names are
     /// filled in.
     pub(super) fn empty(
@@ -140,6 +155,9 @@ impl<'t> Decl<'t> {
             function: false,
             operator: false,
             params: Vec::new(),
+            accepts: Accepts::ALL,
+            params_close: 0,
+            calls: Vec::new(),
             spelled: None,
             spells: Vec::new(),
             using_decl: false,
@@ -161,7 +179,7 @@ pub(super) struct Split<'t> {
     pub(super) decls: Vec<Decl<'t>>,
     /// Every name that follows `namespace` (blocks, aliases, also in function bodies, and
     /// `using namespace`): a name qualified by anything else is a class member.
-    namespaces: HashSet<&'t [u8]>,
+    pub(super) namespaces: HashSet<&'t [u8]>,
     /// The namespaces a `using namespace` or a namespace alias names (the last component):
     /// their names are found from anywhere.
     pub(super) opened: HashSet<&'t [u8]>,
@@ -399,83 +417,6 @@ impl<'t> Split<'t> {
         self.decls.len() - 1
     }
 
-    /// True if identifier `i` is declared, not used: a type (an identifier or a type keyword)
-    /// before it and a declarator's end after it, as in a member (`constexpr size_t size()`
-    /// in `integer_sequence` names no `ranges::size`, `static const strong_ordering equal;`
-    /// no `std::equal`), a parameter or a local. An expression never puts a name right after
-    /// a type: `return f(…)`, `x.f(…)`, `N::f(…)`, `= f(…)`.
-    pub(super) fn declared_here(&self, first: usize, i: usize) -> bool {
-        const OPERATOR_WORDS: &[&[u8]] = &[
-            b"and", b"or", b"not", b"xor", b"bitand", b"bitor", b"compl", b"and_eq", b"or_eq",
-            b"xor_eq", b"not_eq",
-        ];
-        const DECLARATOR_END: &[&[u8]] = &[b"(", b")", b";", b"=", b"{", b"[", b",", b":"];
-        if i <= first || self.toks[i - 1].kind != Kind::Ident {
-            return false;
-        }
-        let before = self.b(i - 1);
-        let type_like = if keyword(before) {
-            lex::TYPE_WORDS.contains(&before)
-        } else {
-            !OPERATOR_WORDS.contains(&before)
-        };
-        type_like && DECLARATOR_END.iter().any(|e| self.p(i + 1, e))
-    }
-
-    /// The names declared locally in tokens `first..=last`: type and template parameters
-    /// (`typename _Tp`, `class... _Args`, `template <class> class _Tt`), member classes and
-    /// aliases. Inside the declaration they name the local, never a declaration of the same
-    /// name elsewhere (`_Size`, `_Tp`).
-    fn template_parameters(&self, first: usize, last: usize) -> HashSet<&'t [u8]> {
-        let mut out = HashSet::new();
-        for i in first + 1..=last {
-            if self.toks[i].kind != Kind::Ident || keyword(self.b(i)) {
-                continue;
-            }
-            let mut k = i - 1;
-            if self.p(k, b"...") && k > first {
-                k -= 1;
-            }
-            let introduced = self.w(k, b"typename") || self.w(k, b"class");
-            let ends = [&b","[..], b">", b">>", b"=", b"..."];
-            if introduced && ends.iter().any(|e| self.p(i + 1, e)) {
-                out.insert(self.b(i));
-            }
-            // A member class or alias (`struct _Size : …`, `using size_type = …`) shadows
-            // any other of its name inside the declaration.
-            let class_key = matches!(self.b(i - 1), b"struct" | b"class" | b"union" | b"enum");
-            let befriended = i >= 2 && self.w(i - 2, b"friend");
-            let defines = [&b"{"[..], b":", b"<", b";", b"final"];
-            let member_class = class_key && !befriended && defines.iter().any(|e| self.p(i + 1, e));
-            let member_alias = self.w(i - 1, b"using") && self.p(i + 1, b"=");
-            if i > first + 1 && (member_class || member_alias) {
-                out.insert(self.b(i));
-            }
-        }
-        out
-    }
-
-    /// The namespace qualifying identifier `i` (`ranges` of `ranges::min`), if any.
-    pub(super) fn namespace_qualifier(&self, i: usize) -> Option<&'t [u8]> {
-        (i >= 2 && self.p(i - 1, b"::"))
-            .then(|| self.b(i - 2))
-            .filter(|q| self.namespaces.contains(q))
-    }
-
-    /// True if identifier `i` is qualified by a class (`strong_ordering::equal`,
-    /// `vector<T>::iterator`, `_Tp::type`): it names a member, never a declaration at
-    /// namespace scope, and the class itself is a use of its own.
-    fn member_of_class(&self, i: usize) -> bool {
-        if i < 2 || !self.p(i - 1, b"::") {
-            return false;
-        }
-        let q = i - 2;
-        let by_class_name = self.toks[q].kind == Kind::Ident
-            && !keyword(self.b(q))
-            && !self.namespaces.contains(self.b(q));
-        by_class_name || self.p(q, b">") || self.p(q, b">>")
-    }
-
     /// Fills the declared, attached and used names of tokens `first..=last`.
     ///
     /// One function on purpose: a single walk over the tokens whose state (open angle
@@ -484,10 +425,12 @@ impl<'t> Split<'t> {
     pub(super) fn names(&self, first: usize, last: usize, d: &mut Decl<'t>) {
         let mut seen = self.template_parameters(first, last);
         let mut seen_scoped = HashSet::new();
+        let mut masks: HashMap<&[u8], u32> = HashMap::new();
         // Open `<` since the last `;` or brace: a `>>` closing two of them is no shift.
         let mut angles = 0usize;
         let mut i = first;
         while i <= last {
+            let open_before = angles;
             match self.b(i) {
                 b"<" => angles += 1,
                 b">" => angles = angles.saturating_sub(1),
@@ -506,6 +449,20 @@ impl<'t> Split<'t> {
             {
                 d.spells.push(self.b(i));
             }
+            let range_for = self.range_for(i, last);
+            let implied = [
+                range_for.then_some(implicit::EQUALITY),
+                range_for.then_some(implicit::RANGE_FOR),
+                (self.p(i, b"[") && self.structured_binding(first, i)).then_some(implicit::BINDING),
+                (!closer)
+                    .then(|| self.compares(i, last, open_before))
+                    .flatten(),
+            ];
+            for n in implied.into_iter().flatten() {
+                if seen.insert(n) {
+                    d.spells.push(n);
+                }
+            }
             // `friend class X;` in a class body needs no `X` (libstdc++'s `basic_string`
             // befriends `basic_stringbuf`, which would keep all of <sstream>).
             if self.w(i, b"friend")
@@ -523,11 +480,14 @@ impl<'t> Split<'t> {
                 && !keyword(self.b(i))
                 && !self.declared_here(first, i)
                 && !self.member_of_class(i)
+                && !self.through_object(i)
             {
                 let name = self.b(i);
                 if seen.insert(name) {
                     d.uses.push(name);
                 }
+                let mask = self.call_mask(i, last);
+                *masks.entry(name).or_default() |= mask;
                 let qualifier = self.namespace_qualifier(i);
                 if seen_scoped.insert((name, qualifier)) {
                     d.scoped.push((name, qualifier));
@@ -541,6 +501,8 @@ impl<'t> Split<'t> {
             }
             i += 1;
         }
+        d.calls = masks.into_iter().filter(|&(_, m)| m != ANY).collect();
+        d.calls.sort_unstable();
         if self.w(first, b"using") && self.w(first + 1, b"namespace") {
             d.always = true;
             return;
@@ -644,10 +606,14 @@ impl<'t> Split<'t> {
                             d.operator = op;
                             d.function = true;
                             let token = self.b(j - 1);
-                            d.spelled = (op
-                                && self.w(j.saturating_sub(2), b"operator")
-                                && SPELLED_OPERATORS.contains(&token))
-                            .then_some(token);
+                            let named_op = op && self.w(j.saturating_sub(2), b"operator");
+                            d.spelled = if !named_op {
+                                None
+                            } else if SPELLED_OPERATORS.contains(&token) {
+                                Some(token)
+                            } else {
+                                implicit::family(token)
+                            };
                             d.params.clear();
                             let mut cur: Vec<&[u8]> = Vec::new();
                             let mut angles = 0i32;
@@ -666,6 +632,10 @@ impl<'t> Split<'t> {
                                 }
                             }
                             d.params.push(cur);
+                            d.params_close = close;
+                            if !op {
+                                d.accepts = self.accepts(open, close);
+                            }
                         }
                         j = m;
                     }

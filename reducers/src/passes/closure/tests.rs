@@ -269,3 +269,110 @@ fn hollow_leaves_enums_and_classes_with_declarators() {
     );
     assert!(hollowed(&text).is_empty());
 }
+
+#[test]
+fn an_overload_is_kept_only_for_a_call_with_a_count_it_takes() {
+    // `std::move(x)` names the one-argument utility, not the three-argument algorithm and
+    // what that needs.
+    let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nstruct iter_traits { int big; };\ntemplate <class T> T&& move(T& t) { return static_cast<T&&>(t); }\ntemplate <class I, class O> O move(I a, I b, O c) { iter_traits t; return c; }\n# 2 \"m.cpp\" 2\nint main() { int a = 0; return move(a); }\n";
+    let out = first(text, &at_main());
+    assert!(out.contains("T&& move(T& t)"), "{out}");
+    assert!(!out.contains("O move(I a"), "{out}");
+    assert!(!out.contains("iter_traits"), "{out}");
+}
+
+#[test]
+fn a_using_declaration_of_functions_waits_for_an_overload_it_brings() {
+    // libstdc++'s `using ranges::get;` in `std`: `get(v)` on a variant needs no `get` of a
+    // subrange, nor the using-declaration, until a subrange is used.
+    let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nstruct unused {};\nnamespace std {\nnamespace ranges { struct subrange { int big; }; int get(subrange s) { return s.big; } }\nusing ranges::get;\ntemplate <class T> struct variant { T t; };\ntemplate <class T> T get(variant<T> v) { return v.t; }\n}\n# 2 \"m.cpp\" 2\nint main() { std::variant<int> v; return std::get(v); }\n";
+    let out = first(text, &at_main());
+    assert!(out.contains("T get(variant<T> v)"), "{out}");
+    for gone in ["using ranges::get;", "struct subrange", "int get(subrange"] {
+        assert!(!out.contains(gone), "{gone} kept in\n{out}");
+    }
+    let used = text.replace(
+        "std::variant<int> v;",
+        "std::variant<int> v; std::ranges::subrange s;",
+    );
+    let out = first(&used, &at_main());
+    for keep in ["using ranges::get;", "struct subrange", "int get(subrange"] {
+        assert!(out.contains(keep), "{keep} missing from\n{out}");
+    }
+}
+
+#[test]
+fn range_for_and_comparisons_keep_what_they_call() {
+    // `begin`/`end` and the comparison operators of a used class are needed only by code that
+    // has a range-for or compares.
+    let text = "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\ntemplate <class T> struct vec { T* p; };\ntemplate <class T> T* begin(vec<T>& v) { return v.p; }\ntemplate <class T> T* end(vec<T>& v) { return v.p; }\ntemplate <class T> bool operator==(const vec<T>&, const vec<T>&);\ntemplate <class T> bool operator<=>(const vec<T>&, const vec<T>&);\n# 2 \"m.cpp\" 2\nint main() { vec<int> v; return 0; }\n";
+    let out = first(text, &at_main());
+    for gone in ["begin(", "end(", "operator==", "operator<=>"] {
+        assert!(!out.contains(gone), "{gone} kept in\n{out}");
+    }
+    let looped = text.replace(
+        "return 0;",
+        "for (int x : v) if (v == v) return x; return 0;",
+    );
+    let out = first(&looped, &at_main());
+    for keep in ["begin(", "end(", "operator=="] {
+        assert!(out.contains(keep), "{keep} missing from\n{out}");
+    }
+    assert!(!out.contains("operator<=>"), "{out}");
+}
+
+#[test]
+fn raw_line_numbers_locate_only_in_the_text_they_were_taken_from() {
+    // Without markers, line 2 is the crash site in the text the crash was seen in; once a
+    // pass has cut that text, line 2 is some other line, and the crash is in the last
+    // declaration (crash-cut removed what followed it).
+    let text = "int unused;\nint f() { return 1; }\nint g() { return f(); }\n";
+    let hints = |located_in| Hints {
+        location: Some(("m.cpp".into(), 2)),
+        located_in,
+        ..Hints::default()
+    };
+    let out = first(text, &hints(Some(super::super::text_id(text.as_bytes()))));
+    assert_eq!(out, "int f() { return 1; }\n");
+    let out = first(text, &hints(Some(0)));
+    assert_eq!(out, "int f() { return 1; }\nint g() { return f(); }\n");
+}
+
+#[test]
+fn hollow_writes_together_the_classes_that_each_keep_a_header_for_the_other() {
+    // `Get` and `Put` each keep `str`: neither gains alone, both together drop it.
+    let pad = "int pad; ".repeat(300);
+    let text = format!(
+        "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nstruct str {{ {pad} }};\n# 2 \"m.cpp\" 2\nstruct Get {{ str key; }};\nstruct Put {{ str key; str value; }};\ntemplate <class... T> struct V;\nusing R = V<Get, Put>;\nint main() {{ R* r = 0; return 0; }}\n"
+    );
+    let cands: Vec<String> = crate::passes::CPass::Hollow
+        .candidates(text.as_bytes(), &at_main())
+        .map(|c| String::from_utf8(c).unwrap())
+        .collect();
+    let both = cands
+        .iter()
+        .find(|c| c.contains("struct Get;") && c.contains("struct Put;"))
+        .unwrap_or_else(|| panic!("no candidate hollows both:\n{cands:#?}"));
+    assert!(!both.contains("struct str"), "{both}");
+}
+
+#[test]
+fn hollow_writes_a_function_as_a_declaration() {
+    // A function's body may be all that keeps a helper; not a deduced return type's.
+    let pad = "int pad; ".repeat(300);
+    let text = format!(
+        "# 1 \"m.cpp\"\n# 1 \"h.h\" 1 3\nstruct helper {{ {pad} }};\nstruct other {{ {pad} }};\ntemplate <class T> int f(T t) {{ helper h; return 0; }}\ntemplate <class T> auto g(T t) {{ other o; return 0; }}\n# 2 \"m.cpp\" 2\nint main() {{ return f(1) + g(1); }}\n"
+    );
+    let cands: Vec<String> = crate::passes::CPass::Hollow
+        .candidates(text.as_bytes(), &at_main())
+        .map(|c| String::from_utf8(c).unwrap())
+        .collect();
+    assert!(
+        cands.iter().any(|c| c.contains("int f(T t);")),
+        "{cands:#?}"
+    );
+    assert!(
+        cands.iter().all(|c| c.contains("auto g(T t) {")),
+        "{cands:#?}"
+    );
+}
