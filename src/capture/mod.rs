@@ -683,7 +683,27 @@ fn compiler_version(runner: &mut Runner, command: &CompilerCommand) -> Result<St
     };
     let r = runner.run(&v, None)?;
     let text = String::from_utf8_lossy(&r.output.stdout).into_owned();
-    Ok(text.lines().next().unwrap_or("unknown").trim().to_string())
+    Ok(version_line(&text))
+}
+
+/// The version line of a `--version` output (its first), and whether the build has assertions when a later
+/// line says so (LLVM's tools print `Optimized build with assertions.` there; the report's
+/// "release build, no assertions" note reads it).
+fn version_line(text: &str) -> String {
+    // Upstream builds of LLVM's tools start with a heading (`LLVM (http://llvm.org/):`),
+    // their version on the next line.
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = match lines.next() {
+        Some(h) if h.ends_with(':') => lines.next().unwrap_or(h),
+        Some(l) => l,
+        None => "unknown",
+    }
+    .to_string();
+    if text.lines().skip(1).any(|l| l.contains("with assertions")) {
+        format!("{first}, with assertions")
+    } else {
+        first
+    }
 }
 
 fn first_line(out: &Output) -> String {
@@ -713,5 +733,23 @@ fn no_crash_reason(out: &Output) -> String {
             "the command failed with ordinary diagnostics ({})",
             first_line(out)
         ),
+    }
+}
+
+#[cfg(test)]
+mod version_tests {
+    use super::version_line;
+
+    #[test]
+    fn an_assertions_build_says_so_after_its_first_line() {
+        assert_eq!(
+            version_line("Debian clang version 19.1.7 (3~deb12u1)\nTarget: x86_64-pc-linux-gnu\n"),
+            "Debian clang version 19.1.7 (3~deb12u1)"
+        );
+        assert_eq!(
+            version_line("LLVM (http://llvm.org/):\n  LLVM version 20.0.0git\n  Optimized build with assertions.\n"),
+            "LLVM version 20.0.0git, with assertions"
+        );
+        assert_eq!(version_line(""), "unknown");
     }
 }

@@ -47,7 +47,8 @@ pub struct Compiler {
     pub path: String,
     /// The file it resolves to.
     pub resolved_path: String,
-    /// First line of `--version`.
+    /// First line of `--version` (with `, with assertions` added when a later line says the
+    /// build has them, as LLVM's tools do).
     pub version: String,
 }
 

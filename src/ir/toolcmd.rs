@@ -83,18 +83,42 @@ impl ToolCmd {
     }
 }
 
-/// The `-O` level `llc` needs for the job's codegen.
-pub(super) fn llc_olevel(argv: &[String]) -> String {
+/// The optimisation level of a compile job's last `-O` flag, as clang reads it (`-O` and
+/// `-Og` are `-O1`, `-Ofast` is `-O3`, none is `-O0`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OptLevel {
+    O0,
+    O1,
+    O2,
+    O3,
+    Os,
+    Oz,
+}
+
+fn last_opt_level(argv: &[String]) -> OptLevel {
     let last = argv
         .iter()
         .rev()
         .find(|a| a.starts_with("-O") && a.len() <= 6)
         .map(String::as_str);
     match last {
-        None | Some("-O0") => "-O0",
-        Some("-O1") => "-O1",
-        Some("-O3") | Some("-Ofast") => "-O3",
-        _ => "-O2",
+        None | Some("-O0") => OptLevel::O0,
+        Some("-O" | "-O1" | "-Og") => OptLevel::O1,
+        Some("-O3" | "-Ofast") => OptLevel::O3,
+        Some("-Os") => OptLevel::Os,
+        Some("-Oz") => OptLevel::Oz,
+        _ => OptLevel::O2,
+    }
+}
+
+/// The `-O` level `llc` needs for the job's codegen (`llc` has no size levels: clang runs
+/// codegen at `-O2` for them).
+pub(super) fn llc_olevel(argv: &[String]) -> String {
+    match last_opt_level(argv) {
+        OptLevel::O0 => "-O0",
+        OptLevel::O1 => "-O1",
+        OptLevel::O3 => "-O3",
+        OptLevel::O2 | OptLevel::Os | OptLevel::Oz => "-O2",
     }
     .to_owned()
 }
@@ -102,18 +126,13 @@ pub(super) fn llc_olevel(argv: &[String]) -> String {
 /// The `opt` default pipeline level (`O2`, `Os`, …) that matches the job's last `-O` flag,
 /// for `-passes=default<LEVEL>`.
 pub(super) fn opt_default_level(argv: &[String]) -> &'static str {
-    let last = argv
-        .iter()
-        .rev()
-        .find(|a| a.starts_with("-O") && a.len() <= 6)
-        .map(String::as_str);
-    match last {
-        None | Some("-O0") => "O0",
-        Some("-O1") => "O1",
-        Some("-Os") => "Os",
-        Some("-Oz") => "Oz",
-        Some("-O3") | Some("-Ofast") => "O3",
-        _ => "O2",
+    match last_opt_level(argv) {
+        OptLevel::O0 => "O0",
+        OptLevel::O1 => "O1",
+        OptLevel::O2 => "O2",
+        OptLevel::O3 => "O3",
+        OptLevel::Os => "Os",
+        OptLevel::Oz => "Oz",
     }
 }
 
@@ -346,7 +365,11 @@ mod tests {
         assert_eq!(llc_olevel(&v(&["clang", "-O1", "-Os", "x.c"])), "-O2");
         assert_eq!(llc_olevel(&v(&["clang", "-Ofast"])), "-O3");
         assert_eq!(opt_default_level(&v(&["clang", "-O2", "-Os", "x.c"])), "Os");
-        assert_eq!(opt_default_level(&v(&["clang", "-O", "x.c"])), "O2");
+        // `clang -###` shows `-O` as cc1's `-O1`; `-Og` is `-O1` to LLVM.
+        assert_eq!(opt_default_level(&v(&["clang", "-O", "x.c"])), "O1");
+        assert_eq!(opt_default_level(&v(&["clang", "-O3", "-Og", "x.c"])), "O1");
+        assert_eq!(opt_default_level(&v(&["clang", "-Oz", "x.c"])), "Oz");
+        assert_eq!(llc_olevel(&v(&["clang", "-Oz", "x.c"])), "-O2");
         assert_eq!(opt_default_level(&v(&["clang", "x.c"])), "O0");
         assert_eq!(
             count_lines("; RUN: llc\n\ndefine void @f() {\n  ret void\n}\n"),

@@ -73,7 +73,8 @@ pub fn title(case: &Case) -> String {
 /// assertions beside the release).
 fn release_build_note(case: &Case, link: bool) -> Option<String> {
     static RELEASE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"clang version \d+\.\d+\.\d+(?:[\s(-]|$)").expect("valid regex")
+        regex::Regex::new(r"(?:clang|LLVM) version \d+\.\d+\.\d+(?:[\s(,-]|$)")
+            .expect("valid regex")
     });
     let v = &case.compiler.version;
     let asserted = matches!(
@@ -97,7 +98,22 @@ fn release_build_note(case: &Case, link: bool) -> Option<String> {
         code(v)
     );
     if link {
-        s.push_str(" The Compiler Explorer link below runs clang trunk with assertions beside it.");
+        // clang, or the LLVM tool (`llc-19` runs beside `llc-assertions-trunk`).
+        let tool = if v.contains("clang version") {
+            "clang".to_string()
+        } else {
+            let name = std::path::Path::new(&case.compiler.path)
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("");
+            name.split('-')
+                .next()
+                .filter(|t| !t.is_empty())
+                .map_or("LLVM".into(), code)
+        };
+        s.push_str(&format!(
+            " The Compiler Explorer link below runs {tool} trunk with assertions beside it."
+        ));
     }
     Some(s)
 }
@@ -324,6 +340,15 @@ mod tests {
         case.compiler.version = "Debian clang version 19.1.7 (3~deb12u1)".into();
         case.crash.kind = crate::crash::CrashKind::Assertion;
         assert_eq!(release_build_note(&case, true), None);
+        // llc and opt print `LLVM version`, and an assertions build says so on a later line.
+        case.crash.kind = crate::crash::CrashKind::Segfault;
+        case.compiler.version = "Debian LLVM version 19.1.7".into();
+        case.compiler.path = "/usr/bin/llc-19".into();
+        assert!(release_build_note(&case, false).is_some());
+        let n = release_build_note(&case, true).unwrap();
+        assert!(n.contains("runs `llc` trunk with assertions"), "{n}");
+        case.compiler.version = "Debian LLVM version 19.1.7, with assertions".into();
+        assert_eq!(release_build_note(&case, false), None);
     }
 
     #[test]
