@@ -78,21 +78,12 @@ impl<'t> Split<'t> {
             return Some(0);
         }
         let mut commas = 0;
-        let mut k = open + 1;
-        while k < close {
+        for k in self.top_level(open, close) {
             match self.b(k) {
                 b"..." => return None,
                 b"," => commas += 1,
-                // A template argument list may hold commas: `f(pair<A, B>(a, b))`.
-                b"<" if self.toks[k - 1].kind == Kind::Ident => {
-                    if let Some(c) = self.angle_close(k, close - 1) {
-                        k = c;
-                    }
-                }
-                b"(" | b"[" | b"{" => k = self.mate(k).filter(|&m| m < close).unwrap_or(k),
                 _ => {}
             }
-            k += 1;
         }
         Some(commas + 1)
     }
@@ -106,34 +97,47 @@ impl<'t> Split<'t> {
         }
         let (mut params, mut required) = (0usize, 0usize);
         let (mut defaulted, mut pack, mut variadic) = (false, false, false);
-        let mut finish = |defaulted: &mut bool, pack: &mut bool| {
-            params += 1;
-            variadic |= *pack;
-            required += usize::from(!*defaulted && !*pack);
-            (*defaulted, *pack) = (false, false);
-        };
-        let mut k = open + 1;
-        while k < close {
-            match self.b(k) {
+        // One parameter per top-level comma, and the last: `...` makes it a pack, `=` gives
+        // it a default.
+        let tokens = self.top_level(open, close).map(|k| self.b(k));
+        for t in tokens.chain(std::iter::once(&b","[..])) {
+            match t {
                 b"..." => pack = true,
                 b"=" => defaulted = true,
-                b"," => finish(&mut defaulted, &mut pack),
-                b"<" if self.toks[k - 1].kind == Kind::Ident => {
-                    if let Some(c) = self.angle_close(k, close - 1) {
-                        k = c;
-                    }
+                b"," => {
+                    params += 1;
+                    variadic |= pack;
+                    required += usize::from(!defaulted && !pack);
+                    (defaulted, pack) = (false, false);
                 }
-                b"(" | b"[" | b"{" => k = self.mate(k).filter(|&m| m < close).unwrap_or(k),
                 _ => {}
             }
-            k += 1;
         }
-        finish(&mut defaulted, &mut pack);
         let clamp = |n: usize| u8::try_from(n.min(254)).unwrap_or(254);
         Accepts {
             min: clamp(required),
             max: if variadic { u8::MAX } else { clamp(params) },
         }
+    }
+
+    /// The tokens strictly between the parentheses at `open` and `close` that are not inside a
+    /// nested bracket or a template argument list (`f(pair<A, B>(a, b), c)` has one comma).
+    fn top_level(&self, open: usize, close: usize) -> impl Iterator<Item = usize> + '_ {
+        let mut k = open + 1;
+        std::iter::from_fn(move || {
+            if k >= close {
+                return None;
+            }
+            let at = k;
+            k = match self.b(at) {
+                b"<" if self.toks[at - 1].kind == Kind::Ident => {
+                    self.angle_close(at, close - 1).unwrap_or(at)
+                }
+                b"(" | b"[" | b"{" => self.mate(at).filter(|&m| m < close).unwrap_or(at),
+                _ => at,
+            } + 1;
+            Some(at)
+        })
     }
 }
 

@@ -314,21 +314,52 @@ impl<'t> Walk<'_, 't> {
             return;
         }
         self.counts.insert(n, seen | mask);
-        let (s, ix, w, work) = (self.s, &self.ix, &mut self.w, &mut self.work);
         if self.used.insert(n) {
             self.from.insert(n, by);
-            imply(
-                s,
-                implicit::implied(n),
-                Some((by, n)),
-                ix,
-                w,
-                self.banned,
-                work,
-            );
-            use_name(s, (by, n), seen | mask, ix, w, work);
+            let (s, ix, w, work) = (self.s, &self.ix, &mut self.w, &mut self.work);
+            let implied = implicit::implied(n);
+            imply(s, implied, Some((by, n)), ix, w, self.banned, work);
+            self.use_name(by, n, seen | mask);
         } else {
-            call_more(s, (by, n), seen | mask, ix, w, work);
+            self.call_more(by, n, seen | mask);
+        }
+    }
+
+    /// `n` is called with `counts` arguments (see `arity.rs`): the functions of that name that
+    /// accept one of them count as named, and the other declarations of the name are kept.
+    fn call_more(&mut self, by: usize, n: &'t [u8], counts: u32) {
+        let w = &mut self.w;
+        for &k in self.ix.by_name.get(n).into_iter().flatten() {
+            if w.named[k] || !self.s.decls[k].accepts.admits(counts) {
+                continue;
+            }
+            w.named[k] = true;
+            if w.missing[k] == 0 {
+                self.work.push_back((k, Some((by, n))));
+            }
+        }
+    }
+
+    /// `n` is used from now on: what declares it is kept (a function once its classes are
+    /// used), what is attached to it too (a specialisation once its argument classes are), and
+    /// what waited on it waits on one name fewer.
+    fn use_name(&mut self, by: usize, n: &'t [u8], counts: u32) {
+        self.call_more(by, n, counts);
+        let (w, work) = (&mut self.w, &mut self.work);
+        for &k in self.ix.by_attached.get(n).into_iter().flatten() {
+            // A specialisation waits for its argument classes; an out-of-line member goes
+            // with its class at once.
+            if self.s.decls[k].spec_args.is_empty() || w.missing[k] == 0 {
+                work.push_back((k, Some((by, n))));
+            } else {
+                w.named[k] = true;
+            }
+        }
+        for k in w.waiting.remove(n).into_iter().flatten() {
+            w.missing[k] -= 1;
+            if w.missing[k] == 0 && w.named[k] {
+                work.push_back((k, Some((by, n))));
+            }
         }
     }
 
@@ -362,57 +393,6 @@ impl<'t> Walk<'_, 't> {
         let before = work.len();
         work.extend(queued);
         work.len() > before
-    }
-}
-
-/// `n` is called with `counts` arguments (see `arity.rs`): the functions of that name that
-/// accept one of them count as named, and the other declarations of the name are kept.
-fn call_more<'t>(
-    s: &Split<'t>,
-    (by, n): (usize, &'t [u8]),
-    counts: u32,
-    ix: &Index<'t>,
-    w: &mut Waits<'t>,
-    work: &mut Work<'t>,
-) {
-    for &k in ix.by_name.get(n).into_iter().flatten() {
-        if w.named[k] || !s.decls[k].accepts.admits(counts) {
-            continue;
-        }
-        w.named[k] = true;
-        if w.missing[k] == 0 {
-            work.push_back((k, Some((by, n))));
-        }
-    }
-}
-
-/// `n` is used from now on: what declares it is kept (a function once its classes are
-/// used), what is attached to it too (a specialisation once its argument classes are), and
-/// what waited on it waits on one name fewer.
-fn use_name<'t>(
-    s: &Split<'t>,
-    (by, n): (usize, &'t [u8]),
-    counts: u32,
-    ix: &Index<'t>,
-    w: &mut Waits<'t>,
-    work: &mut Work<'t>,
-) {
-    let n_ = Some((by, n));
-    call_more(s, (by, n), counts, ix, w, work);
-    for &k in ix.by_attached.get(n).into_iter().flatten() {
-        // A specialisation waits for its argument classes; an out-of-line member goes
-        // with its class at once.
-        if s.decls[k].spec_args.is_empty() || w.missing[k] == 0 {
-            work.push_back((k, n_));
-        } else {
-            w.named[k] = true;
-        }
-    }
-    for k in w.waiting.remove(n).into_iter().flatten() {
-        w.missing[k] -= 1;
-        if w.missing[k] == 0 && w.named[k] {
-            work.push_back((k, n_));
-        }
     }
 }
 
