@@ -8,7 +8,11 @@
 //! class definition whose body and what only the body reached weigh at least a few KB, one
 //! candidate writes the class as a declaration (`template <…> class variant;`) and deletes
 //! what the closure no longer reaches. A kept-valid test rejects the ones the code needs
-//! complete; an accepted one removes a class and its helpers in one test.
+//! complete; an accepted one removes a class and its helpers in one test. Two more kinds of
+//! candidate: the classes whose bodies each name one of the heaviest names, together (two
+//! classes that each keep `<string>` for the other gain nothing alone), and function
+//! definitions outside the roots written as declarations (`template <class T> int f(T);`),
+//! for what only their bodies named.
 
 use std::collections::HashSet;
 

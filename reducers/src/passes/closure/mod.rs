@@ -9,16 +9,20 @@
 //! instantiates the outermost template; the crash site and that code trimmed to the statements
 //! that matter, `callers.rs`) and keeps the transitive closure; every other declaration is
 //! deleted in one candidate. Functions and classes are matched by name without scopes (an
-//! over-approximation: argument-dependent lookup finds functions in namespaces nobody names);
-//! variables and aliases by namespace scope (`scope.rs`). What C++ uses implicitly is kept too:
-//! out-of-line members, specialisations, deduction guides and free operators go with the class
-//! or template they name (a specialisation only once the classes among its template arguments
-//! are used too; an operator only once its token is spelled; an explicit instantiation never);
-//! the functions and classes named `begin`/`end`, `initializer_list` and the tuple protocol are
-//! always used; `using namespace` and directives (line markers, pragmas) stay. Fallbacks, each
-//! a candidate: the roots untrimmed, plus the whole main file, then halves and quarters of the
-//! first cut (back to front). `prune.rs` then asks the compiler about the over-approximation,
-//! and `hollow.rs` about the classes the crash can take incomplete.
+//! over-approximation: argument-dependent lookup finds functions in namespaces nobody names),
+//! functions also by argument count (`arity.rs`); variables and aliases by namespace scope
+//! (`scope.rs`); what is a declared name and what a use is `declarator.rs`'s to say. What C++
+//! uses implicitly is kept too: out-of-line members, specialisations, deduction guides and free
+//! operators go with the class or template they name (a specialisation only once the classes
+//! among its template arguments are used too; an operator only once its token, or for a
+//! comparison its kind of comparison, is spelled; an explicit instantiation never);
+//! `initializer_list` is always used, `begin`/`end` once kept code has a range-for and the tuple
+//! protocol once it has a structured binding (`implicit.rs`); a using-declaration of functions
+//! once an overload it brings in is kept; `using namespace` and directives (line markers,
+//! pragmas) stay. Fallbacks, each a candidate: the roots untrimmed, plus the whole main file,
+//! then halves and quarters of the first cut (back to front). `prune.rs` then asks the compiler
+//! about the over-approximation, and `hollow.rs` about the classes and functions the crash can
+//! take incomplete or undefined.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
