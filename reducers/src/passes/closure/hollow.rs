@@ -45,8 +45,7 @@ pub(crate) fn hollow(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
         return Box::new(Empty);
     }
     let mut s = Split::new(text);
-    let r = Roots::of(&s, hints, false);
-    let roots: Vec<usize> = [&r.roots[..], &r.callers[..], &r.main_decls[..]].concat();
+    let roots = Roots::of(&s, hints, false).all();
     if roots.is_empty() {
         return Box::new(Empty);
     }
@@ -239,17 +238,24 @@ fn singles<'a>(s: &Split, bodies: &'a [(usize, Body)]) -> impl Iterator<Item = V
 /// { string key; }` and `struct Put { string key, value; }` each keep `<string>` for the
 /// other, so neither gains alone). As indices into `bodies`.
 fn groups(s: &mut Split, roots: &[usize], bodies: &[(usize, Body)]) -> Vec<Vec<usize>> {
-    let heads: Vec<Vec<&[u8]>> = bodies
-        .iter()
-        .map(|(k, body)| with_heads_only(s, &[(*k, body)], |s| s.decls[*k].uses.clone()))
-        .collect();
-    let mut out: Vec<Vec<usize>> = Vec::new();
-    for name in prune::heaviest_names(s, roots, s.text.len())
+    let names: Vec<&[u8]> = prune::heaviest_names(s, roots, s.text.len())
         .into_iter()
         .take(MAX_GROUPS)
-    {
+        .collect();
+    // The uses of a head, read again only for the bodies that name one of those names.
+    let mut heads: Vec<Option<Vec<&[u8]>>> = vec![None; bodies.len()];
+    for (b, (k, body)) in bodies.iter().enumerate() {
+        if names.iter().any(|n| s.decls[*k].uses.contains(n)) {
+            heads[b] = Some(with_heads_only(s, &[(*k, body)], |s| {
+                s.decls[*k].uses.clone()
+            }));
+        }
+    }
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for name in names {
+        let in_body = |b: usize| heads[b].as_ref().is_some_and(|h| !h.contains(&name));
         let users: Vec<usize> = (0..bodies.len())
-            .filter(|&b| s.decls[bodies[b].0].uses.contains(&name) && !heads[b].contains(&name))
+            .filter(|&b| s.decls[bodies[b].0].uses.contains(&name) && in_body(b))
             .collect();
         if (2..=MAX_GROUP).contains(&users.len()) && !out.contains(&users) {
             out.push(users);

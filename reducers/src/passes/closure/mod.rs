@@ -685,6 +685,14 @@ impl<'t> Roots<'t> {
     }
 }
 
+impl Roots<'_> {
+    /// Every root, the callers and the main file's declarations: where prune and hollow
+    /// weigh what the closure keeps.
+    fn all(&self) -> Vec<usize> {
+        [&self.roots[..], &self.callers[..], &self.main_decls[..]].concat()
+    }
+}
+
 /// The main file's declarations (by line markers), in text order.
 fn main_file_decls(s: &Split) -> Vec<usize> {
     let mut main_decls = Vec::new();

@@ -28,8 +28,7 @@ pub(crate) fn prune(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
         return Box::new(Empty);
     }
     let s = Split::new(text);
-    let r = Roots::of(&s, hints, false);
-    let roots: Vec<usize> = [&r.roots[..], &r.callers[..], &r.main_decls[..]].concat();
+    let roots = Roots::of(&s, hints, false).all();
     if roots.is_empty() {
         return Box::new(Empty);
     }
