@@ -8,7 +8,8 @@
 //! When GCC rejects the start (clang-preprocessed libstdc++ uses clang-only builtins such as
 //! `__make_integer_seq`), its errors on the start become a baseline: a candidate may only
 //! keep some of them, never add one (an error is its file as printed, through the line
-//! markers, and its message). The first accepted candidate GCC takes without any error makes
+//! markers, and its message; one the start had in a header may move into the candidate
+//! itself, as cutting the header's line marker does). The first accepted candidate GCC takes without any error makes
 //! the witness strict for the rest of the reduction. On clang-preprocessed libstdc++ this is
 //! what keeps the crashing code whole while the headers go: a strict witness would never
 //! engage there (`docs/design/valid-reduction.md`).
@@ -179,8 +180,23 @@ pub(super) struct Run {
 impl Run {
     /// True when this run shows nothing the baseline `start` did not: no error outside it,
     /// and it read the whole file. A clean run is always within.
+    ///
+    /// A line marker only names the file an error is reported in: once a cut removes the
+    /// marker, the baseline's error in `…/bits/utility.h` is reported in the candidate itself
+    /// (`-`). So an error in the candidate is within when the start had the same message in
+    /// any file; an error in a named file must match that file too.
     pub fn within(&self, start: &Run) -> bool {
-        self.ok || (!self.partial && self.errors.is_subset(&start.errors))
+        self.ok
+            || (!self.partial
+                && self.errors.iter().all(|e| {
+                    start.errors.contains(e)
+                        || e.strip_prefix("-\t").is_some_and(|msg| {
+                            start
+                                .errors
+                                .iter()
+                                .any(|s| s.split_once('\t').is_some_and(|(_, m)| m == msg))
+                        })
+                }))
     }
 }
 
@@ -346,7 +362,21 @@ cc1plus: error: unrecognized command-line option '-fbogus'
             errors: BTreeSet::new(),
             partial: false,
         };
+        // The marker that put `B` in `h` was cut: `B` is now reported in the candidate.
+        let moved = Run {
+            ok: false,
+            errors: [key("-\tB")].into(),
+            partial: false,
+        };
+        // But an error the start had in the candidate may not move into a header.
+        let into_header = Run {
+            ok: false,
+            errors: [key("g\tB")].into(),
+            partial: false,
+        };
         assert!(fewer.within(&start));
+        assert!(moved.within(&start));
+        assert!(!into_header.within(&start));
         assert!(!new.within(&start));
         assert!(!gave_up.within(&start));
         assert!(clean.within(&start));
