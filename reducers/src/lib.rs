@@ -66,8 +66,9 @@
 //!
 //! # Passes and their order
 //!
-//! [`passes::default_pipeline`]: `first` = main-only, crash-cut, provenance, closure, function-focus
-//! (once); `main` = markers, top-level, chunks-1..4, chunks-6, chunks-8, lines, balanced, tokens
+//! [`passes::default_pipeline`]: `first` = main-only, crash-cut, provenance, closure, prune,
+//! function-focus, main-chunks, hollow (once); `main` = markers, directives, closure, hollow,
+//! top-level, prune, chunks-1..4, chunks-6, chunks-8, namespaces, aliases, lines, balanced, tokens
 //! (repeated until a round removes nothing); `last` = rename, literals, normalise (then `main`
 //! again if rename or literals improved anything).
 //!

@@ -307,7 +307,9 @@ impl<'a> Stage<'a> {
     ) -> Option<witness::Run> {
         let k = self.counter.fetch_add(1, Ordering::Relaxed);
         let path = self.work.path().join(format!("w{k}.{}", self.ext));
-        std::fs::write(&path, text).ok()?;
+        let mut body = witness::prelude(argv, text);
+        body.extend_from_slice(text);
+        std::fs::write(&path, body).ok()?;
         let run = witness::run(argv, self.dir, &path.to_string_lossy(), timeout, cancel);
         let _ = std::fs::remove_file(&path);
         run

@@ -5,8 +5,10 @@
 //! and GCC (`gcc`/`g++ -fsyntax-only`, with the case's `-std=`) accepts the start, it must
 //! accept every candidate too.
 //!
-//! When GCC rejects the start (clang-preprocessed libstdc++ uses clang-only builtins such as
-//! `__make_integer_seq`), its errors on the start become a baseline: a candidate may only
+//! clang-preprocessed libstdc++ calls clang-only builtins (`__make_integer_seq`,
+//! `__builtin_operator_new`) where GCC's branch of the same header uses its own; the witness
+//! declares them for GCC ([`prelude`]), so GCC accepts such a start as it accepts the source.
+//! When GCC still rejects the start, its errors on the start become a baseline: a candidate may only
 //! keep some of them, never add one (an error is its file as printed, through the line
 //! markers, and its message; one the start had in a header may move into the candidate
 //! itself, as cutting the header's line marker does). The first accepted candidate GCC takes without any error makes
@@ -52,6 +54,43 @@ pub(super) fn witness_for(replay: &CompilerCommand) -> Option<Vec<String>> {
     );
     argv.extend(["-x".into(), x.into()]);
     Some(argv)
+}
+
+/// Declarations GCC needs for a clang builtin that clang-preprocessed libstdc++ calls where
+/// GCC's branch of the same header uses another: `(the builtin, its declaration)`.
+const CLANG_BUILTINS: [(&str, &str); 3] = [
+    (
+        "__make_integer_seq",
+        "template <template <class _Tp, _Tp...> class _Seq, class _Tp, _Tp _Num> \
+         using __make_integer_seq = _Seq<_Tp, __integer_pack(_Num)...>;",
+    ),
+    (
+        "__builtin_operator_new",
+        "template <class... _Args> inline void *__builtin_operator_new(_Args... __args) \
+         { return ::operator new(__args...); }",
+    ),
+    (
+        "__builtin_operator_delete",
+        "template <class... _Args> inline void __builtin_operator_delete(_Args... __args) \
+         { ::operator delete(__args...); }",
+    ),
+];
+
+/// What goes before `text` in the witness's file: for `g++`, one line per clang builtin in
+/// [`CLANG_BUILTINS`] that `text` names (nothing for one that names none, so a C++98 text
+/// never sees an alias template).
+pub(super) fn prelude(argv: &[String], text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    if argv.first().map(String::as_str) != Some("g++") {
+        return out;
+    }
+    for (name, decl) in CLANG_BUILTINS {
+        if memchr::memmem::find(text, name.as_bytes()).is_some() {
+            out.extend_from_slice(decl.as_bytes());
+            out.push(b'\n');
+        }
+    }
+    out
 }
 
 /// Accepted candidates up to this size are offered to a witness that has no baseline (it
@@ -308,6 +347,18 @@ mod tests {
         assert!(witness_for(&cmd(&["clang", "-c", "k.hip"])).is_none());
         let c = witness_for(&cmd(&["clang", "-c", "f.i"])).unwrap();
         assert_eq!(c[0], "gcc");
+    }
+
+    #[test]
+    fn gxx_gets_a_declaration_for_each_clang_builtin_the_text_names() {
+        let gxx = vec!["g++".to_string(), "-fsyntax-only".into()];
+        let text = b"p = __builtin_operator_new(n); using s = __make_integer_seq<S, int, 3>;";
+        let p = String::from_utf8(prelude(&gxx, text)).unwrap();
+        assert_eq!(p.lines().count(), 2);
+        assert!(p.contains("using __make_integer_seq ="));
+        assert!(p.contains("void *__builtin_operator_new("));
+        assert!(prelude(&gxx, b"int main() {}").is_empty());
+        assert!(prelude(&["gcc".to_string()], text).is_empty());
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod finish;
 mod guided;
 mod layout;
 mod structure;
+mod unwrap;
 
 use std::sync::Arc;
 
@@ -84,6 +85,11 @@ pub enum CPass {
     Markers,
     /// ddmin over the statements/declarations at this brace depth (0 = top level).
     Chunks(u8),
+    /// Unwrap each namespace: its braces, its `N::` qualifiers and `using namespace N;` go
+    /// (see `unwrap.rs`).
+    Namespaces,
+    /// Inline each type alias, typedef and variable template into its uses and delete it.
+    Aliases,
     /// ddmin over physical lines.
     Lines,
     /// Delete, empty or unwrap balanced `()` `[]` `{}` `<>` regions; bodies become `;`/`{}`.
@@ -138,6 +144,8 @@ impl CPass {
             CPass::FunctionFocus => "function-focus",
             CPass::Markers => "markers",
             CPass::Chunks(d) => CHUNK_NAMES[usize::from(*d).min(CHUNK_NAMES.len() - 1)],
+            CPass::Namespaces => "namespaces",
+            CPass::Aliases => "aliases",
             CPass::Lines => "lines",
             CPass::Balanced => "balanced",
             CPass::Tokens => "tokens",
@@ -179,6 +187,8 @@ impl CPass {
             CPass::FunctionFocus => guided::function_focus(text, hints),
             CPass::Markers => guided::markers(text),
             CPass::Chunks(d) => structure::chunks(text, u32::from(*d)),
+            CPass::Namespaces => unwrap::namespaces(text),
+            CPass::Aliases => unwrap::aliases(text),
             CPass::Lines => structure::lines(text),
             CPass::Balanced => structure::balanced(text),
             CPass::Tokens => structure::tokens(text),
@@ -299,6 +309,10 @@ fn default_passes() -> [Vec<CPass>; 3] {
             Chunks(4),
             Chunks(6),
             Chunks(8),
+            // What no deletion can shorten: a chain of aliases each used by the next, the
+            // braces and qualifiers of a namespace. Only on small texts (see `unwrap.rs`).
+            Namespaces,
+            Aliases,
             Lines,
             Balanced,
             Tokens,
@@ -318,7 +332,7 @@ fn raw_passes() -> [Vec<CPass>; 3] {
 /// The order for preprocessed C/C++ with a bug's [`Hints`]: `first` = main-only, crash-cut,
 /// provenance, closure, prune, function-focus, main-chunks, closure, prune, hollow (once);
 /// `main` = markers, directives, closure, hollow, top-level, prune, chunks-1, chunks-2, closure,
-/// chunks-3, chunks-4, chunks-6, chunks-8, lines,
+/// chunks-3, chunks-4, chunks-6, chunks-8, namespaces, aliases, lines,
 /// balanced, tokens (repeated until a round removes nothing); `last` = rename, literals, normalise (the readable layout).
 pub fn default_pipeline(hints: Hints) -> Pipeline {
     let [first, main, last] = default_passes();

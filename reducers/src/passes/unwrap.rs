@@ -1,0 +1,576 @@
+//! Passes that undo C++'s naming indirections, as C-Vise's clang_delta does with an AST: a
+//! namespace unwrapped (its braces and every `N::` go), a type alias or variable template
+//! inlined into its uses and deleted.
+//!
+//! No deletion pass can shorten a chain of aliases: libstdc++'s `make_index_sequence<N>` is an
+//! alias of `make_integer_sequence<size_t, N>`, an alias of a builtin, and each link is used
+//! by the next, so every link survives with its template head, and every kept declaration sits
+//! in `namespace std { … }` with its uses qualified `std::`. A crash-on-valid reduction keeps
+//! them all; these candidates fold them. They work on tokens, not on an AST: a candidate that
+//! breaks a name lookup or a scope is rejected by the test like any other.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use crate::lex::{self, Kind, Tok};
+use crate::plan::{Edit, Item, List, Plan};
+
+/// Texts up to this size get candidates. On a big text nearly every alias and namespace
+/// block is unused or needed whole, and the deletion passes remove the unused ones many per
+/// test; one test per alias pays once the text is down to the crash's own declarations.
+const SMALL: usize = 16 << 10;
+
+/// One candidate per namespace name: every block of it unwrapped (`[inline] namespace N
+/// [attributes] {` and its `}` deleted), every `N::` and `using namespace N;` deleted. Each
+/// anonymous namespace is a candidate of its own.
+pub(crate) fn namespaces(text: &[u8]) -> Box<dyn Plan> {
+    if text.len() > SMALL {
+        return Box::new(crate::plan::Empty);
+    }
+    let toks = lex::lex(text);
+    let st = lex::structure(text, &toks);
+    let ident = |k: usize, w: &[u8]| {
+        toks.get(k)
+            .is_some_and(|t| t.kind == Kind::Ident && t.bytes(text) == w)
+    };
+    let mut named: Vec<(&[u8], Vec<Edit>)> = Vec::new();
+    let mut anonymous = Vec::new();
+    for i in 0..toks.len() {
+        if !ident(i, b"namespace") {
+            continue;
+        }
+        let start = if i > 0 && ident(i - 1, b"inline") {
+            i - 1
+        } else {
+            i
+        };
+        let name = toks
+            .get(i + 1)
+            .filter(|t| t.kind == Kind::Ident && !ident(i + 1, b"__attribute__"));
+        let mut k = if name.is_some() { i + 2 } else { i + 1 };
+        // `namespace std __attribute__ ((__visibility__ ("default"))) {`
+        while ident(k, b"__attribute__") && toks.get(k + 1).is_some_and(|t| t.is(text, b"(")) {
+            match st.mate_of(k + 1) {
+                Some(close) => k = close + 1,
+                None => break,
+            }
+        }
+        let Some(close) = toks
+            .get(k)
+            .filter(|t| t.is(text, b"{"))
+            .and_then(|_| st.mate_of(k))
+        else {
+            continue;
+        };
+        let edits = vec![
+            Edit::delete(toks[start].start as usize, toks[k].end as usize),
+            Edit::delete(toks[close].start as usize, toks[close].end as usize),
+        ];
+        match name {
+            Some(n) => {
+                let n = n.bytes(text);
+                match named.iter_mut().find(|(m, _)| *m == n) {
+                    Some((_, all)) => all.extend(edits),
+                    None => named.push((n, edits)),
+                }
+            }
+            None => anonymous.push(edits),
+        }
+    }
+    let mut lists: Vec<Vec<Edit>> = Vec::new();
+    for (name, mut edits) in named {
+        for k in 0..toks.len() {
+            if ident(k, name) && toks.get(k + 1).is_some_and(|t| t.is(text, b"::")) {
+                edits.push(Edit::delete(
+                    toks[k].start as usize,
+                    toks[k + 1].end as usize,
+                ));
+            }
+            let using_namespace = ident(k, b"using")
+                && ident(k + 1, b"namespace")
+                && ident(k + 2, name)
+                && toks.get(k + 3).is_some_and(|t| t.is(text, b";"));
+            if using_namespace {
+                edits.push(Edit::delete(
+                    toks[k].start as usize,
+                    toks[k + 3].end as usize,
+                ));
+            }
+        }
+        lists.push(edits);
+    }
+    lists.extend(anonymous);
+    Box::new(List {
+        items: lists
+            .into_iter()
+            .enumerate()
+            .map(|(k, mut edits)| {
+                edits.sort_by_key(|e| (e.start, e.end));
+                // The unwrapped namespace leaves the list: the next one moves up to `k`.
+                Item {
+                    edits,
+                    on_success: k,
+                }
+            })
+            .collect(),
+    })
+}
+
+/// One template parameter: its name (none when unnamed), whether it is a pack, its default.
+#[derive(Debug)]
+struct Param<'t> {
+    name: Option<&'t [u8]>,
+    pack: bool,
+    default: Option<String>,
+}
+
+/// An alias found in the text: the declaration's byte span, its name's token, its parameters
+/// (`None`: not a template) and its body's tokens.
+struct Alias<'t> {
+    span: (usize, usize),
+    name_tok: usize,
+    params: Option<Vec<Param<'t>>>,
+    body: std::ops::Range<usize>,
+}
+
+/// One candidate per alias whose name is declared once: `typedef T N;`, `using N = T;`,
+/// `template <…> using N = T;` and `template <…> constexpr T N = E;` deleted, and every use
+/// (with its `A::` qualifiers) replaced by the body, template arguments substituted.
+pub(crate) fn aliases(text: &[u8]) -> Box<dyn Plan> {
+    if text.len() > SMALL {
+        return Box::new(crate::plan::Empty);
+    }
+    let toks = lex::lex(text);
+    let st = lex::structure(text, &toks);
+    let found: Vec<Alias> = (0..toks.len())
+        .filter_map(|i| alias_at(text, &toks, &st, i))
+        .collect();
+    let mut declared: HashMap<&[u8], usize> = HashMap::new();
+    for a in &found {
+        *declared.entry(toks[a.name_tok].bytes(text)).or_default() += 1;
+    }
+    let mut items = Vec::new();
+    for a in &found {
+        if declared[toks[a.name_tok].bytes(text)] != 1 {
+            continue;
+        }
+        if let Some(edits) = inline(text, &toks, a) {
+            items.push(Item {
+                edits,
+                on_success: items.len(),
+            });
+        }
+    }
+    Box::new(List { items })
+}
+
+/// The alias declared from token `i` (a `typedef`, `using` or `template` keyword), if any.
+fn alias_at<'t>(text: &'t [u8], toks: &[Tok], st: &lex::Structure, i: usize) -> Option<Alias<'t>> {
+    let word = |k: usize, w: &[u8]| {
+        toks.get(k)
+            .is_some_and(|t| t.kind == Kind::Ident && t.bytes(text) == w)
+    };
+    let punct = |k: usize, p: &[u8]| toks.get(k).is_some_and(|t| t.is(text, p));
+    // The statement's end: the first `;` after `from` outside brackets.
+    let semicolon = |from: usize| {
+        let mut k = from;
+        while k < toks.len() {
+            if punct(k, b";") {
+                return Some(k);
+            }
+            if punct(k, b"{") || punct(k, b"}") {
+                return None;
+            }
+            k = match st.mate_of(k) {
+                Some(m) if m > k => m + 1,
+                _ => k + 1,
+            };
+        }
+        None
+    };
+    // An alias right after `template <…>` is the template's; it is found from there.
+    let after_head = |k: usize| k > 0 && punct(k - 1, b">");
+    if word(i, b"typedef") && !after_head(i) {
+        let end = semicolon(i + 1)?;
+        let name = end - 1;
+        let body = i + 1..name;
+        let simple = !body.is_empty()
+            && toks[name].kind == Kind::Ident
+            && toks[body.clone()]
+                .iter()
+                .all(|t| t.kind == Kind::Ident || t.is(text, b"::") || t.is(text, b"*"));
+        return simple.then(|| Alias {
+            span: (toks[i].start as usize, toks[end].end as usize),
+            name_tok: name,
+            params: None,
+            body,
+        });
+    }
+    if word(i, b"using") && !after_head(i) && punct(i + 2, b"=") {
+        let end = semicolon(i + 3)?;
+        return (toks[i + 1].kind == Kind::Ident && end > i + 3).then(|| Alias {
+            span: (toks[i].start as usize, toks[end].end as usize),
+            name_tok: i + 1,
+            params: None,
+            body: i + 3..end,
+        });
+    }
+    if !(word(i, b"template") && punct(i + 1, b"<")) {
+        return None;
+    }
+    let (close, false) = closing_angle(text, toks, i + 1)? else {
+        return None;
+    };
+    let params = parameters(text, toks, i + 2..close)?;
+    let k = close + 1;
+    let (name_tok, body_start) = if word(k, b"using") && punct(k + 2, b"=") {
+        (k + 1, k + 3)
+    } else {
+        let k = if word(k, b"inline") { k + 1 } else { k };
+        if !word(k, b"constexpr") {
+            return None;
+        }
+        let eq = (k + 1..toks.len().min(k + 16)).find(|&j| punct(j, b"=") || punct(j, b";"))?;
+        if !punct(eq, b"=") || eq < k + 3 {
+            return None;
+        }
+        (eq - 1, eq + 1)
+    };
+    let end = semicolon(body_start)?;
+    (toks[name_tok].kind == Kind::Ident && end > body_start).then(|| Alias {
+        span: (toks[i].start as usize, toks[end].end as usize),
+        name_tok,
+        params: Some(params),
+        body: body_start..end,
+    })
+}
+
+/// The token index of the `>` closing the `<` at `open`, and whether it is the second half of a
+/// `>>` (whose first closes the last argument's list); `None` if it is not found.
+fn closing_angle(text: &[u8], toks: &[Tok], open: usize) -> Option<(usize, bool)> {
+    let mut depth = 0i32;
+    let mut brackets = 0i32;
+    for (k, t) in toks.iter().enumerate().skip(open) {
+        if t.kind != Kind::Punct {
+            continue;
+        }
+        match t.bytes(text) {
+            b"(" | b"[" | b"{" => brackets += 1,
+            b")" | b"]" | b"}" => {
+                brackets -= 1;
+                if brackets < 0 {
+                    return None;
+                }
+            }
+            b";" if brackets == 0 => return None,
+            b"<" if brackets == 0 => depth += 1,
+            b">" if brackets == 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some((k, false));
+                }
+            }
+            b">>" if brackets == 0 => {
+                depth -= 2;
+                match depth {
+                    0 => return Some((k, true)),
+                    d if d < 0 => return None,
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Token ranges of the comma-separated list `range` (commas outside brackets and `<>`).
+fn split_commas(
+    text: &[u8],
+    toks: &[Tok],
+    range: std::ops::Range<usize>,
+) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut from = range.start;
+    for k in range.clone() {
+        match toks[k].bytes(text) {
+            b"(" | b"[" | b"{" | b"<" => depth += 1,
+            b")" | b"]" | b"}" | b">" => depth -= 1,
+            b">>" => depth -= 2,
+            b"," if depth == 0 => {
+                out.push(from..k);
+                from = k + 1;
+            }
+            _ => {}
+        }
+    }
+    if from < range.end {
+        out.push(from..range.end);
+    }
+    out
+}
+
+/// A template head's parameters; `None` when one of them is itself a template.
+fn parameters<'t>(
+    text: &'t [u8],
+    toks: &[Tok],
+    range: std::ops::Range<usize>,
+) -> Option<Vec<Param<'t>>> {
+    let mut params = Vec::new();
+    for p in split_commas(text, toks, range) {
+        let ts = &toks[p.clone()];
+        if ts
+            .iter()
+            .any(|t| t.kind == Kind::Ident && t.bytes(text) == b"template")
+        {
+            return None;
+        }
+        let eq = ts.iter().position(|t| t.is(text, b"="));
+        let head = &ts[..eq.unwrap_or(ts.len())];
+        let name = match head {
+            [.., last] if head.len() >= 2 && last.kind == Kind::Ident => Some(last.bytes(text)),
+            _ => None,
+        };
+        params.push(Param {
+            name,
+            pack: head.iter().any(|t| t.is(text, b"...")),
+            default: eq.map(|e| spell(text, &ts[e + 1..])),
+        });
+    }
+    Some(params)
+}
+
+/// Tokens written back with one space between them.
+fn spell(text: &[u8], toks: &[Tok]) -> String {
+    let words: Vec<String> = toks
+        .iter()
+        .map(|t| String::from_utf8_lossy(t.bytes(text)).into_owned())
+        .collect();
+    words.join(" ")
+}
+
+/// The edits that delete `alias` and put its body in place of every use; `None` when a use
+/// cannot be rewritten.
+fn inline(text: &[u8], toks: &[Tok], alias: &Alias) -> Option<Vec<Edit>> {
+    let name = toks[alias.name_tok].bytes(text);
+    let mut edits = vec![Edit::delete(alias.span.0, alias.span.1)];
+    let mut k = 0;
+    while k < toks.len() {
+        let t = &toks[k];
+        let inside = (t.start as usize) >= alias.span.0 && (t.end as usize) <= alias.span.1;
+        let member = k > 0 && (toks[k - 1].is(text, b".") || toks[k - 1].is(text, b"->"));
+        if t.kind != Kind::Ident || t.bytes(text) != name || inside || member {
+            k += 1;
+            continue;
+        }
+        let from = qualifier_start(text, toks, k);
+        let (with, end) = match &alias.params {
+            None => (spell(text, &toks[alias.body.clone()]), k),
+            Some(params) => {
+                if !toks.get(k + 1).is_some_and(|t| t.is(text, b"<")) {
+                    return None;
+                }
+                let (close, split) = closing_angle(text, toks, k + 1)?;
+                let args = split_commas(text, toks, k + 2..close);
+                let mut args: Vec<String> =
+                    args.iter().map(|r| spell(text, &toks[r.clone()])).collect();
+                if split {
+                    // The `>>`'s first `>` closes the last argument's own list.
+                    args.last_mut()?.push_str(" >");
+                }
+                (
+                    substitute(text, toks, alias.body.clone(), params, &args)?,
+                    close,
+                )
+            }
+        };
+        edits.push(Edit {
+            start: toks[from].start as usize,
+            end: toks[end].end as usize,
+            with: Cow::Owned(with.into_bytes()),
+        });
+        k = end + 1;
+    }
+    edits.sort_by_key(|e| (e.start, e.end));
+    Some(edits)
+}
+
+/// The first token of the qualified name ending at token `k`: `::`, `A::`, `A<…>::` are
+/// not followed (only plain names), `template` after `::` is.
+fn qualifier_start(text: &[u8], toks: &[Tok], mut k: usize) -> usize {
+    loop {
+        let mut j = k;
+        if j >= 1 && toks[j - 1].kind == Kind::Ident && toks[j - 1].bytes(text) == b"template" {
+            j -= 1;
+        }
+        if j >= 1 && toks[j - 1].is(text, b"::") {
+            if j >= 2 && toks[j - 2].kind == Kind::Ident {
+                k = j - 2;
+                continue;
+            }
+            return j - 1;
+        }
+        return k;
+    }
+}
+
+/// The alias body `body` with `args` in place of `params`; `None` when the arguments do not
+/// fit the parameters.
+fn substitute(
+    text: &[u8],
+    toks: &[Tok],
+    body: std::ops::Range<usize>,
+    params: &[Param],
+    args: &[String],
+) -> Option<String> {
+    let mut value: HashMap<&[u8], String> = HashMap::new();
+    let mut packs: HashMap<&[u8], String> = HashMap::new();
+    for (n, p) in params.iter().enumerate() {
+        if p.pack {
+            if let Some(name) = p.name {
+                packs.insert(name, args.get(n..).unwrap_or_default().join(", "));
+            }
+            break;
+        }
+        let arg = args.get(n).cloned().or_else(|| p.default.clone())?;
+        if let Some(name) = p.name {
+            value.insert(name, arg);
+        }
+    }
+    if !params.iter().any(|p| p.pack) && args.len() > params.len() {
+        return None;
+    }
+    let mut out: Vec<String> = Vec::new();
+    let mut k = body.start;
+    while k < body.end {
+        let t = &toks[k];
+        let b = t.bytes(text);
+        let expands = toks.get(k + 1).is_some_and(|n| n.is(text, b"...")) && k + 1 < body.end;
+        if t.kind == Kind::Ident && expands && packs.contains_key(b) {
+            let v = &packs[b];
+            if v.is_empty() && out.last().is_some_and(|l| l == ",") {
+                out.pop();
+            } else if !v.is_empty() {
+                out.push(v.clone());
+            }
+            k += 2;
+            continue;
+        }
+        // A pack named without `...` (`sizeof...(j)`) has no single value to put there.
+        if t.kind == Kind::Ident && packs.contains_key(b) {
+            return None;
+        }
+        match value.get(b).filter(|_| t.kind == Kind::Ident) {
+            Some(v) => out.push(v.clone()),
+            None => out.push(String::from_utf8_lossy(b).into_owned()),
+        }
+        k += 1;
+    }
+    Some(out.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{apply, START};
+
+    fn all(plan: &dyn Plan, text: &[u8]) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut at = Some(START);
+        while let Some(step) = at.and_then(|a| plan.step(text, a)) {
+            at = Some(step.next);
+            out.push(String::from_utf8(apply(text, &step.edits)).unwrap());
+        }
+        out
+    }
+
+    fn squeeze(s: &str) -> String {
+        s.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    #[test]
+    fn a_namespace_goes_with_its_braces_qualifiers_and_using_directives() {
+        let text =
+            b"namespace std __attribute__ ((__visibility__ (\"default\"))) { struct a {}; }\n\
+            inline namespace v1 { int f(); }\n\
+            namespace std { typedef int size_t; }\n\
+            using namespace std;\n\
+            namespace { int g; }\n\
+            std::size_t n = ::std::v1::f();\n";
+        let got: Vec<String> = all(&*namespaces(text), text)
+            .iter()
+            .map(|s| squeeze(s))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "struct a {}; inline namespace v1 { int f(); } typedef int size_t; \
+                 namespace { int g; } size_t n = ::v1::f();",
+                "namespace std __attribute__ ((__visibility__ (\"default\"))) { struct a {}; } \
+                 int f(); namespace std { typedef int size_t; } using namespace std; \
+                 namespace { int g; } std::size_t n = ::std::f();",
+                "namespace std __attribute__ ((__visibility__ (\"default\"))) { struct a {}; } \
+                 inline namespace v1 { int f(); } namespace std { typedef int size_t; } \
+                 using namespace std; int g; std::size_t n = ::std::v1::f();",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_chain_of_template_aliases_folds_one_link_at_a_time() {
+        let text = b"template <typename i, i l> using make = __make_integer_seq<seq, i, l>;\n\
+            template <size_t... o> using index = seq<size_t, o...>;\n\
+            template <size_t l> using make_index = make<size_t, l>;\n\
+            template <class V> void b() { f(index<>{}, std::make_index<g<V>>{}); }\n";
+        let got: Vec<String> = all(&*aliases(text), text)
+            .iter()
+            .map(|s| squeeze(s))
+            .collect();
+        assert_eq!(got.len(), 3);
+        assert_eq!(
+            got[0],
+            "template <size_t... o> using index = seq<size_t, o...>; \
+             template <size_t l> using make_index = __make_integer_seq < seq , size_t , l >; \
+             template <class V> void b() { f(index<>{}, std::make_index<g<V>>{}); }"
+        );
+        // An empty pack takes its comma with it.
+        assert!(got[1].contains("f(seq < size_t >{}, std::make_index<g<V>>{})"));
+        // Qualifiers go with the use; the argument is spelled into the body.
+        assert!(
+            got[2].ends_with("f(index<>{}, make < size_t , g < V > >{}); }"),
+            "{}",
+            got[2]
+        );
+    }
+
+    #[test]
+    fn typedefs_using_aliases_and_variable_templates_are_inlined() {
+        let text = b"typedef unsigned long size_t;\nusing k = h<>;\n\
+            template <typename f> constexpr size_t g = d<f>::n;\n\
+            size_t x = g<k>; int y = q::k::z; int w = o.k;\n";
+        let got: Vec<String> = all(&*aliases(text), text)
+            .iter()
+            .map(|s| squeeze(s))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "using k = h<>; template <typename f> constexpr unsigned long g = d<f>::n; \
+                 unsigned long x = g<k>; int y = q::k::z; int w = o.k;",
+                "typedef unsigned long size_t; template <typename f> constexpr size_t g = d<f>::n; \
+                 size_t x = g<h < >>; int y = h < >::z; int w = o.k;",
+                "typedef unsigned long size_t; using k = h<>; size_t x = d < k > :: n; \
+                 int y = q::k::z; int w = o.k;",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_name_declared_twice_or_used_bare_as_a_template_is_left() {
+        let text = b"struct A { typedef int T; }; struct B { typedef long T; };\n\
+            template <class U> using P = U*; template <template <class> class X> struct Q {};\n\
+            Q<P> q; A::T a;\n";
+        assert!(all(&*aliases(text), text).is_empty());
+    }
+}
