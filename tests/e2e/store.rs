@@ -324,6 +324,59 @@ fn recorded_without_capture_then_triaged_pending() {
     assert_eq!(json_of(&again)["buckets"], serde_json::json!([]));
 }
 
+/// A backend crash recorded by the launcher and triaged later gets what `triage -- CMD` gives
+/// it: the `ir` stage runs on the build's path too, so the report has an llc test.
+#[test]
+fn a_backend_crash_triaged_pending_gets_its_llc_test() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let src = corpus("x86-avx512-no-evex512").join("masks.c");
+    std::fs::copy(&src, tmp.path().join("masks.c")).unwrap();
+    let o = Command::new(BIN)
+        .args([
+            "wrap",
+            "/usr/lib/llvm-19/bin/clang",
+            "-fno-crash-diagnostics",
+        ])
+        .args([
+            "-c",
+            "--target=x86_64-linux-gnu",
+            "-O1",
+            "masks.c",
+            "-o",
+            "masks.o",
+        ])
+        .current_dir(tmp.path())
+        .env("ICEPICK_STORE", &store)
+        .env("ICEPICK_WRAP_CAPTURE", "0")
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(0));
+    let id = list(&store)["buckets"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let o = icepick_in(
+        &store,
+        tmp.path(),
+        &["triage", "--pending", "--jobs", "2", "--json"],
+    );
+    expect_success(&o);
+    let shown = show(&store, &id);
+    assert_eq!(shown["bucket"]["status"], "triaged", "{shown:#}");
+    let case_dir = PathBuf::from(shown["case_dir"].as_str().unwrap());
+    let case = read_case(&case_dir);
+    let ir = &case["ir"];
+    assert_eq!(ir["tool"], "llc", "{case:#}");
+    assert_eq!(ir["verified"], true, "{ir:#}");
+    let run_line = ir["run_line"].as_str().unwrap();
+    assert!(run_line.contains("-mtriple=x86_64"), "{run_line}");
+    let ll = std::fs::read_to_string(case_dir.join("reduced.ll")).unwrap();
+    assert!(ll.starts_with("; RUN: llc "), "{ll}");
+    let report = std::fs::read_to_string(case_dir.join("report.md")).unwrap();
+    assert!(report.contains(run_line), "{report}");
+}
+
 /// `icepick wrap` and the `icepick-wrap` launcher binary, as a build runs them.
 fn launchers() -> [(&'static str, &'static [&'static str]); 2] {
     [(BIN, &["wrap"]), (LAUNCHER, &[])]

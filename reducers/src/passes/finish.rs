@@ -150,7 +150,32 @@ fn fresh_name(used: &HashSet<&[u8]>) -> Vec<u8> {
 
 /// Renames each identifier, largest saving first, to the shortest unused name.
 pub(crate) fn rename(text: &[u8]) -> Box<dyn Plan> {
-    rename_if(text, |w| !reserved(w))
+    let declared = declared_here(text);
+    rename_if(text, |w| !reserved(w) || declared.contains(w))
+}
+
+/// The `__names` the text itself declares as a parameter or variable (`template <class _Tp,
+/// _Tp __v>`, `int __n;`): a name right after a type or `...` and right before `,` `>` `=`
+/// `;` or `)`. libstdc++'s code keeps them through a reduction; they are no compiler's.
+fn declared_here(text: &[u8]) -> HashSet<&[u8]> {
+    let toks = lex::lex(text);
+    let mut out = HashSet::new();
+    for i in 1..toks.len().saturating_sub(1) {
+        let w = toks[i].bytes(text);
+        let after_type = toks[i - 1].kind == Kind::Ident || toks[i - 1].is(text, b"...");
+        let ends = [&b","[..], b">", b"=", b";", b")"]
+            .iter()
+            .any(|p| toks[i + 1].is(text, p));
+        if toks[i].kind == Kind::Ident
+            && w.starts_with(b"__")
+            && !w.starts_with(b"__builtin")
+            && after_type
+            && ends
+        {
+            out.insert(w);
+        }
+    }
+    out
 }
 
 /// [`rename`], trying `__names` too (a user's script decides; for `reduce --test`).
@@ -196,9 +221,11 @@ fn rename_if(text: &[u8], renamable: impl Fn(&[u8]) -> bool) -> Box<dyn Plan> {
     Box::new(List { items })
 }
 
-/// ddmin over literals: numbers become `0`, plain strings `""`.
+/// ddmin over literals: numbers become `0`, plain strings `""`; first, every type parameter's
+/// `typename` becomes `class` (the same declaration, three bytes shorter).
 pub(crate) fn literals(text: &[u8]) -> Box<dyn Plan> {
-    let units = lex::lex(text)
+    let toks = lex::lex(text);
+    let units = toks
         .iter()
         .filter_map(|t| {
             let b = t.bytes(text);
@@ -210,12 +237,74 @@ pub(crate) fn literals(text: &[u8]) -> Box<dyn Plan> {
             Some(Unit::new(t.start as usize, t.end as usize, with))
         })
         .collect();
-    Box::new(Ddmin::new(units, usize::MAX))
+    let mut plan = Ddmin::new(units, usize::MAX);
+    let class: Vec<Edit> = (1..toks.len().saturating_sub(1))
+        .filter(|&i| type_parameter_keyword(text, &toks, i))
+        .map(|i| Edit::replace(toks[i].start as usize, toks[i].end as usize, b"class"))
+        .collect();
+    if !class.is_empty() {
+        plan.prelude.push(class);
+    }
+    Box::new(plan)
+}
+
+/// True when token `i` is the `typename` of a type parameter: after `<` or `,`, and before
+/// `...`, `,`, `>`, `=` or a name one of those follows (not `typename T::type`).
+fn type_parameter_keyword(text: &[u8], toks: &[lex::Tok], i: usize) -> bool {
+    let ends = |k: usize| {
+        toks.get(k).is_some_and(|t| {
+            [&b"..."[..], b",", b">", b"="]
+                .iter()
+                .any(|p| t.is(text, p))
+        })
+    };
+    toks[i].kind == Kind::Ident
+        && toks[i].bytes(text) == b"typename"
+        && (toks[i - 1].is(text, b"<") || toks[i - 1].is(text, b","))
+        && (ends(i + 1) || (toks[i + 1].kind == Kind::Ident && ends(i + 2)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn candidates(plan: &dyn Plan, text: &[u8]) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut at = Some(crate::plan::START);
+        while let Some(step) = at.and_then(|a| plan.step(text, a)) {
+            at = Some(step.next);
+            out.push(String::from_utf8(crate::plan::apply(text, &step.edits)).unwrap());
+        }
+        out
+    }
+
+    #[test]
+    fn type_parameters_say_class_but_a_dependent_name_keeps_typename() {
+        let text = b"template <typename T, typename... U, typename = int> \
+            using A = B<typename T::type, U...>;";
+        let got = candidates(&*literals(text), text);
+        assert_eq!(
+            got[0],
+            "template <class T, class... U, class = int> using A = B<typename T::type, U...>;"
+        );
+    }
+
+    #[test]
+    fn a_double_underscore_name_the_text_declares_is_renamed_a_builtin_is_not() {
+        let text =
+            b"template <class _Tp, _Tp __v> struct integral { static constexpr _Tp value = __v; \
+            void *p = __builtin_operator_new(__v); };";
+        let got = candidates(&*rename(text), text);
+        assert!(
+            got.iter()
+                .any(|c| c.contains("_Tp a>") && c.contains("= a;")),
+            "{got:?}"
+        );
+        assert!(
+            got.iter().all(|c| c.contains("__builtin_operator_new")),
+            "{got:?}"
+        );
+    }
 
     #[test]
     fn fresh_names_skip_used_and_reserved() {

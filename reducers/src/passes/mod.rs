@@ -90,6 +90,8 @@ pub enum CPass {
     Namespaces,
     /// Inline each type alias, typedef and variable template into its uses and delete it.
     Aliases,
+    /// Write a class used only as one class's base into that class and delete it.
+    Bases,
     /// ddmin over physical lines.
     Lines,
     /// Delete, empty or unwrap balanced `()` `[]` `{}` `<>` regions; bodies become `;`/`{}`.
@@ -108,7 +110,7 @@ pub enum CPass {
     Rename,
     /// [`CPass::Rename`], `__names` too (for a user's script, which decides).
     RenameAll,
-    /// Numbers become `0`, strings `""`.
+    /// Numbers become `0`, strings `""`, type parameters' `typename` `class`.
     Literals,
     /// Lay the text out readably (one statement per line, 2-space indentation; see
     /// `layout.rs`), changing only whitespace. Unlike every other pass its candidate may be
@@ -146,6 +148,7 @@ impl CPass {
             CPass::Chunks(d) => CHUNK_NAMES[usize::from(*d).min(CHUNK_NAMES.len() - 1)],
             CPass::Namespaces => "namespaces",
             CPass::Aliases => "aliases",
+            CPass::Bases => "bases",
             CPass::Lines => "lines",
             CPass::Balanced => "balanced",
             CPass::Tokens => "tokens",
@@ -189,6 +192,7 @@ impl CPass {
             CPass::Chunks(d) => structure::chunks(text, u32::from(*d)),
             CPass::Namespaces => unwrap::namespaces(text),
             CPass::Aliases => unwrap::aliases(text),
+            CPass::Bases => unwrap::bases(text),
             CPass::Lines => structure::lines(text),
             CPass::Balanced => structure::balanced(text),
             CPass::Tokens => structure::tokens(text),
@@ -313,6 +317,7 @@ fn default_passes() -> [Vec<CPass>; 3] {
             // braces and qualifiers of a namespace. Only on small texts (see `unwrap.rs`).
             Namespaces,
             Aliases,
+            Bases,
             Lines,
             Balanced,
             Tokens,
@@ -332,7 +337,7 @@ fn raw_passes() -> [Vec<CPass>; 3] {
 /// The order for preprocessed C/C++ with a bug's [`Hints`]: `first` = main-only, crash-cut,
 /// provenance, closure, prune, function-focus, main-chunks, closure, prune, hollow (once);
 /// `main` = markers, directives, closure, hollow, top-level, prune, chunks-1, chunks-2, closure,
-/// chunks-3, chunks-4, chunks-6, chunks-8, namespaces, aliases, lines,
+/// chunks-3, chunks-4, chunks-6, chunks-8, namespaces, aliases, bases, lines,
 /// balanced, tokens (repeated until a round removes nothing); `last` = rename, literals, normalise (the readable layout).
 pub fn default_pipeline(hints: Hints) -> Pipeline {
     let [first, main, last] = default_passes();

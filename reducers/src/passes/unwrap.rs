@@ -470,6 +470,143 @@ fn substitute(
     Some(out.join(" "))
 }
 
+/// A class written into the only class that derives from it, as clang_delta's
+/// remove-base-class does: `struct d : e<long, 3> {};` with `template <class T, T v> struct e
+/// { static constexpr T n = v; };` becomes `struct d { static constexpr long n = 3; };`. One
+/// candidate per class (template) whose name is used once, as the single base of a class with
+/// the same default access (`struct` into `struct`, `class` into `class`).
+pub(crate) fn bases(text: &[u8]) -> Box<dyn Plan> {
+    if text.len() > SMALL {
+        return Box::new(crate::plan::Empty);
+    }
+    let toks = lex::lex(text);
+    let st = lex::structure(text, &toks);
+    let mut uses: HashMap<&[u8], usize> = HashMap::new();
+    for t in toks.iter().filter(|t| t.kind == Kind::Ident) {
+        *uses.entry(t.bytes(text)).or_default() += 1;
+    }
+    let mut items = Vec::new();
+    for i in 0..toks.len() {
+        let Some(base) = class_at(text, &toks, &st, i) else {
+            continue;
+        };
+        // The name's only other token is the base clause's.
+        if uses[toks[base.name_tok].bytes(text)] != 2 {
+            continue;
+        }
+        if let Some(edits) = merge(text, &toks, &st, &base) {
+            items.push(Item {
+                edits,
+                on_success: items.len(),
+            });
+        }
+    }
+    Box::new(List { items })
+}
+
+/// A class definition without bases: `[template <…>] struct|class N { … };`.
+struct Class<'t> {
+    span: (usize, usize),
+    keyword: &'t [u8],
+    name_tok: usize,
+    params: Vec<Param<'t>>,
+    open: usize,
+    close: usize,
+}
+
+/// The class defined from token `i` (a `template` keyword, or `struct`/`class` not after a
+/// template head), if any.
+fn class_at<'t>(text: &'t [u8], toks: &[Tok], st: &lex::Structure, i: usize) -> Option<Class<'t>> {
+    let word = |k: usize| {
+        toks.get(k)
+            .filter(|t| t.kind == Kind::Ident)
+            .map(|t| t.bytes(text))
+    };
+    let (params, k) = if word(i) == Some(b"template") && toks.get(i + 1)?.is(text, b"<") {
+        let (close, false) = closing_angle(text, toks, i + 1)? else {
+            return None;
+        };
+        (parameters(text, toks, i + 2..close)?, close + 1)
+    } else if i > 0 && toks[i - 1].is(text, b">") {
+        return None;
+    } else {
+        (Vec::new(), i)
+    };
+    let keyword = word(k).filter(|w| *w == b"struct" || *w == b"class")?;
+    word(k + 1)?;
+    let open = k + 2;
+    let close = toks
+        .get(open)
+        .filter(|t| t.is(text, b"{"))
+        .and(st.mate_of(open))?;
+    let semi = toks.get(close + 1).filter(|t| t.is(text, b";"))?;
+    Some(Class {
+        span: (toks[i].start as usize, semi.end as usize),
+        keyword,
+        name_tok: k + 1,
+        params,
+        open,
+        close,
+    })
+}
+
+/// The edits that delete `base` and write its members into the class deriving from it; `None`
+/// when its use is not a single base of a class of the same kind.
+fn merge(text: &[u8], toks: &[Tok], st: &lex::Structure, base: &Class) -> Option<Vec<Edit>> {
+    let name = toks[base.name_tok].bytes(text);
+    let at = (0..toks.len()).find(|&k| {
+        k != base.name_tok && toks[k].kind == Kind::Ident && toks[k].bytes(text) == name
+    })?;
+    let (end, args) = match toks.get(at + 1) {
+        Some(t) if t.is(text, b"<") => {
+            let (close, false) = closing_angle(text, toks, at + 1)? else {
+                return None;
+            };
+            let args = split_commas(text, toks, at + 2..close);
+            (
+                close,
+                args.iter().map(|r| spell(text, &toks[r.clone()])).collect(),
+            )
+        }
+        _ => (at, Vec::new()),
+    };
+    let open = end + 1;
+    toks.get(open).filter(|t| t.is(text, b"{"))?;
+    st.mate_of(open)?;
+    // `: [public|protected|private] [virtual] NAME`, the `:` after a class head's name.
+    let mut colon = at.checked_sub(1)?;
+    while matches!(
+        toks[colon].bytes(text),
+        b"public" | b"protected" | b"private" | b"virtual"
+    ) {
+        colon = colon.checked_sub(1)?;
+    }
+    if !toks[colon].is(text, b":") {
+        return None;
+    }
+    let head = (colon.saturating_sub(24)..colon).rev().find(|&k| {
+        toks[k].kind == Kind::Ident && matches!(toks[k].bytes(text), b"struct" | b"class")
+    })?;
+    let plain_head = toks[head + 1..colon]
+        .iter()
+        .all(|t| !matches!(t.bytes(text), b"(" | b")" | b";" | b"{" | b"}"));
+    if !plain_head || toks[head].bytes(text) != base.keyword {
+        return None;
+    }
+    let members = substitute(text, toks, base.open + 1..base.close, &base.params, &args)?;
+    let mut edits = vec![
+        Edit::delete(base.span.0, base.span.1),
+        Edit::delete(toks[colon].start as usize, toks[end].end as usize),
+        Edit {
+            start: toks[open].end as usize,
+            end: toks[open].end as usize,
+            with: Cow::Owned(format!(" {members} ").into_bytes()),
+        },
+    ];
+    edits.sort_by_key(|e| (e.start, e.end));
+    Some(edits)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -572,5 +709,30 @@ mod tests {
             template <class U> using P = U*; template <template <class> class X> struct Q {};\n\
             Q<P> q; A::T a;\n";
         assert!(all(&*aliases(text), text).is_empty());
+    }
+
+    #[test]
+    fn a_class_used_once_as_a_base_is_written_into_its_derived_class() {
+        let text = b"template <typename i, i v> struct e { static constexpr i n = v; };\n\
+            template <typename> struct d;\n\
+            template <typename... g> struct d<h<g...>> : public e<long, sizeof...(g)> {};\n\
+            struct k { int a; }; class m : k {}; struct p { int b; }; struct q : p { int c; };\n";
+        let got: Vec<String> = all(&*bases(text), text)
+            .iter()
+            .map(|s| squeeze(s))
+            .collect();
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(
+            got[0],
+            "template <typename> struct d; template <typename... g> struct d<h<g...>> { \
+             static constexpr long n = sizeof ... ( g ) ; }; struct k { int a; }; class m : k {}; \
+             struct p { int b; }; struct q : p { int c; };"
+        );
+        // `k` is a struct and `m` a class: its members would turn private.
+        assert!(
+            got[1].ends_with("class m : k {}; struct q { int b ; int c; };"),
+            "{}",
+            got[1]
+        );
     }
 }
