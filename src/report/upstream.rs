@@ -149,9 +149,15 @@ fn stage(case: &Case) -> &'static str {
         || (phase.contains("pars") && !stack.contains("Code generation"))
     {
         "frontend"
-    } else if stack.contains("Code generation") || phase.contains("Instruction Selection") {
+    } else if stack.contains("Code generation")
+        || phase.contains("Instruction Selection")
+        // The legacy pass manager runs only the code generator since LLVM 15: llc's stack
+        // says `Running pass 'Function Pass Manager'` and then the machine pass (`Greedy
+        // Register Allocator`), with no clang stage around it.
+        || stack.contains("Running pass 'Function Pass Manager'")
+    {
         "backend"
-    } else if stack.contains("Optimizer") {
+    } else if stack.contains("Optimizer") || stack.contains("Running pass \"") {
         "optimizer"
     } else if top.starts_with("clang::CodeGen") {
         "codegen"
@@ -304,6 +310,26 @@ mod tests {
             "{t}"
         );
         assert!(!t.contains("0x"), "{t}");
+    }
+
+    #[test]
+    fn an_llc_crash_after_instruction_selection_is_still_the_backend() {
+        let mut case = corpus_case("llc-gh169205", "x86_64-unknown-linux-gnu");
+        let last = case.crash.pretty_stack.last_mut().unwrap();
+        last.text = "Running pass 'Greedy Register Allocator' on function '@f'".into();
+        case.signature = crate::crash::signature(&case.crash);
+        assert_eq!(case.signature.phase, "Greedy Register Allocator");
+        assert_eq!(stage(&case), "backend");
+        assert!(
+            crate::report::title(&case).starts_with("[X86] "),
+            "{}",
+            crate::report::title(&case)
+        );
+        assert!(labels(&case, false).contains(&"backend:X86".to_string()));
+        // An optimizer crash in opt (the new pass manager's double quotes) is not.
+        let opt = corpus_case("opt-ir-gh68553", "x86_64-unknown-linux-gnu");
+        assert_eq!(stage(&opt), "optimizer", "{:?}", opt.crash.pretty_stack);
+        assert_eq!(title_tag(&opt), None);
     }
 
     #[test]
