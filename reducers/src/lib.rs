@@ -68,7 +68,7 @@
 //!
 //! [`passes::default_pipeline`]: `first` = main-only, crash-cut, provenance, closure, prune,
 //! function-focus, main-chunks, hollow (once); `main` = markers, directives, closure, hollow,
-//! top-level, prune, chunks-1..4, chunks-6, chunks-8, namespaces, aliases, bases, lines, balanced,
+//! top-level, prune, chunks-1..4, chunks-6, chunks-8, lines, balanced, namespaces, aliases, bases,
 //! tokens (repeated until a round removes nothing); `last` = rename, literals, normalise (then
 //! `main` again if rename or literals improved anything).
 //!

@@ -55,7 +55,10 @@ fn gh59446_reduces_to_a_few_lines_that_still_crash_the_same_way_for_any_jobs() {
     let case3 = dir.join("case3");
     copy_dir(&case1, &case3);
     let trace = dir.join("trace32.jsonl");
-    let r3 = reduce_json(&case3, &["--jobs", "32", "--trace", trace.to_str().unwrap()]);
+    let r3 = reduce_json(
+        &case3,
+        &["--jobs", "32", "--trace", trace.to_str().unwrap()],
+    );
     assert_eq!(
         std::fs::read(case1.join("reduced.ii")).unwrap(),
         std::fs::read(case3.join("reduced.ii")).unwrap(),

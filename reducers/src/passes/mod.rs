@@ -313,13 +313,15 @@ fn default_passes() -> [Vec<CPass>; 3] {
             Chunks(4),
             Chunks(6),
             Chunks(8),
+            Lines,
+            Balanced,
             // What no deletion can shorten: a chain of aliases each used by the next, the
-            // braces and qualifiers of a namespace. Only on small texts (see `unwrap.rs`).
+            // braces and qualifiers of a namespace. Only on small texts (see `unwrap.rs`), and
+            // after the deletions of lines and regions, which in a crash-on-invalid remove
+            // what an inlined alias would copy into its uses.
             Namespaces,
             Aliases,
             Bases,
-            Lines,
-            Balanced,
             Tokens,
         ],
         vec![Rename, Literals, Normalise],
@@ -337,8 +339,8 @@ fn raw_passes() -> [Vec<CPass>; 3] {
 /// The order for preprocessed C/C++ with a bug's [`Hints`]: `first` = main-only, crash-cut,
 /// provenance, closure, prune, function-focus, main-chunks, closure, prune, hollow (once);
 /// `main` = markers, directives, closure, hollow, top-level, prune, chunks-1, chunks-2, closure,
-/// chunks-3, chunks-4, chunks-6, chunks-8, namespaces, aliases, bases, lines,
-/// balanced, tokens (repeated until a round removes nothing); `last` = rename, literals, normalise (the readable layout).
+/// chunks-3, chunks-4, chunks-6, chunks-8, lines, balanced, namespaces, aliases, bases,
+/// tokens (repeated until a round removes nothing); `last` = rename, literals, normalise (the readable layout).
 pub fn default_pipeline(hints: Hints) -> Pipeline {
     let [first, main, last] = default_passes();
     pipeline(&first, &main, &last, hints)
