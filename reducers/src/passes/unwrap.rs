@@ -538,7 +538,7 @@ fn class_at<'t>(text: &'t [u8], toks: &[Tok], st: &lex::Structure, i: usize) -> 
     let close = toks
         .get(open)
         .filter(|t| t.is(text, b"{"))
-        .and(st.mate_of(open))?;
+        .and_then(|_| st.mate_of(open))?;
     let semi = toks.get(close + 1).filter(|t| t.is(text, b";"))?;
     Some(Class {
         span: (toks[i].start as usize, semi.end as usize),
@@ -709,6 +709,14 @@ mod tests {
             template <class U> using P = U*; template <template <class> class X> struct Q {};\n\
             Q<P> q; A::T a;\n";
         assert!(all(&*aliases(text), text).is_empty());
+    }
+
+    #[test]
+    fn a_class_head_at_the_end_of_the_text_is_no_class() {
+        // `struct x` with no token after it: nothing to read, nothing to offer.
+        for text in [&b"struct x"[..], b"template <class T> struct", b"class"] {
+            assert!(all(&*bases(text), text).is_empty());
+        }
     }
 
     #[test]
