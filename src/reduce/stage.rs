@@ -3,6 +3,7 @@
 //! with the checks of the start that decide whether a reduction can begin at all (it
 //! reproduces, is valid, N of N, and on which executor).
 
+use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -307,9 +308,10 @@ impl<'a> Stage<'a> {
     ) -> Option<witness::Run> {
         let k = self.counter.fetch_add(1, Ordering::Relaxed);
         let path = self.work.path().join(format!("w{k}.{}", self.ext));
-        let mut body = witness::prelude(argv, text);
-        body.extend_from_slice(text);
-        std::fs::write(&path, body).ok()?;
+        let mut file = std::fs::File::create(&path).ok()?;
+        file.write_all(&witness::prelude(argv, text)).ok()?;
+        file.write_all(text).ok()?;
+        drop(file);
         let run = witness::run(argv, self.dir, &path.to_string_lossy(), timeout, cancel);
         let _ = std::fs::remove_file(&path);
         run

@@ -8,11 +8,11 @@
 //! clang-preprocessed libstdc++ calls clang-only builtins (`__make_integer_seq`,
 //! `__builtin_operator_new`) where GCC's branch of the same header uses its own; the witness
 //! declares them for GCC ([`prelude`]), so GCC accepts such a start as it accepts the source.
-//! When GCC still rejects the start, its errors on the start become a baseline: a candidate may only
-//! keep some of them, never add one (an error is its file as printed, through the line
-//! markers, and its message; one the start had in a header may move into the candidate
-//! itself, as cutting the header's line marker does). The first accepted candidate GCC takes without any error makes
-//! the witness strict for the rest of the reduction. On clang-preprocessed libstdc++ this is
+//! When GCC still rejects the start, its errors on the start become a baseline: a candidate
+//! may only keep some of them, never add one (an error is its file as printed, through the
+//! line markers, and its message; one the start had in a header may move into the candidate
+//! itself, as cutting the header's line marker does). The first accepted candidate GCC takes
+//! without any error makes the witness strict for the rest of the reduction. On clang-preprocessed libstdc++ this is
 //! what keeps the crashing code whole while the headers go: a strict witness would never
 //! engage there (`docs/design/valid-reduction.md`).
 
@@ -225,18 +225,22 @@ impl Run {
     /// (`-`). So an error in the candidate is within when the start had the same message in
     /// any file; an error in a named file must match that file too.
     pub fn within(&self, start: &Run) -> bool {
+        let moved_here = |e: &String| {
+            e.strip_prefix("-\t")
+                .is_some_and(|msg| start.errors.iter().any(|s| message(s) == msg))
+        };
         self.ok
             || (!self.partial
-                && self.errors.iter().all(|e| {
-                    start.errors.contains(e)
-                        || e.strip_prefix("-\t").is_some_and(|msg| {
-                            start
-                                .errors
-                                .iter()
-                                .any(|s| s.split_once('\t').is_some_and(|(_, m)| m == msg))
-                        })
-                }))
+                && self
+                    .errors
+                    .iter()
+                    .all(|e| start.errors.contains(e) || moved_here(e)))
     }
+}
+
+/// The message of an error key (`file\tmessage`, see [`errors`]).
+fn message(key: &str) -> &str {
+    key.split_once('\t').map_or(key, |(_, m)| m)
 }
 
 /// Runs the witness on `file` (in `dir`); `None` when it did not end by itself (timed out,

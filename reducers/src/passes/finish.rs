@@ -268,21 +268,18 @@ fn type_parameter_keyword(text: &[u8], toks: &[lex::Tok], i: usize) -> bool {
 mod tests {
     use super::*;
 
-    fn candidates(plan: &dyn Plan, text: &[u8]) -> Vec<String> {
-        let mut out = Vec::new();
-        let mut at = Some(crate::plan::START);
-        while let Some(step) = at.and_then(|a| plan.step(text, a)) {
-            at = Some(step.next);
-            out.push(String::from_utf8(crate::plan::apply(text, &step.edits)).unwrap());
-        }
-        out
+    /// Every candidate `pass` offers on `text`, as [`CPass::candidates`] lists them.
+    fn candidates(pass: crate::passes::CPass, text: &[u8]) -> Vec<String> {
+        pass.candidates(text, &crate::passes::Hints::default())
+            .map(|c| String::from_utf8(c).unwrap())
+            .collect()
     }
 
     #[test]
     fn type_parameters_say_class_but_a_dependent_name_keeps_typename() {
         let text = b"template <typename T, typename... U, typename = int> \
             using A = B<typename T::type, U...>;";
-        let got = candidates(&*literals(text), text);
+        let got = candidates(crate::passes::CPass::Literals, text);
         assert_eq!(
             got[0],
             "template <class T, class... U, class = int> using A = B<typename T::type, U...>;"
@@ -294,7 +291,7 @@ mod tests {
         let text =
             b"template <class _Tp, _Tp __v> struct integral { static constexpr _Tp value = __v; \
             void *p = __builtin_operator_new(__v); };";
-        let got = candidates(&*rename(text), text);
+        let got = candidates(crate::passes::CPass::Rename, text);
         assert!(
             got.iter()
                 .any(|c| c.contains("_Tp a>") && c.contains("= a;")),

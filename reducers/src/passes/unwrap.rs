@@ -29,80 +29,27 @@ pub(crate) fn namespaces(text: &[u8]) -> Box<dyn Plan> {
     }
     let toks = lex::lex(text);
     let st = lex::structure(text, &toks);
-    let ident = |k: usize, w: &[u8]| {
-        toks.get(k)
-            .is_some_and(|t| t.kind == Kind::Ident && t.bytes(text) == w)
-    };
     let mut named: Vec<(&[u8], Vec<Edit>)> = Vec::new();
     let mut anonymous = Vec::new();
     for i in 0..toks.len() {
-        if !ident(i, b"namespace") {
-            continue;
-        }
-        let start = if i > 0 && ident(i - 1, b"inline") {
-            i - 1
-        } else {
-            i
-        };
-        let name = toks
-            .get(i + 1)
-            .filter(|t| t.kind == Kind::Ident && !ident(i + 1, b"__attribute__"));
-        let mut k = if name.is_some() { i + 2 } else { i + 1 };
-        // `namespace std __attribute__ ((__visibility__ ("default"))) {`
-        while ident(k, b"__attribute__") && toks.get(k + 1).is_some_and(|t| t.is(text, b"(")) {
-            match st.mate_of(k + 1) {
-                Some(close) => k = close + 1,
-                None => break,
-            }
-        }
-        let Some(close) = toks
-            .get(k)
-            .filter(|t| t.is(text, b"{"))
-            .and_then(|_| st.mate_of(k))
-        else {
-            continue;
-        };
-        let edits = vec![
-            Edit::delete(toks[start].start as usize, toks[k].end as usize),
-            Edit::delete(toks[close].start as usize, toks[close].end as usize),
-        ];
-        match name {
-            Some(n) => {
-                let n = n.bytes(text);
-                match named.iter_mut().find(|(m, _)| *m == n) {
-                    Some((_, all)) => all.extend(edits),
-                    None => named.push((n, edits)),
-                }
-            }
-            None => anonymous.push(edits),
+        match namespace_block(text, &toks, &st, i) {
+            Some((Some(n), edits)) => match named.iter_mut().find(|(m, _)| *m == n) {
+                Some((_, all)) => all.extend(edits),
+                None => named.push((n, edits.to_vec())),
+            },
+            Some((None, edits)) => anonymous.push(edits.to_vec()),
+            None => {}
         }
     }
-    let mut lists: Vec<Vec<Edit>> = Vec::new();
-    for (name, mut edits) in named {
-        for k in 0..toks.len() {
-            if ident(k, name) && toks.get(k + 1).is_some_and(|t| t.is(text, b"::")) {
-                edits.push(Edit::delete(
-                    toks[k].start as usize,
-                    toks[k + 1].end as usize,
-                ));
-            }
-            let using_namespace = ident(k, b"using")
-                && ident(k + 1, b"namespace")
-                && ident(k + 2, name)
-                && toks.get(k + 3).is_some_and(|t| t.is(text, b";"));
-            if using_namespace {
-                edits.push(Edit::delete(
-                    toks[k].start as usize,
-                    toks[k + 3].end as usize,
-                ));
-            }
-        }
-        lists.push(edits);
-    }
-    lists.extend(anonymous);
+    let lists = named
+        .into_iter()
+        .map(|(name, mut edits)| {
+            edits.extend(qualifiers(text, &toks, name));
+            edits
+        })
+        .chain(anonymous);
     Box::new(List {
         items: lists
-            .into_iter()
             .enumerate()
             .map(|(k, mut edits)| {
                 edits.sort_by_key(|e| (e.start, e.end));
@@ -114,6 +61,76 @@ pub(crate) fn namespaces(text: &[u8]) -> Box<dyn Plan> {
             })
             .collect(),
     })
+}
+
+/// True when token `k` is the identifier `w`.
+fn ident(text: &[u8], toks: &[Tok], k: usize, w: &[u8]) -> bool {
+    toks.get(k)
+        .is_some_and(|t| t.kind == Kind::Ident && t.bytes(text) == w)
+}
+
+/// The namespace block opened by the `namespace` at token `i`, if any: its name (`None`:
+/// anonymous) and the deletions of its head (`[inline] namespace N [attributes] {`) and `}`.
+fn namespace_block<'t>(
+    text: &'t [u8],
+    toks: &[Tok],
+    st: &lex::Structure,
+    i: usize,
+) -> Option<(Option<&'t [u8]>, [Edit; 2])> {
+    if !ident(text, toks, i, b"namespace") {
+        return None;
+    }
+    let start = match i.checked_sub(1) {
+        Some(p) if ident(text, toks, p, b"inline") => p,
+        _ => i,
+    };
+    let name = toks
+        .get(i + 1)
+        .filter(|t| t.kind == Kind::Ident && !ident(text, toks, i + 1, b"__attribute__"))
+        .map(|t| t.bytes(text));
+    let mut k = if name.is_some() { i + 2 } else { i + 1 };
+    // `namespace std __attribute__ ((__visibility__ ("default"))) {`
+    while ident(text, toks, k, b"__attribute__")
+        && toks.get(k + 1).is_some_and(|t| t.is(text, b"("))
+    {
+        k = st.mate_of(k + 1)? + 1;
+    }
+    let close = toks
+        .get(k)
+        .filter(|t| t.is(text, b"{"))
+        .and_then(|_| st.mate_of(k))?;
+    Some((
+        name,
+        [
+            Edit::delete(toks[start].start as usize, toks[k].end as usize),
+            Edit::delete(toks[close].start as usize, toks[close].end as usize),
+        ],
+    ))
+}
+
+/// The deletions of every `name::` and `using namespace name;`.
+fn qualifiers(text: &[u8], toks: &[Tok], name: &[u8]) -> Vec<Edit> {
+    let punct = |k: usize, p: &[u8]| toks.get(k).is_some_and(|t| t.is(text, p));
+    let mut edits = Vec::new();
+    for k in 0..toks.len() {
+        if ident(text, toks, k, name) && punct(k + 1, b"::") {
+            edits.push(Edit::delete(
+                toks[k].start as usize,
+                toks[k + 1].end as usize,
+            ));
+        }
+        let using_namespace = ident(text, toks, k, b"using")
+            && ident(text, toks, k + 1, b"namespace")
+            && ident(text, toks, k + 2, name)
+            && punct(k + 3, b";");
+        if using_namespace {
+            edits.push(Edit::delete(
+                toks[k].start as usize,
+                toks[k + 3].end as usize,
+            ));
+        }
+    }
+    edits
 }
 
 /// One template parameter: its name (none when unnamed), whether it is a pack, its default.
@@ -609,17 +626,13 @@ fn merge(text: &[u8], toks: &[Tok], st: &lex::Structure, base: &Class) -> Option
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::plan::{apply, START};
+    use crate::passes::{CPass, Hints};
 
-    fn all(plan: &dyn Plan, text: &[u8]) -> Vec<String> {
-        let mut out = Vec::new();
-        let mut at = Some(START);
-        while let Some(step) = at.and_then(|a| plan.step(text, a)) {
-            at = Some(step.next);
-            out.push(String::from_utf8(apply(text, &step.edits)).unwrap());
-        }
-        out
+    /// Every candidate `pass` offers on `text`, as [`CPass::candidates`] lists them.
+    fn all(pass: CPass, text: &[u8]) -> Vec<String> {
+        pass.candidates(text, &Hints::default())
+            .map(|c| String::from_utf8(c).unwrap())
+            .collect()
     }
 
     fn squeeze(s: &str) -> String {
@@ -635,7 +648,7 @@ mod tests {
             using namespace std;\n\
             namespace { int g; }\n\
             std::size_t n = ::std::v1::f();\n";
-        let got: Vec<String> = all(&*namespaces(text), text)
+        let got: Vec<String> = all(CPass::Namespaces, text)
             .iter()
             .map(|s| squeeze(s))
             .collect();
@@ -660,7 +673,7 @@ mod tests {
             template <size_t... o> using index = seq<size_t, o...>;\n\
             template <size_t l> using make_index = make<size_t, l>;\n\
             template <class V> void b() { f(index<>{}, std::make_index<g<V>>{}); }\n";
-        let got: Vec<String> = all(&*aliases(text), text)
+        let got: Vec<String> = all(CPass::Aliases, text)
             .iter()
             .map(|s| squeeze(s))
             .collect();
@@ -686,7 +699,7 @@ mod tests {
         let text = b"typedef unsigned long size_t;\nusing k = h<>;\n\
             template <typename f> constexpr size_t g = d<f>::n;\n\
             size_t x = g<k>; int y = q::k::z; int w = o.k;\n";
-        let got: Vec<String> = all(&*aliases(text), text)
+        let got: Vec<String> = all(CPass::Aliases, text)
             .iter()
             .map(|s| squeeze(s))
             .collect();
@@ -708,14 +721,14 @@ mod tests {
         let text = b"struct A { typedef int T; }; struct B { typedef long T; };\n\
             template <class U> using P = U*; template <template <class> class X> struct Q {};\n\
             Q<P> q; A::T a;\n";
-        assert!(all(&*aliases(text), text).is_empty());
+        assert!(all(CPass::Aliases, text).is_empty());
     }
 
     #[test]
     fn a_class_head_at_the_end_of_the_text_is_no_class() {
         // `struct x` with no token after it: nothing to read, nothing to offer.
         for text in [&b"struct x"[..], b"template <class T> struct", b"class"] {
-            assert!(all(&*bases(text), text).is_empty());
+            assert!(all(CPass::Bases, text).is_empty());
         }
     }
 
@@ -725,10 +738,7 @@ mod tests {
             template <typename> struct d;\n\
             template <typename... g> struct d<h<g...>> : public e<long, sizeof...(g)> {};\n\
             struct k { int a; }; class m : k {}; struct p { int b; }; struct q : p { int c; };\n";
-        let got: Vec<String> = all(&*bases(text), text)
-            .iter()
-            .map(|s| squeeze(s))
-            .collect();
+        let got: Vec<String> = all(CPass::Bases, text).iter().map(|s| squeeze(s)).collect();
         assert_eq!(got.len(), 2, "{got:?}");
         assert_eq!(
             got[0],
