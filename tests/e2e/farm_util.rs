@@ -39,6 +39,8 @@ fn in_namespace(dir: &Path, logs: &Path, setup: &str, script: &str) -> Output {
 
 /// Runs `script` with two distccd listening on 127.0.0.1:`port` and `port+1` (logs
 /// `$LOGS/distccdN.log`, N = 1, 2; pids `$D1`, `$D2`) and `DISTCC_HOSTS` naming them.
+/// The setup waits (up to 20 s) for both logs to say `listening on`: a daemon writes its
+/// PATH line first, so a log that is merely non-empty does not mean it listens yet.
 pub fn in_distcc_farm(dir: &Path, logs: &Path, port: u16, script: &str) -> Output {
     let setup = format!(
         "for n in 1 2; do\n\
@@ -47,8 +49,9 @@ pub fn in_distcc_farm(dir: &Path, logs: &Path, port: u16, script: &str) -> Outpu
              --user nobody </dev/null >/dev/null 2>&1 &\n\
            eval D$n=$!\n\
          done\n\
-         for i in $(seq 50); do\n\
-           [ -s {logs}/distccd1.log ] && [ -s {logs}/distccd2.log ] && break; sleep 0.1\n\
+         for i in $(seq 200); do\n\
+           grep -qs 'listening on' {logs}/distccd1.log && grep -qs 'listening on' {logs}/distccd2.log \
+             && break; sleep 0.1\n\
          done\n\
          grep -q 'listening on' {logs}/distccd1.log && grep -q 'listening on' {logs}/distccd2.log \
            || {{ echo 'distccd did not start'; cat {logs}/*.log; exit 1; }}\n\
