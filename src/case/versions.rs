@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 pub enum Outcome {
     /// Crashed with the case's signature.
     SameCrash,
+    /// Crashed with the case's coarse signature (kind, message and top frame) but another
+    /// exact one: the frames below the top differ, as inlining and refactoring move them
+    /// between versions. The row's `signature` holds the exact id.
+    SameCrashCoarse,
     /// Crashed with another signature (the row's `signature` and `detail`).
     OtherCrash,
     /// Killed at the time limit.
@@ -30,6 +34,7 @@ impl Outcome {
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::SameCrash => "same-crash",
+            Outcome::SameCrashCoarse => "same-crash-coarse",
             Outcome::OtherCrash => "other-crash",
             Outcome::Timeout => "timeout",
             Outcome::Rejects => "rejects",
@@ -42,6 +47,9 @@ impl Outcome {
     fn phrase(self) -> &'static str {
         match self {
             Outcome::SameCrash => "crashes the same way on",
+            Outcome::SameCrashCoarse => {
+                "crashes with the same message and top frame (deeper frames differ) on"
+            }
             Outcome::OtherCrash => "crashes otherwise on",
             Outcome::Timeout => "times out on",
             Outcome::Rejects => "rejects the code on",
@@ -77,10 +85,33 @@ pub struct VersionRow {
     pub detail: Option<String>,
 }
 
+/// `v` (a subset of `tried`, both ascending) with runs of majors consecutive among those
+/// tried collapsed: 14, 15, 16 of 14, 15, 16, 19 → "14–16"; 16, 19 of the same → "16–19".
+fn ranges(v: &[u32], tried: &[u32]) -> String {
+    let place = |m: u32| tried.iter().position(|t| *t == m);
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let mut j = i;
+        while j + 1 < v.len()
+            && matches!((place(v[j]), place(v[j + 1])), (Some(a), Some(b)) if b == a + 1)
+        {
+            j += 1;
+        }
+        parts.push(if i == j {
+            v[i].to_string()
+        } else {
+            format!("{}–{}", v[i], v[j])
+        });
+        i = j + 1;
+    }
+    parts.join(", ")
+}
+
 /// "crashes the same way on 19; crashes otherwise on 14–16"-style summary: every outcome
 /// seen, crashes first, each with the majors that gave it. "fixed by N" only when the first
-/// version tried after the last same crash compiles the code: one that rejects it fixed
-/// nothing a reader can tell.
+/// version tried after the last same crash (exact or coarse) compiles the code: one that
+/// rejects it fixed nothing a reader can tell.
 pub fn summary(rows: &[VersionRow]) -> String {
     let mut by_major: BTreeMap<u32, Outcome> = BTreeMap::new();
     for r in rows {
@@ -94,30 +125,7 @@ pub fn summary(rows: &[VersionRow]) -> String {
         return "no versioned compiler was run".into();
     }
     let tried: Vec<u32> = by_major.keys().copied().collect();
-    let list = |v: &[u32]| -> String {
-        // Collapse runs of consecutive majors among those tried: 14, 15, 16 → 14–16.
-        let mut parts = Vec::new();
-        let mut i = 0;
-        while i < v.len() {
-            let mut j = i;
-            while j + 1 < v.len() {
-                let a = tried.iter().position(|t| *t == v[j]);
-                let b = tried.iter().position(|t| *t == v[j + 1]);
-                if matches!((a, b), (Some(a), Some(b)) if b == a + 1) {
-                    j += 1;
-                } else {
-                    break;
-                }
-            }
-            parts.push(if i == j {
-                v[i].to_string()
-            } else {
-                format!("{}–{}", v[i], v[j])
-            });
-            i = j + 1;
-        }
-        parts.join(", ")
-    };
+    let list = |v: &[u32]| ranges(v, &tried);
     let majors = |o: Outcome| -> Vec<u32> {
         by_major
             .iter()
@@ -126,16 +134,34 @@ pub fn summary(rows: &[VersionRow]) -> String {
             .collect()
     };
     let mut parts = Vec::new();
+    // The regression range counts a coarse match as the same crash: across versions the
+    // frames below the top move while the bug stays.
+    let last_same = by_major
+        .iter()
+        .filter(|(_, o)| matches!(o, Outcome::SameCrash | Outcome::SameCrashCoarse))
+        .map(|(m, _)| *m)
+        .next_back();
+    let fixed = last_same.map(|last| match by_major.range(last + 1..).next() {
+        None => " (the newest tried)".to_string(),
+        Some((m, Outcome::Compiles)) => format!(", fixed by {m}"),
+        Some(_) => String::new(),
+    });
     let same = majors(Outcome::SameCrash);
-    if let Some(&last) = same.last() {
-        let mut s = format!("{} {}", Outcome::SameCrash.phrase(), list(&same));
-        match by_major.range(last + 1..).next() {
-            None => s.push_str(" (the newest tried)"),
-            Some((m, Outcome::Compiles)) => s.push_str(&format!(", fixed by {m}")),
-            Some(_) => {}
+    let coarse = majors(Outcome::SameCrashCoarse);
+    for (o, v) in [
+        (Outcome::SameCrash, &same),
+        (Outcome::SameCrashCoarse, &coarse),
+    ] {
+        if let Some(&last) = v.last() {
+            let tail = if Some(last) == last_same {
+                fixed.clone().unwrap_or_default()
+            } else {
+                String::new()
+            };
+            parts.push(format!("{} {}{tail}", o.phrase(), list(v)));
         }
-        parts.push(s);
-    } else {
+    }
+    if parts.is_empty() {
         parts.push("no version tried crashes the same way".into());
     }
     for o in [
@@ -226,6 +252,29 @@ mod tests {
             summary(&rows),
             "no version tried crashes the same way; crashes otherwise on 19; times out on 14"
         );
+    }
+
+    #[test]
+    fn a_coarse_match_is_named_apart_and_counts_for_the_range() {
+        let rows = [
+            row(14, SameCrashCoarse),
+            row(15, SameCrashCoarse),
+            row(16, SameCrash),
+            row(19, Compiles),
+        ];
+        assert_eq!(
+            summary(&rows),
+            "crashes the same way on 16, fixed by 19; crashes with the same message and top \
+             frame (deeper frames differ) on 14–15; compiles it on 19"
+        );
+        let rows = [row(14, SameCrash), row(16, SameCrashCoarse)];
+        assert_eq!(
+            summary(&rows),
+            "crashes the same way on 14; crashes with the same message and top frame (deeper \
+             frames differ) on 16 (the newest tried)"
+        );
+        let v = serde_json::to_value(row(14, SameCrashCoarse)).unwrap();
+        assert_eq!(v["outcome"], "same-crash-coarse");
     }
 
     #[test]

@@ -20,6 +20,11 @@ pub struct VersionsArgs {
     /// Compilers run at once (default: all cores).
     #[arg(long, value_name = "N", value_parser = crate::cli::jobs_arg)]
     jobs: Option<usize>,
+    /// Seconds one compiler may take on the case; one killed at the limit gives a `timeout`
+    /// row.
+    #[arg(long, default_value_t = versions::DEFAULT_TIMEOUT.as_secs(), value_name = "SECS",
+          value_parser = crate::cli::secs_arg)]
+    timeout: u64,
     /// Print `{"versions": [...], "summary": "..."}` on stdout, and nothing else.
     #[arg(long)]
     json: bool,
@@ -32,7 +37,8 @@ pub fn run(args: VersionsArgs) -> anyhow::Result<u8> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let mut spinner = Spinner::start("running the case on each compiler", args.json);
     let case = super::case_arg::resolve(&args.case)?;
-    let rows = versions::run_versions(&case, &args.compilers, jobs)?;
+    let timeout = std::time::Duration::from_secs(args.timeout);
+    let rows = versions::run_versions_within(&case, &args.compilers, jobs, timeout)?;
     spinner.finish();
     crate::report::rerender(&case)?;
     let summary = versions::summary(&rows);

@@ -86,17 +86,9 @@ pub fn major_of(version: &str) -> Option<u32> {
 /// The limit on one compiler's run of the case when the caller sets none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// Runs the case (its verified reduction when it has one) on each compiler, in parallel.
-pub fn run_versions(
-    dir: &Path,
-    compilers: &[PathBuf],
-    jobs: usize,
-) -> Result<Vec<VersionRow>, VersionsError> {
-    run_versions_within(dir, compilers, jobs, DEFAULT_TIMEOUT)
-}
-
-/// [`run_versions`] with each compiler's run limited to `timeout` (the triage budget's
-/// share); a run killed at the limit is a `timeout` row, as any other.
+/// Runs the case (its verified reduction when it has one) on each compiler, in parallel,
+/// each run limited to `timeout` (`--timeout`, or the triage budget's share); a run killed
+/// at the limit is a `timeout` row, as any other.
 pub fn run_versions_within(
     dir: &Path,
     compilers: &[PathBuf],
@@ -125,7 +117,7 @@ pub fn run_versions_within(
     let mut rows = Vec::new();
     for (i, c) in compilers.iter().enumerate() {
         let version = first_line(&outs[2 * i]);
-        let (outcome, signature, detail) = row_of(&case.signature.id, c, &outs[2 * i + 1])?;
+        let (outcome, signature, detail) = row_of(&case.signature, c, &outs[2 * i + 1])?;
         rows.push(VersionRow {
             compiler: c.to_string_lossy().into_owned(),
             major: major_of(&version),
@@ -190,7 +182,7 @@ fn first_line(out: &Result<exec::Output, exec::ExecError>) -> String {
 /// A row's outcome, other signature and detail from compiler `c`'s run of the case. A
 /// compiler that could not be started, or was interrupted, did not "not crash": an error.
 fn row_of(
-    case_signature: &str,
+    case_signature: &crash::Signature,
     c: &Path,
     out: &Result<exec::Output, exec::ExecError>,
 ) -> Result<(Outcome, Option<String>, Option<String>), VersionsError> {
@@ -227,9 +219,11 @@ fn row_of(
 }
 
 /// A row's outcome, other signature and detail from what one compiler did: the crash it
-/// printed, if any, whether it exited 0, and its stderr (for the first error).
+/// printed, if any, whether it exited 0, and its stderr (for the first error). A crash is
+/// the same when its exact id is the case's, the same coarsely when only the coarse id
+/// (kind, message, top frame) is.
 fn judge(
-    case_signature: &str,
+    case_signature: &crash::Signature,
     crash: Option<&crash::Crash>,
     exited_zero: bool,
     stderr: &str,
@@ -237,8 +231,14 @@ fn judge(
     match crash {
         Some(cr) => {
             let sig = crash::signature(cr);
-            if sig.id == case_signature {
+            if sig.id == case_signature.id {
                 (Outcome::SameCrash, None, None)
+            } else if sig.coarse_id == case_signature.coarse_id {
+                (
+                    Outcome::SameCrashCoarse,
+                    Some(sig.id.clone()),
+                    Some(crash_line(cr, &sig)),
+                )
             } else {
                 (
                     Outcome::OtherCrash,
@@ -284,19 +284,6 @@ mod tests {
 
     #[test]
     fn outcomes_tell_rejects_from_compiles_and_name_other_crashes() {
-        let none = judge("abc", None, true, "");
-        assert_eq!(none, (Outcome::Compiles, None, None));
-        let (o, _, d) = judge(
-            "abc",
-            None,
-            false,
-            "t.c:3:23: warning: unsupported\n/tmp/a/t.c:2:35: error: invalid vector element type '_Bool'\n",
-        );
-        assert_eq!(o, Outcome::Rejects);
-        assert_eq!(
-            d.as_deref(),
-            Some("t.c:2:35: error: invalid vector element type '_Bool'")
-        );
         let stderr = "fatal error: error in backend: Do not know how to scalarize the result of this operator!\n";
         let cr = crash::parse(
             stderr,
@@ -306,13 +293,35 @@ mod tests {
             },
         )
         .expect("a crash");
-        let (o, sig, d) = judge("abc", Some(&cr), false, stderr);
+        let mut other = crash::signature(&cr);
+        other.id = "abc".into();
+        other.coarse_id = "def".into();
+        let none = judge(&other, None, true, "");
+        assert_eq!(none, (Outcome::Compiles, None, None));
+        let (o, _, d) = judge(
+            &other,
+            None,
+            false,
+            "t.c:3:23: warning: unsupported\n/tmp/a/t.c:2:35: error: invalid vector element type '_Bool'\n",
+        );
+        assert_eq!(o, Outcome::Rejects);
+        assert_eq!(
+            d.as_deref(),
+            Some("t.c:2:35: error: invalid vector element type '_Bool'")
+        );
+        let (o, sig, d) = judge(&other, Some(&cr), false, stderr);
         assert_eq!(o, Outcome::OtherCrash);
         assert!(sig.is_some());
         let d = d.unwrap();
         assert!(d.starts_with("fatal error: "), "{d}");
         assert!(d.contains("Do not know how to scalarize"), "{d}");
-        let same = crash::signature(&cr).id;
+        let same = crash::signature(&cr);
         assert_eq!(judge(&same, Some(&cr), false, stderr).0, Outcome::SameCrash);
+        // Only the coarse id in common: the same crash at the coarse grain, with its own id.
+        let mut coarse = same.clone();
+        coarse.id = "abc".into();
+        let (o, sig, _) = judge(&coarse, Some(&cr), false, stderr);
+        assert_eq!(o, Outcome::SameCrashCoarse);
+        assert_eq!(sig, Some(same.id));
     }
 }

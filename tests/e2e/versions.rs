@@ -134,3 +134,103 @@ fn triage_runs_the_whole_pipeline_on_the_demo_project() {
     let script = std::fs::read_to_string(out.join("repro.sh")).unwrap();
     assert!(script.contains("reduced.ii"), "{script}");
 }
+
+/// A compiler killed at `--timeout` is a `timeout` row, not "no crash". The case is a real
+/// capture of fe-gh59446 whose input the test prefixes with constant evaluations that take
+/// any clang seconds each (a loop of 300,000 iterations, inside the default step limit), so
+/// every compiler is still evaluating when the one-second limit kills it.
+#[test]
+fn a_compiler_killed_at_the_timeout_is_a_timeout_row() {
+    let (_tmp, dir) = scratch_copy(&corpus("fe-gh59446"));
+    let out = capture_case(&dir, &cmd_txt(&dir));
+    let input = out.join(read_case(&out)["input"].as_str().unwrap());
+    let mut slow = String::from(
+        "constexpr long slow(long n) { long s = 0; for (long i = 0; i < n; ++i) s += i % 7; return s; }\n",
+    );
+    for i in 0..10 {
+        slow.push_str(&format!("static_assert(slow(300000 + {i}) > 0, \"\");\n"));
+    }
+    let text = std::fs::read_to_string(&input).unwrap();
+    std::fs::write(&input, slow + &text).unwrap();
+    let o = icepick(
+        &dir,
+        &[
+            "versions",
+            "--json",
+            "--timeout",
+            "1",
+            "--compiler",
+            "/usr/lib/llvm-14/bin/clang",
+            "--compiler",
+            "/usr/lib/llvm-19/bin/clang",
+            out.to_str().unwrap(),
+        ],
+    );
+    expect_success(&o);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        outcomes(&v),
+        [(14, "timeout".to_string()), (19, "timeout".to_string())]
+    );
+    assert_eq!(
+        v["summary"],
+        "no version tried crashes the same way; times out on 14–19"
+    );
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("| timeout |"), "{report}");
+}
+
+/// `#pragma clang __debug parser_crash` at file scope crashes clang 14, 16 and 19 in the
+/// parser (a `__builtin_trap`, SIGILL). Captured
+/// with clang 16, clang 14's stack has the same kind, message and top frame but other frames
+/// below (no `Sema::runWithSufficientStackSpace`): the same crash at the coarse grain, which
+/// the row says, with 14's own id, and which counts for the range.
+#[test]
+fn an_older_clang_with_the_same_top_frame_crashes_the_same_way_coarsely() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("pragma.c"),
+        "#pragma clang __debug parser_crash\nint x;\n",
+    )
+    .unwrap();
+    let argv: Vec<String> = [
+        "/usr/lib/llvm-16/bin/clang",
+        "-c",
+        "pragma.c",
+        "-o",
+        "/dev/null",
+    ]
+    .map(String::from)
+    .to_vec();
+    let out = capture_case(dir, &argv);
+    let o = icepick(
+        dir,
+        &[
+            "versions",
+            "--json",
+            "--compiler",
+            "/usr/lib/llvm-14/bin/clang",
+            "--compiler",
+            "/usr/lib/llvm-16/bin/clang",
+            out.to_str().unwrap(),
+        ],
+    );
+    expect_success(&o);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        outcomes(&v),
+        [
+            (14, "same-crash-coarse".to_string()),
+            (16, "same-crash".to_string())
+        ],
+        "{v:#}"
+    );
+    let sig14 = v["versions"][0]["signature"].as_str().unwrap();
+    assert_ne!(sig14, read_case(&out)["signature"]["id"].as_str().unwrap());
+    assert_eq!(
+        v["summary"],
+        "crashes the same way on 16 (the newest tried); crashes with the same message and top \
+         frame (deeper frames differ) on 14"
+    );
+}
