@@ -364,15 +364,46 @@ pub(crate) fn opens_requires_body(text: &[u8], toks: &[Tok], mate: &[u32], open:
     })
 }
 
+/// True when token `close` is the `]` of a lambda introducer: its `[` (found within a bounded
+/// look back) starts an expression, so it is no subscript (`a[i] < b`, `f()[0] < b`).
+fn closes_lambda_introducer(text: &[u8], toks: &[Tok], close: usize) -> bool {
+    const MAX_BACK: usize = 32;
+    if !toks[close].is(text, b"]") {
+        return false;
+    }
+    let mut depth = 0usize;
+    for k in (close.saturating_sub(MAX_BACK)..close).rev() {
+        if toks[k].is(text, b"]") {
+            depth += 1;
+        } else if toks[k].is(text, b"[") {
+            if depth > 0 {
+                depth -= 1;
+                continue;
+            }
+            let Some(before) = k.checked_sub(1) else {
+                return true;
+            };
+            let b = &toks[before];
+            return match b.kind {
+                Kind::Ident => b.bytes(text) == b"return",
+                Kind::Number | Kind::Str | Kind::Char => false,
+                _ => !(b.is(text, b")") || b.is(text, b"]") || b.is(text, b"[")),
+            };
+        }
+    }
+    false
+}
+
 /// Template-looking `<…>` pairs as byte spans `[start of <, end of >)`: a `<` after an identifier
-/// whose `>` is found before anything that cannot appear in a template argument list at its
-/// nesting level. A `>>` token may close one or two lists. The search is bounded so the whole
-/// scan stays linear.
+/// (or after a lambda's `[…]`, its template parameters) whose `>` is found before anything that
+/// cannot appear in a template argument list at its nesting level. A `>>` token may close one or
+/// two lists. The search is bounded so the whole scan stays linear.
 pub(crate) fn angle_spans(text: &[u8], toks: &[Tok]) -> Vec<(usize, usize)> {
     const MAX_SCAN: usize = 256;
     let mut out = Vec::new();
     for i in 1..toks.len() {
-        if !toks[i].is(text, b"<") || toks[i - 1].kind != Kind::Ident {
+        let opens = toks[i - 1].kind == Kind::Ident || closes_lambda_introducer(text, toks, i - 1);
+        if !toks[i].is(text, b"<") || !opens {
             continue;
         }
         let mut parens = 0i32;
@@ -492,5 +523,16 @@ mod tests {
             .map(|&(a, b)| std::str::from_utf8(&s[a..b]).unwrap())
             .collect();
         assert_eq!(spans, ["<>", "<[](auto x) { return c<x>; }>", "<x>"]);
+    }
+
+    #[test]
+    fn a_lambdas_template_parameters_are_angles_a_subscript_compared_is_not() {
+        let s = b"f([]<long... g>(a<g...>) {}); return [&x]<class T>(T) {}; v[i] < w > (y); f()[0] < b > c;";
+        let toks = lex(s);
+        let spans: Vec<_> = angle_spans(s, &toks)
+            .iter()
+            .map(|&(a, b)| std::str::from_utf8(&s[a..b]).unwrap())
+            .collect();
+        assert_eq!(spans, ["<long... g>", "<g...>", "<class T>"]);
     }
 }

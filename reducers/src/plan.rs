@@ -150,11 +150,13 @@ impl Plan for Empty {
 }
 
 /// Replacement texts a [`Unit`] can refer to by index (keeps units at 12 bytes).
-pub(crate) const REPL: [&[u8]; 6] = [b"", b" ", b"{}", b";", b"0", b"\"\""];
+pub(crate) const REPL: [&[u8]; 8] = [b"", b" ", b"{}", b";", b"0", b"\"\"", b"int", b"const"];
 pub(crate) const DEL: u8 = 0;
 pub(crate) const SPACE: u8 = 1;
 pub(crate) const ZERO: u8 = 4;
 pub(crate) const EMPTY_STR: u8 = 5;
+pub(crate) const INT: u8 = 6;
+pub(crate) const CONST: u8 = 7;
 
 /// A span the ddmin schedule may replace, together with the others of its group.
 #[derive(Clone, Copy, Debug)]

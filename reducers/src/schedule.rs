@@ -1,7 +1,8 @@
 //! Which pass runs next: the pipeline's order as a small state machine, so that the driver can
 //! ask "and after this pass?" before the pass is over. `first` once; `main` in rounds until a
-//! round improves nothing (or `max_rounds`); `last`; and `main` again when `last` improved
-//! anything but the layout.
+//! round improves nothing (or `max_rounds`); `last` once, as C-Reduce does: renaming, simpler
+//! literals and the layout do not enable deletions often enough to pay for another main round
+//! (docs/design/source-passes.md).
 //!
 //! The state is `Copy`: the driver keeps a copy with every candidate, and when a candidate is
 //! accepted it resumes from that candidate's copy (the pass it came from, now improved), which
@@ -24,9 +25,8 @@ enum Phase {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Schedule {
     phase: Phase,
-    /// A pass of this round (or of the `last` phase) improved the text beyond its layout.
+    /// A pass of this round improved the text beyond its layout.
     round_improved: bool,
-    last_improved: bool,
     /// Main-phase rounds started.
     pub rounds: u64,
 }
@@ -37,7 +37,6 @@ impl Schedule {
         let mut s = Schedule {
             phase: Phase::First(0),
             round_improved: false,
-            last_improved: false,
             rounds: 0,
         };
         s.settle(pipeline, max_rounds);
@@ -58,7 +57,6 @@ impl Schedule {
             pass,
             rounds: self.rounds,
             round_improved: self.round_improved,
-            last_improved: self.last_improved,
             cursor,
         }
     }
@@ -74,7 +72,6 @@ impl Schedule {
         let s = Schedule {
             phase,
             round_improved: r.round_improved,
-            last_improved: r.last_improved,
             rounds: r.rounds,
         };
         s.pass(pipeline).is_some().then_some(s)
@@ -101,10 +98,7 @@ impl Schedule {
                 self.round_improved |= counts;
                 Phase::Main(i + 1)
             }
-            Phase::Last(i) => {
-                self.last_improved |= counts;
-                Phase::Last(i + 1)
-            }
+            Phase::Last(i) => Phase::Last(i + 1),
             other => other,
         };
         self.settle(pipeline, max_rounds);
@@ -129,17 +123,10 @@ impl Schedule {
                     if self.round_improved {
                         Phase::RoundStart
                     } else {
-                        self.last_improved = false;
                         Phase::Last(0)
                     }
                 }
-                Phase::Last(i) if i >= pipeline.last.len() => {
-                    if self.last_improved && !pipeline.main.is_empty() {
-                        Phase::RoundStart
-                    } else {
-                        Phase::Done
-                    }
-                }
+                Phase::Last(i) if i >= pipeline.last.len() => Phase::Done,
                 _ => return,
             };
         }
@@ -191,13 +178,13 @@ mod tests {
     }
 
     #[test]
-    fn rounds_repeat_until_one_improves_nothing_then_last_and_again_if_it_did() {
+    fn rounds_repeat_until_one_improves_nothing_then_last_once() {
         let p = Pipeline {
             first: passes(&["provenance"]),
             main: passes(&["lines", "tokens"]),
             last: passes(&["rename", "normalise"]),
         };
-        // Lines improves in the first round only; rename improves once (its first run).
+        // Lines improves in the first round only; rename improves, and no round follows it.
         let got = names(
             &p,
             &|k, pass| (k == 1 && pass == "lines") || (k == 5 && pass == "rename"),
@@ -209,10 +196,6 @@ mod tests {
                 "provenance",
                 "lines",
                 "tokens",
-                "lines",
-                "tokens",
-                "rename",
-                "normalise",
                 "lines",
                 "tokens",
                 "rename",

@@ -130,8 +130,6 @@ pub struct Resume {
     pub rounds: u64,
     /// A pass of the current round improved the text beyond its layout.
     pub round_improved: bool,
-    /// A pass of the `last` phase improved the text beyond its layout.
-    pub last_improved: bool,
     /// The pass's plan cursor to go on from.
     pub cursor: [u64; 3],
 }

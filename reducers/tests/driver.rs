@@ -563,7 +563,6 @@ fn a_run_resumed_from_its_last_improvement_ends_where_an_unbroken_run_ends() {
             pass: 999,
             rounds: 1,
             round_improved: false,
-            last_improved: false,
             cursor: [0, 0, 0],
         }),
         ..opts(1)

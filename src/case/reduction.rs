@@ -110,7 +110,6 @@ pub struct ResumeAt {
     pub pass_name: String,
     pub rounds: u64,
     pub round_improved: bool,
-    pub last_improved: bool,
     pub cursor: [u64; 3],
 }
 

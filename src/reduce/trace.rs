@@ -146,7 +146,6 @@ fn resume_at(resume: reducers::Resume, pass: &str) -> ResumeAt {
         pass_name: pass.to_string(),
         rounds: resume.rounds,
         round_improved: resume.round_improved,
-        last_improved: resume.last_improved,
         cursor: resume.cursor,
     }
 }
@@ -169,7 +168,6 @@ pub(super) fn resume_from(
         pass: at.pass,
         rounds: at.rounds,
         round_improved: at.round_improved,
-        last_improved: at.last_improved,
         cursor: at.cursor,
     })
 }

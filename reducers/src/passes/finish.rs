@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use crate::lex::{self, Kind};
-use crate::plan::{Ddmin, Edit, Item, List, Plan, Unit, EMPTY_STR, ZERO};
+use crate::plan::{Ddmin, Edit, Item, List, Plan, Unit, CONST, EMPTY_STR, INT, ZERO};
 
 /// C, C++, CUDA/HIP and GNU words that must keep their spelling.
 const RESERVED: &[&str] = &[
@@ -221,22 +221,28 @@ fn rename_if(text: &[u8], renamable: impl Fn(&[u8]) -> bool) -> Box<dyn Plan> {
     Box::new(List { items })
 }
 
-/// ddmin over literals: numbers become `0`, plain strings `""`; first, every type parameter's
-/// `typename` becomes `class` (the same declaration, three bytes shorter).
+/// ddmin over literals and types: numbers become `0`, plain strings `""`, a spelled-out integer
+/// type (`unsigned long`, `short`, `long long int`) becomes `int`, `constexpr` becomes `const`
+/// (where deleting it fails: a static member's in-class initialiser needs one of them);
+/// first, every type parameter's `typename` becomes `class` (the same declaration, three
+/// bytes shorter).
 pub(crate) fn literals(text: &[u8]) -> Box<dyn Plan> {
     let toks = lex::lex(text);
-    let units = toks
+    let mut units: Vec<Unit> = toks
         .iter()
         .filter_map(|t| {
             let b = t.bytes(text);
             let with = match t.kind {
                 Kind::Number if b != b"0" => ZERO,
                 Kind::Str if b.first() == Some(&b'"') && b.len() > 2 => EMPTY_STR,
+                Kind::Ident if b == b"constexpr" => CONST,
                 _ => return None,
             };
             Some(Unit::new(t.start as usize, t.end as usize, with))
         })
         .collect();
+    units.extend(integer_types(text, &toks).map(|(a, b)| Unit::new(a, b, INT)));
+    units.sort_by_key(|u| u.start);
     let mut plan = Ddmin::new(units, usize::MAX);
     let class: Vec<Edit> = (1..toks.len().saturating_sub(1))
         .filter(|&i| type_parameter_keyword(text, &toks, i))
@@ -246,6 +252,43 @@ pub(crate) fn literals(text: &[u8]) -> Box<dyn Plan> {
         plan.prelude.push(class);
     }
     Box::new(plan)
+}
+
+/// Byte spans of the integer types spelled with more than `int`: maximal runs of `unsigned`,
+/// `signed`, `long`, `short`, `int`, `char` and `__int128` with at least one word that is
+/// neither `int` nor `char` (plain `char` stays: strings and pointers to it are common).
+fn integer_types<'a>(
+    text: &'a [u8],
+    toks: &'a [lex::Tok],
+) -> impl Iterator<Item = (usize, usize)> + 'a {
+    const WORDS: [&[u8]; 7] = [
+        b"unsigned",
+        b"signed",
+        b"long",
+        b"short",
+        b"int",
+        b"char",
+        b"__int128",
+    ];
+    let word = move |i: usize| toks[i].kind == Kind::Ident && WORDS.contains(&toks[i].bytes(text));
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < toks.len() {
+            if !word(i) {
+                i += 1;
+                continue;
+            }
+            let first = i;
+            while i < toks.len() && word(i) {
+                i += 1;
+            }
+            let wide = (first..i).any(|k| !matches!(toks[k].bytes(text), b"int" | b"char"));
+            if wide {
+                return Some((toks[first].start as usize, toks[i - 1].end as usize));
+            }
+        }
+        None
+    })
 }
 
 /// True when token `i` is the `typename` of a type parameter: after `<` or `,`, and before
@@ -284,6 +327,33 @@ mod tests {
             got[0],
             "template <class T, class... U, class = int> using A = B<typename T::type, U...>;"
         );
+    }
+
+    #[test]
+    fn constexpr_becomes_const_and_spelled_out_integer_types_int_plain_char_and_int_stay() {
+        let text = b"unsigned long long a; char *s; int i; short x; template <long N> long f();";
+        let with_constexpr = candidates(
+            crate::passes::CPass::Literals,
+            b"struct S { static constexpr bool v = 1; };",
+        );
+        assert!(
+            with_constexpr.contains(&"struct S { static const bool v = 1; };".to_string()),
+            "{with_constexpr:?}"
+        );
+        let got = candidates(crate::passes::CPass::Literals, text);
+        // ddmin: halves first, then each type alone.
+        assert!(
+            got.contains(&"int a; char *s; int i; int x; template <long N> long f();".to_string()),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(
+                &"unsigned long long a; char *s; int i; int x; template <long N> long f();"
+                    .to_string()
+            ),
+            "{got:?}"
+        );
+        assert!(got.iter().all(|c| c.contains("char *s; int i;")), "{got:?}");
     }
 
     #[test]

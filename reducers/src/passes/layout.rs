@@ -218,6 +218,10 @@ fn want_space(f: &Facts, p: usize, in_label: bool, inline_brace: bool) -> bool {
         return !qualifier;
     }
     if tp(b"(") {
+        // `sizeof...(Ts)`: the operator's parenthesis is written tight, as after `sizeof`.
+        if pp(b"...") && p > 0 && f.b(p - 1) == b"sizeof" {
+            return false;
+        }
         if f.ident(p) {
             return one_of(pb, CONTROL) || one_of(pb, EXPR_KEYWORDS);
         }
@@ -725,6 +729,13 @@ mod tests {
     fn templates_initialisers_and_labels() {
         let src = "template < typename T > struct X { public : X < T > * p ; int a [ 2 ] = { 1 , 2 } ; } ; int g ( int k ) { switch ( k ) { case 1 : return N :: X < int > { } . f ( ) ; default : return - k ; } }";
         let want = "template <typename T> struct X {\n  public:\n  X<T> *p;\n  int a[2] = {1, 2};\n};\nint g(int k) {\n  switch (k) {\n    case 1:\n    return N::X<int>{}.f();\n    default:\n    return -k;\n  }\n}\n";
+        assert_eq!(lay(src), want);
+    }
+
+    #[test]
+    fn lambda_template_parameters_and_sizeof_packs_are_tight() {
+        let src = "template<class...f>void b(){[] < long ... g > (a<long,g...>){return sizeof ... (f);}(x);}";
+        let want = "template <class... f> void b() {\n  []<long... g>(a<long, g...>) {\n    return sizeof...(f);\n  }\n  (x);\n}\n";
         assert_eq!(lay(src), want);
     }
 
