@@ -21,35 +21,59 @@ pub(super) fn find_job(
     signature: &Signature,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(JobSelector, JobInfo, Option<Run>), ExecError> {
-    let single = JobInfo {
-        kind: "single".into(),
-        offload_arch: None,
-        listed: Vec::new(),
-    };
     if command.is_cc1() {
-        let kind = job_of_cc1(&command.args.join(" "));
-        return Ok(match kind {
-            Some(JobKind::Device { arch }) => (
-                JobSelector::Whole,
-                JobInfo {
-                    kind: "device".into(),
-                    offload_arch: Some(arch),
-                    listed: Vec::new(),
-                },
-                None,
-            ),
-            _ => (JobSelector::Whole, single, None),
-        });
+        let (sel, info) = match job_of_cc1(&command.args.join(" ")) {
+            Some(kind @ JobKind::Device { .. }) => (JobSelector::Whole, job_info(&kind, vec![]).1),
+            _ => (JobSelector::Whole, single(Vec::new())),
+        };
+        return Ok((sel, info, None));
     }
     if !command.is_offload() {
-        return Ok((JobSelector::Whole, single, None));
+        return Ok((JobSelector::Whole, single(Vec::new()), None));
     }
-    // List the jobs the driver runs.
+    let (compiles, listed) = list_jobs(runner, command)?;
+    // Out-of-process cc1 (every multi-job compile) names its job in `Program arguments`.
+    if let Some(kind) = crash.program_arguments.as_deref().and_then(job_of_cc1) {
+        let (sel, info) = job_info(&kind, listed);
+        return Ok((sel, info, None));
+    }
+    if compiles.len() == 1 {
+        let (sel, info) = job_info(&compiles[0], listed);
+        return Ok((sel, info, None));
+    }
+    // Otherwise try each job alone and keep the one that gives this crash.
+    for kind in &compiles {
+        let (sel, info) = job_info(kind, listed.clone());
+        progress(&format!("trying job {}", info_label(&info)));
+        let only = job_alone(command, &sel);
+        let r = runner.run(&only.without_build_outputs("/dev/null"), None)?;
+        if same_crash(crash, signature, &r) {
+            return Ok((sel, info, Some(r)));
+        }
+    }
+    Ok((JobSelector::Whole, single(listed), None))
+}
+
+/// A compile of one job (or one no job could be told apart in).
+fn single(listed: Vec<String>) -> JobInfo {
+    JobInfo {
+        kind: "single".into(),
+        offload_arch: None,
+        listed,
+    }
+}
+
+/// The compile jobs (host, each device) the driver runs for `command`, from its `-###`, and
+/// every job it lists as a label (`host`, `device:gfx906`, `tool:ld.lld`).
+fn list_jobs(
+    runner: &mut Runner,
+    command: &CompilerCommand,
+) -> Result<(Vec<JobKind>, Vec<String>), ExecError> {
     let mut listing = command.with_extra_args(&["-###"]);
     listing.args.retain(|a| a != "-fno-crash-diagnostics");
     let r = runner.run(&listing, None)?;
     let jobs = parse_hash_hash_hash(&r.output.stderr_text());
-    let listed: Vec<String> = jobs
+    let listed = jobs
         .iter()
         .map(|j| match &j.kind {
             JobKind::Host => "host".to_string(),
@@ -60,70 +84,47 @@ pub(super) fn find_job(
             ),
         })
         .collect();
-    let compiles: Vec<&JobKind> = jobs
-        .iter()
-        .map(|j| &j.kind)
-        .filter(|k| **k != JobKind::Tool)
+    let compiles = jobs
+        .into_iter()
+        .map(|j| j.kind)
+        .filter(|k| *k != JobKind::Tool)
         .collect();
-    let as_info = |kind: &JobKind, listed: Vec<String>| -> (JobSelector, JobInfo) {
-        match kind {
-            JobKind::Device { arch } => (
-                JobSelector::Device(arch.clone()),
-                JobInfo {
-                    kind: "device".into(),
-                    offload_arch: Some(arch.clone()),
-                    listed,
-                },
-            ),
-            _ => (
-                JobSelector::Host,
-                JobInfo {
-                    kind: "host".into(),
-                    offload_arch: None,
-                    listed,
-                },
-            ),
+    Ok((compiles, listed))
+}
+
+/// How to select job `kind` of an offload compile, and what the case records of it.
+fn job_info(kind: &JobKind, listed: Vec<String>) -> (JobSelector, JobInfo) {
+    match kind {
+        JobKind::Device { arch } => (
+            JobSelector::Device(arch.clone()),
+            JobInfo {
+                kind: "device".into(),
+                offload_arch: Some(arch.clone()),
+                listed,
+            },
+        ),
+        _ => (
+            JobSelector::Host,
+            JobInfo {
+                kind: "host".into(),
+                offload_arch: None,
+                listed,
+            },
+        ),
+    }
+}
+
+/// `command` compiling only the job `sel` selects: `--cuda-device-only --offload-arch=A` for
+/// a device, `--cuda-host-only` for the host, the command's own job flags dropped.
+fn job_alone(command: &CompilerCommand, sel: &JobSelector) -> CompilerCommand {
+    let mut c = command.clone();
+    c.args.retain(|a| !is_job_flag(a));
+    match sel {
+        JobSelector::Device(arch) => {
+            c.with_extra_args(&["--cuda-device-only", &format!("--offload-arch={arch}")])
         }
-    };
-    // Out-of-process cc1 (every multi-job compile) names its job in `Program arguments`.
-    if let Some(kind) = crash.program_arguments.as_deref().and_then(job_of_cc1) {
-        let (sel, info) = as_info(&kind, listed);
-        return Ok((sel, info, None));
+        _ => c.with_extra_args(&["--cuda-host-only"]),
     }
-    if compiles.len() == 1 {
-        let (sel, info) = as_info(compiles[0], listed);
-        return Ok((sel, info, None));
-    }
-    // Otherwise try each job alone and keep the one that gives this crash.
-    for kind in compiles {
-        let (sel, info) = as_info(kind, listed.clone());
-        let only = match &sel {
-            JobSelector::Device(arch) => {
-                let mut c = command.clone();
-                c.args.retain(|a| !is_job_flag(a));
-                c.with_extra_args(&["--cuda-device-only", &format!("--offload-arch={arch}")])
-            }
-            _ => {
-                let mut c = command.clone();
-                c.args.retain(|a| !is_job_flag(a));
-                c.with_extra_args(&["--cuda-host-only"])
-            }
-        };
-        progress(&format!("trying job {}", info_label(&info)));
-        let r = runner.run(&only.without_build_outputs("/dev/null"), None)?;
-        if same_crash(crash, signature, &r) {
-            return Ok((sel, info, Some(r)));
-        }
-    }
-    Ok((
-        JobSelector::Whole,
-        JobInfo {
-            kind: "single".into(),
-            offload_arch: None,
-            listed,
-        },
-        None,
-    ))
 }
 
 /// True when `run` crashed the way `crash` (with `signature`) did. A crash printed without a

@@ -52,14 +52,7 @@ pub(super) fn preprocess_and_replay(
         &["full", "rewrite-includes"]
     };
     for mode in modes {
-        input_name = match (*mode, &given_input) {
-            ("given", Some(src)) => format!(
-                "input.{}",
-                src.extension().and_then(|e| e.to_str()).unwrap_or("i")
-            ),
-            ("rewrite-includes", _) => format!("input.{}", lang.rewritten_x().1),
-            _ => format!("input.{}", lang.preprocessed_ext()),
-        };
+        input_name = input_name_for(mode, given_input.as_deref(), lang);
         let input_abs = case_dir.path().join(&input_name);
         let (pp_cmd, made) = make_input(
             job,
@@ -106,6 +99,20 @@ pub(super) fn preprocess_and_replay(
     });
     let preprocessing = preprocessing.expect("at least one mode was tried");
     Ok((input_name, preprocessing, replay))
+}
+
+/// The input's file name in the case for `mode`: a given file keeps its extension, a
+/// preprocessed one gets the language's (`.i`, `.ii`, `.cui`…), a rewritten one the extension
+/// its `-x` reads.
+fn input_name_for(mode: &str, given_input: Option<&std::path::Path>, lang: Lang) -> String {
+    match (mode, given_input) {
+        ("given", Some(src)) => format!(
+            "input.{}",
+            src.extension().and_then(|e| e.to_str()).unwrap_or("i")
+        ),
+        ("rewrite-includes", _) => format!("input.{}", lang.rewritten_x().1),
+        _ => format!("input.{}", lang.preprocessed_ext()),
+    }
 }
 
 /// The input made one way (`mode`): copied as given, or the job preprocessed into the case.

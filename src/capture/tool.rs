@@ -38,21 +38,7 @@ pub(super) fn capture_tool(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Outcome, CaptureError> {
     let version = compiler_version(runner, &f.command)?;
-    // Reruns write nothing: the build's own output file is the build's.
-    let rerun = f.command.with_output("/dev/null");
-    let mut same = 1;
-    let reruns: Vec<Run> = (0..req.reruns)
-        .map(|_| runner.run(&rerun, None))
-        .collect::<Result<_, ExecError>>()?;
-    for r in &reruns {
-        if r.signature.as_ref().map(|s| &s.id) == Some(&f.signature.id) {
-            same += 1;
-        }
-    }
-    let reproducibility = Reproducibility {
-        runs: req.reruns + 1,
-        same_signature: same,
-    };
+    let (reruns, reproducibility) = rerun(req, runner, &f)?;
 
     let input = f
         .command
@@ -76,23 +62,7 @@ pub(super) fn capture_tool(
     progress("replaying on the case's copy of the IR");
     let r = runner.run(&replay, Some(case_dir.path()))?;
     case_dir.write("logs/replay-given.stderr", &r.output.stderr)?;
-    let (status, detail) = match &r.signature {
-        Some(s) if s.id == f.signature.id => ("reproduced", None),
-        Some(s) => (
-            "lost",
-            Some(format!(
-                "the copied IR crashes differently (signature {} instead of {})",
-                s.id, f.signature.id
-            )),
-        ),
-        None => (
-            "lost",
-            Some(format!(
-                "the copied IR does not crash ({})",
-                first_line(&r.output)
-            )),
-        ),
-    };
+    let (status, detail) = replay_status(&r, &f.signature);
     let mut bug = bug_info::with_diagnostics(&String::from_utf8_lossy(&f.stderr));
     bug.triple = triple_of(&f.command, &bytes);
     finish(
@@ -125,6 +95,49 @@ pub(super) fn capture_tool(
             bug,
         },
     )
+}
+
+/// The command run `req.reruns` more times (writing no output: the build's own output file
+/// is the build's), and how often it crashed with the first run's signature.
+fn rerun(
+    req: &super::Request,
+    runner: &mut Runner,
+    f: &Found<'_>,
+) -> Result<(Vec<Run>, Reproducibility), ExecError> {
+    let rerun = f.command.with_output("/dev/null");
+    let reruns: Vec<Run> = (0..req.reruns)
+        .map(|_| runner.run(&rerun, None))
+        .collect::<Result<_, ExecError>>()?;
+    let same = reruns
+        .iter()
+        .filter(|r| r.signature.as_ref().map(|s| &s.id) == Some(&f.signature.id))
+        .count() as u32;
+    let reproducibility = Reproducibility {
+        runs: req.reruns + 1,
+        same_signature: same + 1,
+    };
+    Ok((reruns, reproducibility))
+}
+
+/// The preprocessing status of the replay on the case's copy: `reproduced`, or `lost` and why.
+fn replay_status(r: &Run, signature: &Signature) -> (&'static str, Option<String>) {
+    match &r.signature {
+        Some(s) if s.id == signature.id => ("reproduced", None),
+        Some(s) => (
+            "lost",
+            Some(format!(
+                "the copied IR crashes differently (signature {} instead of {})",
+                s.id, signature.id
+            )),
+        ),
+        None => (
+            "lost",
+            Some(format!(
+                "the copied IR does not crash ({})",
+                first_line(&r.output)
+            )),
+        ),
+    }
 }
 
 /// `bc` for LLVM bitcode (its magic, or the wrapper's), else `ll`.

@@ -2,7 +2,7 @@
 //! ([`crate::dashboard`] renders them; this reads the store and writes the files).
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
@@ -75,21 +75,7 @@ pub fn run(args: DashboardArgs) -> anyhow::Result<u8> {
         });
     }
     let pages = if args.redact {
-        let mut r = crate::report::Redactions::of_this_machine();
-        r.merge(&dashboard::redactions_of(&root, &entries));
-        for dir in entries.iter().filter_map(|e| e.bucket.case_dir.as_deref()) {
-            let case = crate::case::fileio::read(
-                &cwd.join(dir),
-                crate::case::CASE_FILE,
-                crate::case::fileio::cap::CASE_JSON,
-            )
-            .ok()
-            .flatten()
-            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
-            if let Some(case) = case {
-                r.merge(&crate::report::Redactions::of_case_value(&case));
-            }
-        }
+        let r = redactions(&root, &cwd, &entries);
         let entries = dashboard::redacted(&entries, &r);
         dashboard::render_redacted(dashboard::REDACTED_STORE, &store::now_utc(), &entries)
     } else {
@@ -112,4 +98,25 @@ pub fn run(args: DashboardArgs) -> anyhow::Result<u8> {
         entries.len(),
     )?;
     Ok(error::OK)
+}
+
+/// What `--redact` hides: this machine's names, the store's path and the names of every
+/// occurrence, and those of every case a bucket has.
+fn redactions(root: &Path, cwd: &Path, entries: &[Entry]) -> crate::report::Redactions {
+    let mut r = crate::report::Redactions::of_this_machine();
+    r.merge(&dashboard::redactions_of(root, entries));
+    for dir in entries.iter().filter_map(|e| e.bucket.case_dir.as_deref()) {
+        let case = crate::case::fileio::read(
+            &cwd.join(dir),
+            crate::case::CASE_FILE,
+            crate::case::fileio::cap::CASE_JSON,
+        )
+        .ok()
+        .flatten()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+        if let Some(case) = case {
+            r.merge(&crate::report::Redactions::of_case_value(&case));
+        }
+    }
+    r
 }

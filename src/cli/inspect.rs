@@ -202,6 +202,44 @@ fn file_report(
     }
 }
 
+/// The functions with vector instructions, most first (20 at most), one line each.
+fn function_lines(r: &Report) -> String {
+    use std::fmt::Write;
+    let mut funcs: Vec<(&str, &FunctionReport)> = r
+        .files
+        .iter()
+        .flat_map(|f| {
+            let base = f.path.file_name().and_then(|n| n.to_str()).unwrap_or("?");
+            f.functions.iter().map(move |fc| (base, fc))
+        })
+        .collect();
+    funcs.sort_by(|a, b| {
+        b.1.counts
+            .vector_instructions
+            .cmp(&a.1.counts.vector_instructions)
+    });
+    let mut s = String::new();
+    if funcs.is_empty() {
+        return s;
+    }
+    let _ = writeln!(s, "functions with vector instructions (most first):");
+    for (file, fc) in funcs.iter().take(20) {
+        let _ = writeln!(
+            s,
+            "  {:>6}  {file}: {} (rvv1 {}, xthead {}, csr {})",
+            fc.counts.vector_instructions,
+            fc.name,
+            fc.counts.rvv1_only,
+            fc.counts.xthead_only,
+            fc.counts.vector_csr
+        );
+    }
+    if funcs.len() > 20 {
+        let _ = writeln!(s, "  … {} more (see --json)", funcs.len() - 20);
+    }
+    s
+}
+
 /// The human-readable table.
 fn table(r: &Report) -> String {
     use std::fmt::Write;
@@ -242,36 +280,7 @@ fn table(r: &Report) -> String {
         t.xthead_only,
         t.vector_csr
     );
-    let mut funcs: Vec<(&str, &FunctionReport)> = r
-        .files
-        .iter()
-        .flat_map(|f| {
-            let base = f.path.file_name().and_then(|n| n.to_str()).unwrap_or("?");
-            f.functions.iter().map(move |fc| (base, fc))
-        })
-        .collect();
-    funcs.sort_by(|a, b| {
-        b.1.counts
-            .vector_instructions
-            .cmp(&a.1.counts.vector_instructions)
-    });
-    if !funcs.is_empty() {
-        let _ = writeln!(s, "functions with vector instructions (most first):");
-        for (file, fc) in funcs.iter().take(20) {
-            let _ = writeln!(
-                s,
-                "  {:>6}  {file}: {} (rvv1 {}, xthead {}, csr {})",
-                fc.counts.vector_instructions,
-                fc.name,
-                fc.counts.rvv1_only,
-                fc.counts.xthead_only,
-                fc.counts.vector_csr
-            );
-        }
-        if funcs.len() > 20 {
-            let _ = writeln!(s, "  … {} more (see --json)", funcs.len() - 20);
-        }
-    }
+    s.push_str(&function_lines(r));
     for m in &r.missing {
         let _ = writeln!(
             s,

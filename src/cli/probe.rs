@@ -26,6 +26,7 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<u8> {
     Ok(error::OK)
 }
 
+/// The facts as `name: value` lines for a terminal.
 fn text(f: &HostFacts) -> String {
     use std::fmt::Write;
     let mut s = String::new();
@@ -61,29 +62,7 @@ fn text(f: &HostFacts) -> String {
             }
         }
     }
-    match &f.hwprobe {
-        Hwprobe::NotRiscv => {
-            let _ = writeln!(s, "hwprobe:    not a RISC-V host");
-        }
-        Hwprobe::Error { meaning, .. } => {
-            let _ = writeln!(s, "hwprobe:    failed: {meaning}");
-        }
-        Hwprobe::Ok { pairs } => {
-            for p in pairs {
-                if p.known {
-                    let _ = writeln!(
-                        s,
-                        "hwprobe:    {} = {:#x} {}",
-                        p.name,
-                        p.value,
-                        p.decoded.join(",")
-                    );
-                } else {
-                    let _ = writeln!(s, "hwprobe:    {} unknown to this kernel", p.name);
-                }
-            }
-        }
-    }
+    s.push_str(&hwprobe_lines(&f.hwprobe));
     let _ = match &f.v_control {
         VControl::Value {
             raw,
@@ -108,6 +87,29 @@ fn text(f: &HostFacts) -> String {
         let _ = writeln!(s, "note: {n}");
     }
     s
+}
+
+/// One `hwprobe:` line per key the kernel was asked about, or why there are none.
+fn hwprobe_lines(h: &Hwprobe) -> String {
+    match h {
+        Hwprobe::NotRiscv => "hwprobe:    not a RISC-V host\n".into(),
+        Hwprobe::Error { meaning, .. } => format!("hwprobe:    failed: {meaning}\n"),
+        Hwprobe::Ok { pairs } => pairs
+            .iter()
+            .map(|p| {
+                if p.known {
+                    format!(
+                        "hwprobe:    {} = {:#x} {}\n",
+                        p.name,
+                        p.value,
+                        p.decoded.join(",")
+                    )
+                } else {
+                    format!("hwprobe:    {} unknown to this kernel\n", p.name)
+                }
+            })
+            .collect(),
+    }
 }
 
 fn yes(b: bool) -> &'static str {

@@ -105,6 +105,7 @@ impl Progress {
         }
     }
 
+    /// Shows one note of the reduction: a line, or the bar moved.
     pub(crate) fn note(&mut self, n: Note<'_>) {
         // A refused farm is said even with --json or -q (on stderr): the user asked for it.
         if let Note::Farm(f) = &n {
@@ -120,76 +121,14 @@ impl Progress {
             return;
         }
         match n {
-            Note::Started { bytes, timeout } => {
-                self.before = bytes;
-                self.now = bytes;
-                self.started = Instant::now();
-                log::info!(
-                    "reducing {} (per-test timeout {:.1} s)",
-                    human_bytes(bytes),
-                    timeout.as_secs_f64()
-                );
-                if self.mode == Mode::Bar {
-                    clear(self.bar.take());
-                    let bar = ProgressBar::with_draw_target(
-                        Some(bytes.max(1) as u64),
-                        ProgressDrawTarget::stderr(),
-                    );
-                    bar.set_style(
-                        ProgressStyle::with_template(
-                            "{spinner:.green} [{bar:20.cyan/blue}] {wide_msg} {elapsed}",
-                        )
-                        .unwrap_or_else(|_| ProgressStyle::default_bar())
-                        .progress_chars("=> "),
-                    );
-                    bar.set_message(format!("{} of {}", human_bytes(bytes), human_bytes(bytes)));
-                    self.bar = Some(show(bar));
-                }
-            }
+            Note::Started { bytes, timeout } => self.started(bytes, timeout),
             Note::Improved { bytes, .. } => {
                 self.now = bytes;
                 if let Some(bar) = &self.bar {
                     bar.set_position(self.before.saturating_sub(bytes) as u64);
                 }
             }
-            Note::Progress(s) => {
-                let secs = self.started.elapsed().as_secs_f64();
-                let removed = 100.0 * (1.0 - self.now as f64 / self.before.max(1) as f64);
-                match &self.bar {
-                    // Short enough for an 80-column terminal; what does not fit is cut.
-                    Some(bar) => {
-                        bar.set_position(self.before.saturating_sub(self.now) as u64);
-                        let farm = crate::executor::live()
-                            .map(|l| format!(" | {} in flight, {} remote", l.in_flight, l.remote))
-                            .unwrap_or_default();
-                        bar.set_message(format!(
-                            "{} of {} | {} tests, {} cached{farm} | {}",
-                            human_bytes(self.now),
-                            human_bytes(self.before),
-                            s.tests,
-                            s.cache_hits,
-                            s.pass,
-                        ));
-                    }
-                    None => {
-                        if self.last.is_some_and(|l| l.elapsed() < LINE_EVERY) {
-                            return;
-                        }
-                        self.last = Some(Instant::now());
-                        let farm = crate::executor::live()
-                            .map(|l| format!(" | {}", l.line()))
-                            .unwrap_or_default();
-                        log::info!(
-                            "{} ({removed:.1}% removed) | pass {} | {} tests, {:.1}/s, {} cached{farm} | {secs:.0} s",
-                            human_bytes(self.now),
-                            s.pass,
-                            s.tests,
-                            s.tests as f64 / secs.max(0.001),
-                            s.cache_hits,
-                        );
-                    }
-                }
-            }
+            Note::Progress(s) => self.progress(s),
             Note::Verifying => {
                 clear(self.bar.take());
                 log::info!("verifying the result");
@@ -202,6 +141,74 @@ impl Progress {
                 );
             }
             Note::Farm(f) => log::info!("testing on the {} farm (the crash travels)", f.executor),
+        }
+    }
+
+    /// A reduction of `bytes` started: a line, and a new bar on a terminal.
+    fn started(&mut self, bytes: usize, timeout: Duration) {
+        self.before = bytes;
+        self.now = bytes;
+        self.started = Instant::now();
+        log::info!(
+            "reducing {} (per-test timeout {:.1} s)",
+            human_bytes(bytes),
+            timeout.as_secs_f64()
+        );
+        if self.mode == Mode::Bar {
+            clear(self.bar.take());
+            let bar = ProgressBar::with_draw_target(
+                Some(bytes.max(1) as u64),
+                ProgressDrawTarget::stderr(),
+            );
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{spinner:.green} [{bar:20.cyan/blue}] {wide_msg} {elapsed}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+            );
+            bar.set_message(format!("{} of {}", human_bytes(bytes), human_bytes(bytes)));
+            self.bar = Some(show(bar));
+        }
+    }
+
+    /// The counters so far: the bar's message, or a line at most every [`LINE_EVERY`].
+    fn progress(&mut self, s: &reducers::Stats) {
+        let secs = self.started.elapsed().as_secs_f64();
+        let removed = 100.0 * (1.0 - self.now as f64 / self.before.max(1) as f64);
+        match &self.bar {
+            // Short enough for an 80-column terminal; what does not fit is cut.
+            Some(bar) => {
+                bar.set_position(self.before.saturating_sub(self.now) as u64);
+                let farm = crate::executor::live()
+                    .map(|l| format!(" | {} in flight, {} remote", l.in_flight, l.remote))
+                    .unwrap_or_default();
+                bar.set_message(format!(
+                    "{} of {} | {} tests, {} cached{farm} | {}",
+                    human_bytes(self.now),
+                    human_bytes(self.before),
+                    s.tests,
+                    s.cache_hits,
+                    s.pass,
+                ));
+            }
+            None => {
+                if self.last.is_some_and(|l| l.elapsed() < LINE_EVERY) {
+                    return;
+                }
+                self.last = Some(Instant::now());
+                let farm = crate::executor::live()
+                    .map(|l| format!(" | {}", l.line()))
+                    .unwrap_or_default();
+                log::info!(
+                    "{} ({removed:.1}% removed) | pass {} | {} tests, {:.1}/s, {} cached{farm} | {secs:.0} s",
+                    human_bytes(self.now),
+                    s.pass,
+                    s.tests,
+                    s.tests as f64 / secs.max(0.001),
+                    s.cache_hits,
+                );
+            }
         }
     }
 

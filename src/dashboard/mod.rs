@@ -498,6 +498,7 @@ fn occurrence_table(out: &mut String, occ: &[Occurrence], limit: usize) {
     out.push_str("</tbody>\n</table>\n");
 }
 
+/// The page of one bucket: its facts, occurrences, reduction chart and report.
 fn bucket_page(e: &Entry, cwd: Option<&Path>) -> String {
     let b = &e.bucket;
     let name = file_name(&b.id);
@@ -538,24 +539,7 @@ fn bucket_page(e: &Entry, cwd: Option<&Path>) -> String {
         out.push_str(&escape(c));
     }
     out.push_str("</td></tr>\n<tr><th>case</th><td class=\"case\">");
-    match (&b.case_dir, case_link(b, cwd)) {
-        _ if b.archived => out.push_str(&fetch_hint(b)),
-        (Some(dir), Some(url)) => {
-            let _ = write!(
-                out,
-                "<a class=\"case-dir\" href=\"{}\"><code>{}</code></a>",
-                escape(&url),
-                escape(dir)
-            );
-        }
-        (Some(dir), None) => {
-            let _ = write!(out, "<code>{}</code>", escape(dir));
-        }
-        _ => {
-            let why = b.capture_error.as_deref().unwrap_or("not captured yet");
-            let _ = write!(out, "<span class=\"none\">{}</span>", escape(why));
-        }
-    }
+    case_cell(&mut out, b, cwd);
     out.push_str("</td></tr>\n</table>\n");
     let _ = writeln!(
         out,
@@ -591,6 +575,29 @@ fn bucket_page(e: &Entry, cwd: Option<&Path>) -> String {
     }
     out.push_str("</body>\n</html>\n");
     out
+}
+
+/// The bucket's case cell: how to fetch an archived case, a link to its directory (or its
+/// path when it cannot be linked), or why there is none.
+fn case_cell(out: &mut String, b: &Bucket, cwd: Option<&Path>) {
+    match (&b.case_dir, case_link(b, cwd)) {
+        _ if b.archived => out.push_str(&fetch_hint(b)),
+        (Some(dir), Some(url)) => {
+            let _ = write!(
+                out,
+                "<a class=\"case-dir\" href=\"{}\"><code>{}</code></a>",
+                escape(&url),
+                escape(dir)
+            );
+        }
+        (Some(dir), None) => {
+            let _ = write!(out, "<code>{}</code>", escape(dir));
+        }
+        _ => {
+            let why = b.capture_error.as_deref().unwrap_or("not captured yet");
+            let _ = write!(out, "<span class=\"none\">{}</span>", escape(why));
+        }
+    }
 }
 
 #[cfg(test)]

@@ -282,12 +282,67 @@ impl Drop for Tracked {
     }
 }
 
+/// Runs `cmd` to its end, its timeout, an interrupt or `cancelled()`: spawned in a process
+/// group of its own (killed whole however this ends), output drained concurrently and capped.
 async fn run_async(cmd: &Cmd, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Output, ExecError> {
     if crate::interrupt::is_interrupted() {
         settle_interrupt().await;
         return Ok(not_started());
     }
     let program_name = cmd.program.to_string_lossy().into_owned();
+    log::trace!("running {}", shell_line(cmd));
+    let start = Instant::now();
+    let mut child = command_of(cmd).spawn().map_err(|source| {
+        log::debug!("{}: cannot start: {source}", shell_line(cmd));
+        ExecError::Spawn {
+            program: program_name.clone(),
+            source,
+        }
+    })?;
+    let pgid = child.id().map(|p| p as i32);
+    if let Some(p) = pgid {
+        session::track(p);
+    }
+    let tracked = Tracked(pgid);
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let cap = cmd.output_cap;
+    let out_task = tokio::spawn(read_capped(stdout, cap));
+    let err_task = tokio::spawn(read_capped(stderr, cap));
+    let ended = wait_or_stop(&mut child, pgid, cmd, cancelled).await;
+    // The leader is gone; kill anything it left in its group so that the pipes close and
+    // nothing keeps running.
+    drop(tracked);
+    let (status, killed_as, interrupted) = ended.map_err(|source| ExecError::Wait {
+        program: program_name,
+        source,
+    })?;
+    if interrupted {
+        settle_interrupt().await;
+    }
+    let elapsed = start.elapsed();
+    let (stdout, stdout_dropped) = join_reader(out_task).await;
+    let (stderr, stderr_dropped) = join_reader(err_task).await;
+    let status = killed_as.unwrap_or_else(|| status_of(status));
+    log::debug!(
+        "{}: {} after {:.2} s",
+        shell_line(cmd),
+        status_words(status),
+        elapsed.as_secs_f64()
+    );
+    Ok(Output {
+        status,
+        stdout,
+        stderr,
+        stdout_dropped,
+        stderr_dropped,
+        elapsed,
+    })
+}
+
+/// The command to spawn for `cmd`: no stdin, piped output, a process group of its own, the
+/// pre-exec limits, a private TMPDIR, then the caller's environment (which wins).
+fn command_of(cmd: &Cmd) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(&cmd.program);
     command
         .args(&cmd.args)
@@ -313,81 +368,46 @@ async fn run_async(cmd: &Cmd, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<O
             None => command.env_remove(k),
         };
     }
-    log::trace!("running {}", shell_line(cmd));
-    let start = Instant::now();
-    let mut child = command.spawn().map_err(|source| {
-        log::debug!("{}: cannot start: {source}", shell_line(cmd));
-        ExecError::Spawn {
-            program: program_name.clone(),
-            source,
-        }
-    })?;
-    let pgid = child.id().map(|p| p as i32);
-    if let Some(p) = pgid {
-        session::track(p);
-    }
-    let tracked = Tracked(pgid);
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let stderr = child.stderr.take().expect("stderr is piped");
-    let cap = cmd.output_cap;
-    let out_task = tokio::spawn(read_capped(stdout, cap));
-    let err_task = tokio::spawn(read_capped(stderr, cap));
+    command
+}
 
+/// Waits for `child` to end, or stops its group at the deadline, an interrupt or
+/// `cancelled()` (polled every 20 ms): its exit status, the status it was killed as (if it
+/// was), and whether an interrupt ended it.
+async fn wait_or_stop(
+    child: &mut tokio::process::Child,
+    pgid: Option<i32>,
+    cmd: &Cmd,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> std::io::Result<(std::process::ExitStatus, Option<Status>, bool)> {
     let deadline = tokio::time::sleep(cmd.timeout);
     tokio::pin!(deadline);
     let mut poll = tokio::time::interval(Duration::from_millis(20));
-    let mut interrupted = false;
-    let (status, killed_as) = loop {
+    loop {
         tokio::select! {
             res = child.wait() => {
-                let st = res.map_err(|source| ExecError::Wait { program: program_name.clone(), source })?;
+                let st = res?;
                 // Killed by the interrupt's shutdown (or ended while it runs): a result made up
                 // by the interrupt, held back like the one the poll below would have seen.
                 if crate::interrupt::is_interrupted() {
-                    interrupted = true;
-                    break (st, Some(Status::Cancelled));
+                    return Ok((st, Some(Status::Cancelled), true));
                 }
-                break (st, None);
+                return Ok((st, None, false));
             }
             _ = &mut deadline => {
-                break (terminate(&mut child, pgid, cmd.grace).await, Some(Status::TimedOut));
+                return Ok((terminate(child, pgid, cmd.grace).await, Some(Status::TimedOut), false));
             }
             _ = poll.tick() => {
                 if crate::interrupt::is_interrupted() {
-                    interrupted = true;
                     let grace = cmd.grace.min(INTERRUPT_GRACE);
-                    break (terminate(&mut child, pgid, grace).await, Some(Status::Cancelled));
+                    return Ok((terminate(child, pgid, grace).await, Some(Status::Cancelled), true));
                 }
                 if cancelled() {
-                    break (terminate(&mut child, pgid, cmd.grace).await, Some(Status::Cancelled));
+                    return Ok((terminate(child, pgid, cmd.grace).await, Some(Status::Cancelled), false));
                 }
             }
         }
-    };
-    // The leader is gone; kill anything it left in its group so that the pipes close and
-    // nothing keeps running.
-    drop(tracked);
-    if interrupted {
-        settle_interrupt().await;
     }
-    let elapsed = start.elapsed();
-    let (stdout, stdout_dropped) = join_reader(out_task).await;
-    let (stderr, stderr_dropped) = join_reader(err_task).await;
-    let status = killed_as.unwrap_or_else(|| status_of(status));
-    log::debug!(
-        "{}: {} after {:.2} s",
-        shell_line(cmd),
-        status_words(status),
-        elapsed.as_secs_f64()
-    );
-    Ok(Output {
-        status,
-        stdout,
-        stderr,
-        stdout_dropped,
-        stderr_dropped,
-        elapsed,
-    })
 }
 
 /// `cmd` as a line to paste into a shell (`-v`, the CLI's logger): `cd DIR && VAR=value

@@ -326,15 +326,47 @@ pub(crate) fn cc1_features(minimal: &[String], t: &mut Tester<'_>) -> Option<RvR
     let kept_feats = feats_of(&kept);
     let min_argv = with_features(&kept_feats);
     let min_march = isa::march_from_features(xlen, &kept_feats);
-    let given_march = isa::march_from_features(xlen, &features);
+    let kept_labels: Vec<&str> = kept.iter().map(|&i| groups[i].label.as_str()).collect();
+    let kept_set = Cc1Kept {
+        xlen,
+        groups: &groups,
+        kept: &kept,
+        kept_labels: &kept_labels,
+        min_march: &min_march,
+        features: &features,
+    };
+    let mut res = RvResult {
+        minimal_march: Some(min_march.clone()),
+        ..RvResult::default()
+    };
+    res.dimensions
+        .push(cc1_march_row(&kept_set, seen.into_inner(), minimal, t));
+    let vector_row = cc1_vector_row(&kept_set, &with_features, t);
+    res.vector_needed = vector_row.needed;
+    res.dimensions.push(vector_row);
+    if min_argv != minimal {
+        res.minimal_command = Some(min_argv);
+    }
+    Some(res)
+}
+
+/// The `-march` row of a cc1 command: the features as given, then each `-march` the
+/// bisection tried (`seen`: its label and command) with its known outcome.
+fn cc1_march_row(
+    k: &Cc1Kept<'_>,
+    seen: Vec<(String, Vec<String>)>,
+    minimal: &[String],
+    t: &mut Tester<'_>,
+) -> Dimension {
+    let given_march = isa::march_from_features(k.xlen, k.features);
     let mut tried = vec![Tried {
         value: format!(
             "{given_march} (as given, {} -target-feature)",
-            features.len()
+            k.features.len()
         ),
         outcome: Outcome::SameCrash,
     }];
-    for (m, argv) in seen.into_inner() {
+    for (m, argv) in seen {
         if argv != minimal {
             if let Some(o) = t.known(&argv) {
                 tried.push(Tried {
@@ -344,45 +376,26 @@ pub(crate) fn cc1_features(minimal: &[String], t: &mut Tester<'_>) -> Option<RvR
             }
         }
     }
-    let kept_labels: Vec<&str> = kept.iter().map(|&i| groups[i].label.as_str()).collect();
-    let mut res = RvResult {
-        minimal_march: Some(min_march.clone()),
-        ..RvResult::default()
-    };
-    res.dimensions.push(Dimension {
+    Dimension {
         name: "-march".into(),
         tried,
         needed: Some(
-            kept_labels
+            k.kept_labels
                 .iter()
                 .any(|l| *l != "-*" && isa::is_extension_name(l)),
         ),
         note: format!(
-            "minimal -march: {min_march} (bisected {} -target-feature in {} groups; kept: {})",
-            features.len(),
-            groups.len(),
-            if kept_labels.is_empty() {
+            "minimal -march: {} (bisected {} -target-feature in {} groups; kept: {})",
+            k.min_march,
+            k.features.len(),
+            k.groups.len(),
+            if k.kept_labels.is_empty() {
                 "none".to_string()
             } else {
-                kept_labels.join(", ")
+                k.kept_labels.join(", ")
             }
         ),
-    });
-    let kept_set = Cc1Kept {
-        xlen,
-        groups: &groups,
-        kept: &kept,
-        kept_labels: &kept_labels,
-        min_march: &min_march,
-        features: &features,
-    };
-    let vector_row = cc1_vector_row(&kept_set, &with_features, t);
-    res.vector_needed = vector_row.needed;
-    res.dimensions.push(vector_row);
-    if min_argv != minimal {
-        res.minimal_command = Some(min_argv);
     }
-    Some(res)
 }
 
 /// What the vector row of a cc1 command needs of the minimisation's result.

@@ -318,45 +318,10 @@ impl Run<'_> {
         earlier: Option<Reduction>,
     ) -> Result<Option<Reduction>, PipelineError> {
         let started = Instant::now();
-        if let Some(tool) = self.llvm_tool {
-            self.record(
-                progress,
-                StageName::Reduce,
-                started,
-                StageStatus::NotNeeded,
-                Some(format!(
-                    "an {tool} crash: the ir stage's reduced IR is the reduction"
-                )),
-            )?;
-            return Ok(None);
-        }
-        if self.opts.resume {
-            if let Some(r) = earlier
-                .as_ref()
-                .filter(|r| r.status == "done" && r.verified)
-            {
-                self.record(
-                    progress,
-                    StageName::Reduce,
-                    started,
-                    StageStatus::NotNeeded,
-                    Some("kept from the earlier run".into()),
-                )?;
-                return Ok(Some(r.clone()));
-            }
-        }
         let reduce_deadline = self.opts.budget.reduce_deadline();
-        let no_time = reduce_deadline
-            .is_some_and(|d| d.saturating_duration_since(started) < budget::STAGE_MIN);
-        if no_time {
-            self.record(
-                progress,
-                StageName::Reduce,
-                started,
-                StageStatus::SkippedBudget,
-                Some("not run: the triage budget had run out".into()),
-            )?;
-            return Ok(None);
+        if let Some((status, why, kept)) = self.reduce_not_run(&earlier, started, reduce_deadline) {
+            self.record(progress, StageName::Reduce, started, status, Some(why))?;
+            return Ok(kept);
         }
         progress.begin(StageName::Reduce);
         let watchdog = budget::Watchdog::start(self.opts.stop.clone(), reduce_deadline);
@@ -389,29 +354,37 @@ impl Run<'_> {
                 return Err(PipelineError::Reduce(e));
             }
         };
-        let line = format!(
-            "{} -> {} B in {} tests, {}",
-            r.bytes_before,
-            r.bytes_after,
-            r.tests,
-            if r.verified {
-                "verified"
-            } else {
-                "NOT verified"
-            }
-        );
-        let (status, detail) = if r.status == "stopped" && crate::interrupt::is_interrupted() {
-            (StageStatus::Interrupted, line)
-        } else if cut {
-            (
-                StageStatus::Cut,
-                format!("{line}; the budget ended it with its best so far"),
-            )
-        } else {
-            (StageStatus::Done, line)
-        };
+        let (status, detail) = reduce_ended(&r, cut);
         self.record(progress, StageName::Reduce, started, status, Some(detail))?;
         Ok(Some(r))
+    }
+
+    /// Why the reduction does not run, if it does not: an IR tool's crash (the ir stage
+    /// reduces it), a verified earlier result under `--resume` (kept, and returned), or a
+    /// budget with too little time left.
+    fn reduce_not_run(
+        &self,
+        earlier: &Option<Reduction>,
+        started: Instant,
+        deadline: Option<Instant>,
+    ) -> Option<(StageStatus, String, Option<Reduction>)> {
+        if let Some(tool) = self.llvm_tool {
+            let why = format!("an {tool} crash: the ir stage's reduced IR is the reduction");
+            return Some((StageStatus::NotNeeded, why, None));
+        }
+        let verified = earlier
+            .as_ref()
+            .filter(|r| r.status == "done" && r.verified);
+        if let (true, Some(r)) = (self.opts.resume, verified) {
+            let why = "kept from the earlier run".to_string();
+            return Some((StageStatus::NotNeeded, why, Some(r.clone())));
+        }
+        let no_time =
+            deadline.is_some_and(|d| d.saturating_duration_since(started) < budget::STAGE_MIN);
+        no_time.then(|| {
+            let why = "not run: the triage budget had run out".to_string();
+            (StageStatus::SkippedBudget, why, None)
+        })
     }
 
     fn versions(&mut self) -> Result<Ended, PipelineError> {
@@ -455,4 +428,28 @@ impl Run<'_> {
 
 fn round1(d: Duration) -> f64 {
     (d.as_secs_f64() * 10.0).round() / 10.0
+}
+
+/// The reduce stage's status and line for a reduction that ran: interrupted, cut by the
+/// budget (`cut`), or done.
+fn reduce_ended(r: &Reduction, cut: bool) -> (StageStatus, String) {
+    let line = format!(
+        "{} -> {} B in {} tests, {}",
+        r.bytes_before,
+        r.bytes_after,
+        r.tests,
+        if r.verified {
+            "verified"
+        } else {
+            "NOT verified"
+        }
+    );
+    if r.status == "stopped" && crate::interrupt::is_interrupted() {
+        (StageStatus::Interrupted, line)
+    } else if cut {
+        let detail = format!("{line}; the budget ended it with its best so far");
+        (StageStatus::Cut, detail)
+    } else {
+        (StageStatus::Done, line)
+    }
 }

@@ -4,7 +4,6 @@
 //! time on a log scale, and the tests run so far on a second axis. The report links it; the
 //! dashboard's bucket page embeds it under this name.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use plotters::prelude::*;
@@ -63,6 +62,30 @@ fn best_line(lines: &[Line], start_bytes: usize) -> Vec<(f64, f64)> {
     out
 }
 
+/// The passes of a trace, in the order they first appear.
+fn passes_in_order(lines: &[Line]) -> Vec<&str> {
+    let mut seen = std::collections::HashSet::new();
+    lines
+        .iter()
+        .map(|l| l.pass.as_str())
+        .filter(|p| seen.insert(*p))
+        .collect()
+}
+
+/// Tests run (not cached, not cancelled) by each test's end: `(seconds, count so far)`.
+fn tests_over_time(lines: &[Line]) -> Vec<(f64, f64)> {
+    let mut ends: Vec<f64> = lines
+        .iter()
+        .filter(|l| l.outcome != "cached" && l.outcome != "cancelled")
+        .map(|l| l.end)
+        .collect();
+    ends.sort_by(f64::total_cmp);
+    ends.into_iter()
+        .enumerate()
+        .map(|(k, t)| (t, (k + 1) as f64))
+        .collect()
+}
+
 /// The SVG of a trace; `start_bytes` is the size the reduction started from.
 fn draw(lines: &[Line], start_bytes: usize) -> Result<String, String> {
     let err = |e: &dyn std::fmt::Display| e.to_string();
@@ -113,15 +136,7 @@ fn draw(lines: &[Line], start_bytes: usize) -> Result<String, String> {
             .draw()
             .map_err(|e| err(&e))?;
         // Passes in order of first appearance, each with its own colour.
-        let mut passes: BTreeMap<&str, usize> = BTreeMap::new();
-        let mut order = Vec::new();
-        for l in lines {
-            if !passes.contains_key(l.pass.as_str()) {
-                passes.insert(&l.pass, order.len());
-                order.push(l.pass.as_str());
-            }
-        }
-        for (k, pass) in order.iter().enumerate() {
+        for (k, pass) in passes_in_order(lines).iter().enumerate() {
             let colour = Palette99::pick(k).mix(0.8);
             let dots = lines
                 .iter()
@@ -142,22 +157,8 @@ fn draw(lines: &[Line], start_bytes: usize) -> Result<String, String> {
             .map_err(|e| err(&e))?
             .label("best so far")
             .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], BLACK.stroke_width(2)));
-        let mut n = 0.0;
-        let mut counted: Vec<(f64, f64)> = lines
-            .iter()
-            .filter(|l| l.outcome != "cached" && l.outcome != "cancelled")
-            .map(|l| l.end)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .map(|t| (t, 0.0))
-            .collect();
-        counted.sort_by(|a, b| a.0.total_cmp(&b.0));
-        for p in &mut counted {
-            n += 1.0;
-            p.1 = n;
-        }
         chart
-            .draw_secondary_series(LineSeries::new(counted, BLUE.mix(0.5)))
+            .draw_secondary_series(LineSeries::new(tests_over_time(lines), BLUE.mix(0.5)))
             .map_err(|e| err(&e))?
             .label("tests (right axis)")
             .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], BLUE.mix(0.5)));

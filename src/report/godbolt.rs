@@ -426,16 +426,8 @@ pub fn compiler_explorer(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8
     let value = serde_json::to_value(case).unwrap_or(Value::Null);
     let arch = compiler_arch(&value);
     let foreign = arch.as_deref().filter(|a| !is_x86(a));
-    if let Some(arch) = foreign {
-        let arch = super::markdown::text(arch);
-        if !x86_crashes_too(&value) {
-            let verdict = value["classification"]["verdict"].as_str().unwrap_or("");
-            return Link::none(if verdict == "compiler-bug-riscv-build" {
-                format!("the crash is in the {arch} build of the compiler only (classification `compiler-bug-riscv-build`), and Compiler Explorer runs x86-64 builds")
-            } else {
-                format!("the case's compiler is a {arch} build, and no experiment has shown an x86-64 build crashing the same way (`icepick classify` runs one, E6), so Compiler Explorer's x86-64 compilers may not show this crash")
-            });
-        }
+    if let Some(refusal) = foreign.and_then(|arch| foreign_build_refusal(&value, arch)) {
+        return refusal;
     }
     let (argv, text, what) = match pick(case, reduced, input) {
         Ok(p) => p,
@@ -457,34 +449,14 @@ pub fn compiler_explorer(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8
     let has_target = opts
         .iter()
         .any(|o| o == "-target" || o.starts_with("--target=") || o == "--target");
-    if family == Family::Gcc {
-        let name = cmd.program.rsplit('/').next().unwrap_or(&cmd.program);
-        if let Some((target, _)) = name.split_once("-linux-gnu") {
-            if !is_x86(target) {
-                return Link::none(format!(
-                    "the compile is for {}, and Compiler Explorer's x86-64 GCC compiles for x86 only",
-                    super::markdown::text(target)
-                ));
-            }
-        }
+    if let Some(refusal) = foreign_gcc_refusal(&cmd, family) {
+        return refusal;
     }
     if let (Some(arch), false, Family::Clang) = (foreign, has_target, family) {
         // The foreign compiler's default target is its own architecture.
         opts.insert(0, format!("--target={arch}-linux-gnu"));
     }
-    let release = release(&case.compiler.version);
-    let (main_id, main_name, known) = match (family, release) {
-        (Family::Gcc, Some((maj, min))) => match gcc_id(maj, min, lang) {
-            Some(id) => (id, format!("x86-64 GCC {maj}.{min}"), true),
-            None => (trunk_id(family, lang, false), "GCC trunk".into(), false),
-        },
-        (Family::Gcc, None) => (trunk_id(family, lang, false), "GCC trunk".into(), false),
-        (_, Some((maj, _))) => match clang_id(maj, lang) {
-            Some((id, v)) => (id, format!("x86-64 clang {v}"), true),
-            None => (trunk_id(family, lang, false), "clang trunk".into(), false),
-        },
-        (_, None) => (trunk_id(family, lang, false), "clang trunk".into(), false),
-    };
+    let (main_id, main_name, known) = first_pane(family, &case.compiler.version, lang);
     let second = trunk_id(family, lang, true);
     let second_name = if family == Family::Gcc {
         "GCC trunk"
@@ -522,6 +494,55 @@ pub fn compiler_explorer(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8
     Link {
         url: Some(url),
         note,
+    }
+}
+
+/// Why a case whose compiler is an `arch` (not x86) build gets no link, unless an experiment
+/// showed an x86-64 build crashing the same way.
+fn foreign_build_refusal(value: &Value, arch: &str) -> Option<Link> {
+    if x86_crashes_too(value) {
+        return None;
+    }
+    let arch = super::markdown::text(arch);
+    let verdict = value["classification"]["verdict"].as_str().unwrap_or("");
+    Some(Link::none(if verdict == "compiler-bug-riscv-build" {
+        format!("the crash is in the {arch} build of the compiler only (classification `compiler-bug-riscv-build`), and Compiler Explorer runs x86-64 builds")
+    } else {
+        format!("the case's compiler is a {arch} build, and no experiment has shown an x86-64 build crashing the same way (`icepick classify` runs one, E6), so Compiler Explorer's x86-64 compilers may not show this crash")
+    }))
+}
+
+/// Why a GCC cross compile (`riscv64-linux-gnu-gcc`) gets no link: Compiler Explorer's x86-64
+/// GCC compiles for x86 only.
+fn foreign_gcc_refusal(cmd: &CompilerCommand, family: Family) -> Option<Link> {
+    if family != Family::Gcc {
+        return None;
+    }
+    let name = cmd.program.rsplit('/').next().unwrap_or(&cmd.program);
+    let (target, _) = name.split_once("-linux-gnu")?;
+    (!is_x86(target)).then(|| {
+        Link::none(format!(
+            "the compile is for {}, and Compiler Explorer's x86-64 GCC compiles for x86 only",
+            super::markdown::text(target)
+        ))
+    })
+}
+
+/// The first pane's compiler: the release matching `version` (its id, its name, `true`), or
+/// trunk when Compiler Explorer has none (`false`).
+fn first_pane(family: Family, version: &str, lang: CeLang) -> (String, String, bool) {
+    let trunk = |name: &str| (trunk_id(family, lang, false), name.to_string(), false);
+    match (family, release(version)) {
+        (Family::Gcc, Some((maj, min))) => match gcc_id(maj, min, lang) {
+            Some(id) => (id, format!("x86-64 GCC {maj}.{min}"), true),
+            None => trunk("GCC trunk"),
+        },
+        (Family::Gcc, None) => trunk("GCC trunk"),
+        (_, Some((maj, _))) => match clang_id(maj, lang) {
+            Some((id, v)) => (id, format!("x86-64 clang {v}"), true),
+            None => trunk("clang trunk"),
+        },
+        (_, None) => trunk("clang trunk"),
     }
 }
 
