@@ -322,6 +322,9 @@ fn default_passes() -> [Vec<CPass>; 3] {
             Namespaces,
             Aliases,
             Bases,
+            // What lines, balanced and the unwrapping left unused, cut before the token pass
+            // spends a test per token on it.
+            Closure,
             Tokens,
         ],
         vec![Rename, Literals, Normalise],
@@ -340,7 +343,8 @@ fn raw_passes() -> [Vec<CPass>; 3] {
 /// provenance, closure, prune, function-focus, main-chunks, closure, prune, hollow (once);
 /// `main` = markers, directives, closure, hollow, top-level, prune, chunks-1, chunks-2, closure,
 /// chunks-3, chunks-4, chunks-6, chunks-8, lines, balanced, namespaces, aliases, bases,
-/// tokens (repeated until a round removes nothing); `last` = rename, literals, normalise (the readable layout).
+/// closure, tokens (repeated until a round removes nothing); `last` = rename, literals,
+/// normalise (the readable layout), once.
 pub fn default_pipeline(hints: Hints) -> Pipeline {
     let [first, main, last] = default_passes();
     pipeline(&first, &main, &last, hints)
