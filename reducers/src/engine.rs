@@ -293,19 +293,7 @@ impl Driver<'_, '_> {
         let level = &mut self.tree.levels[k];
         let gen = &mut level.gen;
         let Some(at) = gen.cursor else {
-            let pipeline = &self.opts.pipeline;
-            let next = gen
-                .ctx
-                .sched
-                .next(pipeline, self.opts.max_rounds, gen.improved);
-            let base = gen.base.clone();
-            match Gen::open(pipeline, base, next, gen.next_run, gen.parent) {
-                Some(g) => *gen = g,
-                None => gen.last = true,
-            }
-            if k == 0 {
-                self.progress();
-            }
+            self.open_next_pass(k);
             return;
         };
         let pass = gen.ctx.pass.clone();
@@ -381,6 +369,25 @@ impl Driver<'_, '_> {
         let at = self.now();
         self.tree
             .push(k, id, State::Running(token), cand, at, kind_of);
+    }
+
+    /// Level `k`'s pass is over: its generator opens the schedule's next pass on its text, or
+    /// is the last one.
+    fn open_next_pass(&mut self, k: usize) {
+        let gen = &mut self.tree.levels[k].gen;
+        let pipeline = &self.opts.pipeline;
+        let next = gen
+            .ctx
+            .sched
+            .next(pipeline, self.opts.max_rounds, gen.improved);
+        let base = gen.base.clone();
+        match Gen::open(pipeline, base, next, gen.next_run, gen.parent) {
+            Some(g) => *gen = g,
+            None => gen.last = true,
+        }
+        if k == 0 {
+            self.progress();
+        }
     }
 
     /// Waits for one test result or hint (or a poll interval, to notice the stop flag).

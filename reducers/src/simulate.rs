@@ -265,7 +265,8 @@ pub fn simulate_policy(
     window_replay(path, workers, latency_s, policy)
 }
 
-/// Failure speculation only: one window (the driver before success speculation).
+/// Failure speculation only: one window (the driver before success speculation). One event
+/// loop on purpose, as [`levels_replay`].
 fn window_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy) -> Prediction {
     let pass_barrier = policy.pass_barrier;
     let workers = workers.max(1);
@@ -387,6 +388,10 @@ struct SimCand {
 }
 
 /// Failure and success speculation (the driver now), with [`crate::speculate::Tree`].
+///
+/// One event loop on purpose: it mirrors the driver's loop step for step (accept, fill the
+/// tree, wait for the next hint or end), and every case reads and changes the same clock,
+/// tree and running tests; split, the correspondence with `engine.rs` is what gets lost.
 fn levels_replay(path: &[Step], workers: usize, latency_s: f64, policy: &Policy) -> Prediction {
     let workers = workers.max(1);
     let accepted_from = |p: usize| {

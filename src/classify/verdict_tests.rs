@@ -33,6 +33,8 @@ fn rule_names_follow_the_table() {
     assert_eq!(rule_name(51), "5b");
 }
 
+/// The decision table of docs/classify.md, a row per line: long because the table is, and one
+/// list is what is compared with the document.
 #[test]
 fn every_row_of_the_decision_table() {
     use o::*;

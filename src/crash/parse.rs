@@ -405,41 +405,8 @@ pub fn parse(stderr: &str, exit: ExitInfo) -> Option<Crash> {
         return None;
     }
 
-    let cc1_signal = ev.failed_code.and_then(signal_from_exit_code);
-    let gcc_signal = ev.gcc_ice.as_deref().and_then(|m| {
-        signal_from_strsignal(m).or_else(|| {
-            GCC_SIGNAL_TERMINATED
-                .captures(m)
-                .and_then(|c| signal_from_strsignal(&c[1]))
-        })
-    });
-    let signal = ev
-        .unable_signal
-        .or(cc1_signal)
-        .or(gcc_signal)
-        .or(ev.gcc_killed.as_ref().map(|_| SIGKILL))
-        .or(exit_signal);
-    let fatal_exit = ev.failed_code == Some(FATAL_ERROR_EXIT)
-        || (exit.code == Some(FATAL_ERROR_EXIT) && ev.shows_crash());
-
-    let (kind, message) = if let Some(m) = ev.assertion.take() {
-        (CrashKind::Assertion, Some(m))
-    } else if let Some(m) = ev.unreachable.take() {
-        (CrashKind::Unreachable, Some(m))
-    } else if let Some(m) = ev.fatal.take() {
-        (CrashKind::FatalError, Some(m))
-    } else if let Some(m) = ev.gcc_ice.take() {
-        (CrashKind::GccIce, Some(m))
-    } else if let Some(m) = ev.gcc_killed.take() {
-        (CrashKind::Killed, Some(m))
-    } else if fatal_exit {
-        (CrashKind::FatalError, None)
-    } else if let Some(signal) = signal {
-        (kind_for_signal(signal), None)
-    } else {
-        // A stack dump with no word on the signal (LLVM tools print none).
-        (CrashKind::OtherSignal, None)
-    };
+    let signal = signal_of(&ev, exit_signal);
+    let (kind, message) = kind_and_message(&mut ev, signal, exit);
 
     let is_gcc_ice = kind == CrashKind::GccIce;
     let frames = parse_frames(&lines, is_gcc_ice || ev.gcc_marker);
@@ -475,6 +442,54 @@ pub fn parse(stderr: &str, exit: ExitInfo) -> Option<Crash> {
         reproducer_files: reproducers,
         source_errors: lines.iter().filter(|l| is_source_error(l)).count() as u32,
     })
+}
+
+/// The signal that ended the compiler, by the most specific evidence: clang's "unable to
+/// execute command: <signal>", the cc1's exit code, GCC's ICE message, GCC's "killed", else
+/// the status of the process that was run.
+fn signal_of(ev: &Evidence, exit_signal: Option<i32>) -> Option<i32> {
+    let cc1_signal = ev.failed_code.and_then(signal_from_exit_code);
+    let gcc_signal = ev.gcc_ice.as_deref().and_then(|m| {
+        signal_from_strsignal(m).or_else(|| {
+            GCC_SIGNAL_TERMINATED
+                .captures(m)
+                .and_then(|c| signal_from_strsignal(&c[1]))
+        })
+    });
+    ev.unable_signal
+        .or(cc1_signal)
+        .or(gcc_signal)
+        .or(ev.gcc_killed.as_ref().map(|_| SIGKILL))
+        .or(exit_signal)
+}
+
+/// The crash's kind and message: an assertion, `llvm_unreachable`, a fatal error, a GCC ICE
+/// or kill (each with its message) before a bare fatal-error exit or the signal.
+fn kind_and_message(
+    ev: &mut Evidence,
+    signal: Option<i32>,
+    exit: ExitInfo,
+) -> (CrashKind, Option<String>) {
+    let fatal_exit = ev.failed_code == Some(FATAL_ERROR_EXIT)
+        || (exit.code == Some(FATAL_ERROR_EXIT) && ev.shows_crash());
+    if let Some(m) = ev.assertion.take() {
+        (CrashKind::Assertion, Some(m))
+    } else if let Some(m) = ev.unreachable.take() {
+        (CrashKind::Unreachable, Some(m))
+    } else if let Some(m) = ev.fatal.take() {
+        (CrashKind::FatalError, Some(m))
+    } else if let Some(m) = ev.gcc_ice.take() {
+        (CrashKind::GccIce, Some(m))
+    } else if let Some(m) = ev.gcc_killed.take() {
+        (CrashKind::Killed, Some(m))
+    } else if fatal_exit {
+        (CrashKind::FatalError, None)
+    } else if let Some(signal) = signal {
+        (kind_for_signal(signal), None)
+    } else {
+        // A stack dump with no word on the signal (LLVM tools print none).
+        (CrashKind::OtherSignal, None)
+    }
 }
 
 /// Most frames, pretty-stack entries and reproducer files kept (LLVM prints at most 256

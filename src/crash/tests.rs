@@ -291,6 +291,8 @@ fn facts_of_every_crash_sample() {
     assert_eq!(all, FACTS.len() - 6); // minus the six HIP samples
 }
 
+/// A block of facts per recorded sample: long because each sample is checked in full, in the
+/// order the samples README lists them.
 #[test]
 fn details_of_selected_samples() {
     let c = crash_of("tests/fixtures/samples/clang-19/crash_sym.stderr");
@@ -406,6 +408,7 @@ fn details_of_selected_samples() {
     assert_eq!(sig.frames[0], "llvm::TargetSchedModel::init");
 }
 
+/// What each corpus case's recorded crash parses to, a block per case as its README says it.
 #[test]
 fn corpus_facts() {
     // fe-gh59446: C++ frontend SIGSEGV, crash-on-invalid, clang-16.

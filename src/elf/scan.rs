@@ -168,10 +168,22 @@ pub fn scan(bytes: &[u8]) -> Result<FileScan, ElfError> {
     if raw_hits.is_empty() {
         return Ok(out);
     }
-    let symbols = Symbols::new(&file, relocatable);
+    out.functions = function_counts(&Symbols::new(&file, relocatable), &mut raw_hits);
+    raw_hits.sort_by_key(|(s, h)| (*s, h.address));
+    out.instructions = raw_hits
+        .into_iter()
+        .take(MAX_LISTED)
+        .map(|(_, h)| h)
+        .collect();
+    Ok(out)
+}
+
+/// Names each hit's function (the sized symbol that covers it) and counts the hits per
+/// function, most vector instructions first; hits no symbol covers count as [`NO_SYMBOL`].
+fn function_counts(symbols: &Symbols<'_>, raw_hits: &mut [(usize, Hit)]) -> Vec<FunctionCounts> {
     let mut by_func: std::collections::BTreeMap<(Option<u64>, String), Counts> =
         std::collections::BTreeMap::new();
-    for (section, hit) in &mut raw_hits {
+    for (section, hit) in raw_hits.iter_mut() {
         let f = symbols.lookup(*section, hit.address);
         hit.function = f.map(|s| s.name.to_owned());
         let key = match f {
@@ -183,7 +195,7 @@ pub fn scan(bytes: &[u8]) -> Result<FileScan, ElfError> {
             .or_default()
             .add_hit(hit.kind, hit.dialect);
     }
-    out.functions = by_func
+    let mut functions: Vec<FunctionCounts> = by_func
         .into_iter()
         .map(|((address, name), counts)| FunctionCounts {
             name,
@@ -191,18 +203,12 @@ pub fn scan(bytes: &[u8]) -> Result<FileScan, ElfError> {
             counts,
         })
         .collect();
-    out.functions.sort_by(|a, b| {
+    functions.sort_by(|a, b| {
         b.counts
             .vector_instructions
             .cmp(&a.counts.vector_instructions)
     });
-    raw_hits.sort_by_key(|(s, h)| (*s, h.address));
-    out.instructions = raw_hits
-        .into_iter()
-        .take(MAX_LISTED)
-        .map(|(_, h)| h)
-        .collect();
-    Ok(out)
+    functions
 }
 
 /// Walks `code` with the RISC-V length rules, calling `hit(offset, word)` for every 32-bit

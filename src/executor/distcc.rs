@@ -121,6 +121,72 @@ fn distcc_cmd(host: &str, log: &Path, args: &[String], job: &Job<'_>) -> Cmd {
     )
 }
 
+/// The first line of `compiler --version` here: what every host must print too.
+fn local_version(compiler: &str) -> Result<String, ExecutorError> {
+    let local = exec::run(
+        &Cmd::new(compiler)
+            .args(["--version"])
+            .timeout(Duration::from_secs(60)),
+    )?;
+    let want = String::from_utf8_lossy(&local.stdout)
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    if want.is_empty() {
+        return Err(ExecutorError::Setup(format!(
+            "`{compiler} --version` printed no version"
+        )));
+    }
+    Ok(want)
+}
+
+/// Compiles `probe` on host `spec` with `name -v`: `Ok(Ok(()))` when it ran remotely and
+/// printed the version line `want`, else why the host is left out.
+fn probe_host(
+    spec: &str,
+    name: &str,
+    probe: &Path,
+    want: &str,
+) -> Result<Result<(), String>, ExecutorError> {
+    let log = scratch_file("identity", "log");
+    let args: Vec<String> = [name, "-v"]
+        .into_iter()
+        .map(String::from)
+        .chain(farm_args(
+            &[probe.to_string_lossy().into_owned()],
+            &scratch_file("identity", "o"),
+        ))
+        .collect();
+    let cwd = exec::scratch_dir();
+    let job = Job {
+        argv: &args,
+        cwd: &cwd,
+        timeout: Duration::from_secs(60),
+        symbolize: false,
+    };
+    let out = exec::run(&distcc_cmd(spec, &log, &args, &job))?;
+    let log_text = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_file(&log);
+    let stderr = out.stderr_text();
+    let remote = matches!(ran_on(&log_text), Some(Place::Remote(_)));
+    Ok(if remote && stderr.lines().any(|l| l.trim() == want) {
+        Ok(())
+    } else if remote {
+        let got = stderr
+            .lines()
+            .find(|l| l.contains(" version "))
+            .unwrap_or("no version line");
+        Err(format!("runs `{got}`, not `{want}`"))
+    } else {
+        Err(format!(
+            "did not compile a probe ({})",
+            crate::exec::one_line(&stderr, 200)
+        ))
+    })
+}
+
 impl Distcc {
     /// Hosts from `hosts` or `DISTCC_HOSTS`, each checked to run the same `compiler`; the
     /// second value lists the hosts left out and why.
@@ -140,65 +206,19 @@ impl Distcc {
             )));
         }
         let name = whitelisted_name(compiler).unwrap_or_else(|| compiler.to_string());
-        let local = exec::run(
-            &Cmd::new(compiler)
-                .args(["--version"])
-                .timeout(Duration::from_secs(60)),
-        )?;
-        let want = String::from_utf8_lossy(&local.stdout)
-            .lines()
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_string();
-        if want.is_empty() {
-            return Err(ExecutorError::Setup(format!(
-                "`{compiler} --version` printed no version"
-            )));
-        }
+        let want = local_version(compiler)?;
         let probe = scratch_file("identity", "ii");
         std::fs::write(&probe, "int icepick_identity;\n")
             .map_err(|e| ExecutorError::Setup(format!("{}: {e}", probe.display())))?;
         let (mut ok, mut dropped) = (Vec::new(), Vec::new());
         for spec in specs {
-            let log = scratch_file("identity", "log");
-            let args: Vec<String> = [name.as_str(), "-v"]
-                .into_iter()
-                .map(String::from)
-                .chain(farm_args(
-                    &[probe.to_string_lossy().into_owned()],
-                    &scratch_file("identity", "o"),
-                ))
-                .collect();
-            let cwd = exec::scratch_dir();
-            let job = Job {
-                argv: &args,
-                cwd: &cwd,
-                timeout: Duration::from_secs(60),
-                symbolize: false,
-            };
-            let out = exec::run(&distcc_cmd(&spec, &log, &args, &job))?;
-            let log_text = std::fs::read_to_string(&log).unwrap_or_default();
-            let _ = std::fs::remove_file(&log);
-            let stderr = out.stderr_text();
-            let remote = matches!(ran_on(&log_text), Some(Place::Remote(_)));
-            if remote && stderr.lines().any(|l| l.trim() == want) {
-                ok.push(Host {
+            match probe_host(&spec, &name, &probe, &want)? {
+                Ok(()) => ok.push(Host {
                     spec,
                     in_flight: AtomicUsize::new(0),
                     failures: AtomicUsize::new(0),
-                });
-            } else if remote {
-                let got = stderr
-                    .lines()
-                    .find(|l| l.contains(" version "))
-                    .unwrap_or("no version line");
-                dropped.push(format!("{spec}: runs `{got}`, not `{want}`"));
-            } else {
-                dropped.push(format!(
-                    "{spec}: did not compile a probe ({})",
-                    crate::exec::one_line(&stderr, 200)
-                ));
+                }),
+                Err(why) => dropped.push(format!("{spec}: {why}")),
             }
         }
         if ok.is_empty() {

@@ -50,25 +50,9 @@ pub fn analyse(replay: &[String], t: &mut Tester<'_>) -> Flags {
         // want is the feature set, which riscv::cc1_features bisects below.
         replay.to_vec()
     } else {
-        let units = args::split(replay);
-        let removable: Vec<usize> = (0..units.len()).filter(|&i| !units[i].pinned).collect();
-        let build = |kept: &[usize]| -> Vec<String> {
-            let chosen: Vec<Unit> = units
-                .iter()
-                .enumerate()
-                .filter(|(i, u)| u.pinned || kept.iter().any(|&k| removable[k] == *i))
-                .map(|(_, u)| u.clone())
-                .collect();
-            args::join(&replay[0], &chosen)
-        };
-        let kept = minimize(removable.len(), &build, t);
-        flags.removed = removable
-            .iter()
-            .enumerate()
-            .filter(|(k, _)| !kept.contains(k))
-            .map(|(_, &i)| units[i].args.join(" "))
-            .collect();
-        build(&kept)
+        let (minimal, removed) = minimal_driver_command(replay, t);
+        flags.removed = removed;
+        minimal
     };
 
     // Simple dimensions: plan all, run as one batch, then read the answers from the cache.
@@ -100,6 +84,30 @@ pub fn analyse(replay: &[String], t: &mut Tester<'_>) -> Flags {
     flags.minimal_command = minimal;
     flags.compiler_runs = t.runs();
     flags
+}
+
+/// ddmin over the driver command's argument units (those not pinned): the minimal command,
+/// and the units it removed, each as one string.
+fn minimal_driver_command(replay: &[String], t: &mut Tester<'_>) -> (Vec<String>, Vec<String>) {
+    let units = args::split(replay);
+    let removable: Vec<usize> = (0..units.len()).filter(|&i| !units[i].pinned).collect();
+    let build = |kept: &[usize]| -> Vec<String> {
+        let chosen: Vec<Unit> = units
+            .iter()
+            .enumerate()
+            .filter(|(i, u)| u.pinned || kept.iter().any(|&k| removable[k] == *i))
+            .map(|(_, u)| u.clone())
+            .collect();
+        args::join(&replay[0], &chosen)
+    };
+    let kept = minimize(removable.len(), &build, t);
+    let removed = removable
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| !kept.contains(k))
+        .map(|(_, &i)| units[i].args.join(" "))
+        .collect();
+    (build(&kept), removed)
 }
 
 #[cfg(test)]

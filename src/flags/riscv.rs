@@ -62,25 +62,10 @@ pub(crate) fn driver_march(
             ..RvResult::default()
         });
     };
+    if args::find(minimal, is_march).is_none() {
+        return Some(march_not_needed(&isa, &given_march, minimal, t));
+    }
     let mut res = RvResult::default();
-    let Some(_) = args::find(minimal, is_march) else {
-        // ddmin removed -march: the target's default ISA crashes too.
-        let had_vector = isa.exts.iter().any(|e| isa::is_vector(&e.name));
-        res.vector_needed = Some(false);
-        res.dimensions.push(Dimension {
-            name: "-march".into(),
-            tried: vec![Tried {
-                value: "default".into(),
-                outcome: t.one(minimal),
-            }],
-            needed: Some(false),
-            note: format!(
-                "not needed: crashes without -march={given_march} (the target's default)"
-            ),
-        });
-        res.dimensions.push(vector_row_without_march(had_vector));
-        return Some(res);
-    };
     let with_march = |exts: &[Ext]| -> (String, Vec<String>) {
         let m = isa::render_march(isa.xlen, isa.base, exts);
         let argv = args::replace_where(minimal, is_march, &[format!("-march={m}")]);
@@ -99,20 +84,7 @@ pub(crate) fn driver_march(
     let kept = minimize(isa.exts.len(), &build, t);
     let kept_exts: Vec<Ext> = kept.iter().map(|&i| isa.exts[i].clone()).collect();
     let (min_march, min_argv) = with_march(&kept_exts);
-    let mut tried = vec![Tried {
-        value: given_march.clone(),
-        outcome: Outcome::SameCrash,
-    }];
-    for (m, argv) in seen.into_inner() {
-        if m != given_march {
-            if let Some(o) = t.known(&argv) {
-                tried.push(Tried {
-                    value: m,
-                    outcome: o,
-                });
-            }
-        }
-    }
+    let mut tried = tried_marches(&given_march, seen.into_inner(), t);
     let without = args::remove_where(minimal, is_march);
     let removal = t.one(&without);
     tried.push(Tried {
@@ -133,6 +105,59 @@ pub(crate) fn driver_march(
         res.minimal_command = Some(min_argv);
     }
     Some(res)
+}
+
+/// The result when ddmin removed `-march`: the target's default ISA crashes too, so neither
+/// the extensions nor the vector ones are needed.
+fn march_not_needed(
+    isa: &isa::Isa,
+    given_march: &str,
+    minimal: &[String],
+    t: &mut Tester<'_>,
+) -> RvResult {
+    let had_vector = isa.exts.iter().any(|e| isa::is_vector(&e.name));
+    RvResult {
+        vector_needed: Some(false),
+        dimensions: vec![
+            Dimension {
+                name: "-march".into(),
+                tried: vec![Tried {
+                    value: "default".into(),
+                    outcome: t.one(minimal),
+                }],
+                needed: Some(false),
+                note: format!(
+                    "not needed: crashes without -march={given_march} (the target's default)"
+                ),
+            },
+            vector_row_without_march(had_vector),
+        ],
+        ..RvResult::default()
+    }
+}
+
+/// The `-march` values tried: the given one (the case's crash), then each one the bisection
+/// ran (`seen`: the value and its command) with its known outcome.
+fn tried_marches(
+    given_march: &str,
+    seen: Vec<(String, Vec<String>)>,
+    t: &mut Tester<'_>,
+) -> Vec<Tried> {
+    let mut tried = vec![Tried {
+        value: given_march.to_string(),
+        outcome: Outcome::SameCrash,
+    }];
+    for (m, argv) in seen {
+        if m != given_march {
+            if let Some(o) = t.known(&argv) {
+                tried.push(Tried {
+                    value: m,
+                    outcome: o,
+                });
+            }
+        }
+    }
+    tried
 }
 
 /// A `-march` of the given extensions, and the minimal command with it.

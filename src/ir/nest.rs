@@ -206,6 +206,32 @@ pub fn nests(ir: &str, trip: u64) -> Vec<String> {
     out
 }
 
+/// A phi's incoming value and the number of the block it comes from.
+type PhiEntry = (String, usize);
+
+/// A phi of exactly two entries, neither with brackets inside (a constant expression, so that
+/// the entries read are all there are), of a type that is no aggregate or vector: its value
+/// number, type and `(incoming value, block)` entries.
+fn two_entry_phi(line: &str) -> Option<(usize, String, Vec<PhiEntry>)> {
+    let c = PHI.captures(line.trim_end())?;
+    let value = c[1].parse::<usize>().ok()?;
+    let ty = c[2].to_owned();
+    let entries: Vec<PhiEntry> = ENTRY
+        .captures_iter(&c[3])
+        .filter_map(|e| Some((e[1].to_owned(), e[2].parse().ok()?)))
+        .collect();
+    let written = c[3].matches("], [").count() + 1;
+    if entries.len() != 2 || written != 2 || ty.ends_with('}') || ty.ends_with('>') {
+        return None;
+    }
+    Some((value, ty, entries))
+}
+
+/// N of a numbered local `%vN`.
+fn local_number(v: &str) -> Option<usize> {
+    v.strip_prefix("%v").and_then(|n| n.parse().ok())
+}
+
 /// The recurrences of the loops of the function on lines `s..=e`: for each, the whole cycle
 /// and its shorter ones.
 fn recurrences(lines: &[&str], block_of: &[Option<usize>], s: usize, e: usize) -> Vec<Recurrence> {
@@ -229,22 +255,9 @@ fn recurrences(lines: &[&str], block_of: &[Option<usize>], s: usize, e: usize) -
     let mut out = Vec::new();
     for i in s + 1..e {
         let Some(h) = block_of[i] else { continue };
-        let Some(c) = PHI.captures(lines[i].trim_end()) else {
+        let Some((value, ty, entries)) = two_entry_phi(lines[i]) else {
             continue;
         };
-        let (Ok(value), ty) = (c[1].parse::<usize>(), c[2].to_owned()) else {
-            continue;
-        };
-        let entries: Vec<(String, usize)> = ENTRY
-            .captures_iter(&c[3])
-            .filter_map(|e| Some((e[1].to_owned(), e[2].parse().ok()?)))
-            .collect();
-        // Two entries, neither with brackets inside (a constant expression), so that the
-        // entries read are all there are.
-        let written = c[3].matches("], [").count() + 1;
-        if entries.len() != 2 || written != 2 || ty.ends_with('}') || ty.ends_with('>') {
-            continue;
-        }
         // The loop: the phi's block, then blocks each only reached by the one before it
         // (`br label`), up to the latch, whose conditional branch goes back to the phi's block.
         let Some((blocks_in, latch)) = loop_of(lines, block_of, s, e, h) else {
@@ -262,17 +275,11 @@ fn recurrences(lines: &[&str], block_of: &[Option<usize>], s: usize, e: usize) -
             (false, true) => (&entries[1].0, &entries[0].0),
             _ => continue,
         };
-        let Some(next) = back
-            .strip_prefix("%v")
-            .and_then(|n| n.parse::<usize>().ok())
-        else {
+        let Some(next) = local_number(back) else {
             continue;
         };
         // An argument stays (the nest keeps the parameters); another local becomes zero.
-        let argument = init
-            .strip_prefix("%v")
-            .and_then(|n| n.parse::<usize>().ok())
-            .is_some_and(|n| n < nargs);
+        let argument = local_number(init).is_some_and(|n| n < nargs);
         let init = if init.contains('%') && !argument {
             zero_of(&ty)
         } else {

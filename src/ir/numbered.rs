@@ -114,18 +114,12 @@ impl Names<'_> {
     }
 }
 
-/// One function: its `define` line and body lines (the closing `}` last).
-/// `labelled`: locals become `%vN` and each block gets its `vN:` line ([`labelled`]).
-fn function(define: &str, body: &[&str], types: &[&str], labelled: bool) -> Option<String> {
-    let mut names = Names {
-        map: HashMap::new(),
-        unnamed: 0,
-        types,
-    };
-    // Arguments: the `%x` in the parameter list, in order; each parameter must have one.
+/// The arguments' names: the `%x` in the `define` line's parameter list, in order; `None`
+/// unless each parameter has one (and for a variadic function).
+fn argument_names(define: &str) -> Option<Vec<&str>> {
     let open = define.find('(')?;
     let close = define.rfind(')')?;
-    let params = &define[open + 1..close];
+    let params = define.get(open + 1..close)?;
     let mut depth = 0i32;
     let mut count = usize::from(!params.trim().is_empty());
     for b in params.bytes() {
@@ -141,10 +135,18 @@ fn function(define: &str, body: &[&str], types: &[&str], labelled: bool) -> Opti
         .filter_map(|c| c.get(1))
         .map(|m| m.as_str())
         .collect();
-    if args.len() != count || params.contains("...") {
-        return None;
-    }
-    for a in args {
+    (args.len() == count && !params.contains("...")).then_some(args)
+}
+
+/// One function: its `define` line and body lines (the closing `}` last).
+/// `labelled`: locals become `%vN` and each block gets its `vN:` line ([`labelled`]).
+fn function(define: &str, body: &[&str], types: &[&str], labelled: bool) -> Option<String> {
+    let mut names = Names {
+        map: HashMap::new(),
+        unnamed: 0,
+        types,
+    };
+    for a in argument_names(define)? {
         names.add(a)?;
     }
     // Blocks and values; a block starts at a label or after a terminator.

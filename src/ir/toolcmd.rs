@@ -267,6 +267,28 @@ mod tests {
 
     use super::*;
 
+    /// A call site's features, written inline or through its own attribute group, are offered
+    /// and taken out like a function's (llvm-as 19 parses this module).
+    #[test]
+    fn a_call_sites_features_are_offered_and_taken_out() {
+        let ir = "define i32 @g(i32 %x) {\n  ret i32 %x\n}\n\
+                  define i32 @f(i32 %x) {\n  %r = call i32 @g(i32 %x) #1\n  \
+                  %s = call i32 @g(i32 %r) \"target-features\"=\"+avx2,+fma\"\n  ret i32 %s\n}\n\
+                  attributes #1 = { \"target-features\"=\"+avx512bw,-evex512\" }\n";
+        assert_eq!(
+            feature_sets(ir),
+            [vec!["+avx2", "+fma"], vec!["+avx512bw", "-evex512"]]
+        );
+        let (stripped, cpu, features) = take_target_attrs(ir);
+        assert!(
+            stripped.contains("  %s = call i32 @g(i32 %r)\n"),
+            "{stripped}"
+        );
+        assert!(stripped.contains("attributes #1 = { }"), "{stripped}");
+        assert_eq!(cpu, None);
+        assert_eq!(features, ["+avx2", "+fma"]);
+    }
+
     #[test]
     fn target_attributes_move_out_of_the_ir() {
         let ir = "attributes #0 = { nounwind \"target-cpu\"=\"generic-rv64\" \"target-features\"=\"+64bit,+v,-e\" \"tune-cpu\"=\"x\" }\nattributes #1 = { \"target-cpu\"=\"other\" }\n";

@@ -71,11 +71,66 @@ impl Stage<'_> {
         if self.require_complete && !super::complete::is_complete(text) {
             return false;
         }
+        let (first_ok, first, early) =
+            self.first_run(text, flags, runs, timeout, cancel, hint, spare);
+        let mut phases = Phases {
+            first,
+            ..Phases::default()
+        };
+        let ok = match early {
+            Some((ok, checks)) => {
+                phases.spare = true;
+                phases.witness = checks.witness;
+                phases.confirm = checks.confirm;
+                if first_ok && !cancel() {
+                    phases.rejected = checks.rejected;
+                    self.count_reject(checks.rejected);
+                }
+                first_ok && ok
+            }
+            None => {
+                first_ok
+                    && self.confirm_and_witness(
+                        text,
+                        flags,
+                        runs,
+                        timeout,
+                        cancel,
+                        true,
+                        &mut phases,
+                    )
+            }
+        };
+        if !first_ok && !cancel() {
+            phases.rejected = Some("first");
+        }
+        let key = reducers::content_hash(text);
+        self.phases
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, phases);
+        ok
+    }
+
+    /// The first run of a candidate, with the checks started beside it once `spare` lends a
+    /// worker (see [`Stage::interesting`]): whether the first run crashed the right way, its
+    /// seconds, and what the early checks said (`None` when they did not start early).
+    #[allow(clippy::too_many_arguments)]
+    fn first_run(
+        &self,
+        text: &[u8],
+        flags: &[String],
+        runs: u32,
+        timeout: Duration,
+        cancel: &(dyn Fn() -> bool + Sync),
+        hint: &(dyn Fn() + Sync),
+        spare: &(dyn Fn() -> bool + Sync),
+    ) -> (bool, f64, Option<(bool, Phases)>) {
         let has_checks = self.has_checks(runs);
         let t0 = Instant::now();
         let said_no = AtomicBool::new(false);
         let off = || cancel() || said_no.load(Ordering::SeqCst);
-        let (first_ok, first, early) = std::thread::scope(|s| {
+        std::thread::scope(|s| {
             let (tx, rx) = mpsc::channel();
             let first_run = s.spawn(move || {
                 let ok = self
@@ -123,44 +178,7 @@ impl Stage<'_> {
             }
             let early = early.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
             (first_ok, first, early)
-        });
-        let mut phases = Phases {
-            first,
-            ..Phases::default()
-        };
-        let ok = match early {
-            Some((ok, checks)) => {
-                phases.spare = true;
-                phases.witness = checks.witness;
-                phases.confirm = checks.confirm;
-                if first_ok && !cancel() {
-                    phases.rejected = checks.rejected;
-                    self.count_reject(checks.rejected);
-                }
-                first_ok && ok
-            }
-            None => {
-                first_ok
-                    && self.confirm_and_witness(
-                        text,
-                        flags,
-                        runs,
-                        timeout,
-                        cancel,
-                        true,
-                        &mut phases,
-                    )
-            }
-        };
-        if !first_ok && !cancel() {
-            phases.rejected = Some("first");
-        }
-        let key = reducers::content_hash(text);
-        self.phases
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, phases);
-        ok
+        })
     }
 
     /// Counts a reject by the checks (`confirm` or `witness`), as `confirm_and_witness` does

@@ -86,60 +86,9 @@ fn statement_cut(text: &[u8], at: usize, column: u32) -> Option<Vec<Edit>> {
     let toks = lex::lex(text);
     let st = lex::structure(text, &toks);
     let first = toks.partition_point(|t| (t.end as usize) <= pos);
-    // The enclosing `{}` blocks, innermost first, as (open, close) token indices.
-    let mut blocks = Vec::new();
-    let mut j = first;
-    while j > 0 {
-        j -= 1;
-        match st.mate_of(j) {
-            Some(m) if m < j => j = m,
-            Some(m) if m >= first && toks[j].is(text, b"{") => blocks.push((j, m)),
-            _ => {}
-        }
-    }
-    // The end (byte offset) of the statement from token `from` on, before token `limit`.
-    let statement_end = |from: usize, limit: usize| -> usize {
-        let mut k = from;
-        while k < limit {
-            let t = &toks[k];
-            if t.is(text, b";") {
-                return t.end as usize;
-            }
-            match st.mate_of(k) {
-                Some(m) if m > k && m < limit => k = m + 1,
-                Some(m) if m > k => break,
-                _ => k += 1,
-            }
-        }
-        toks.get(limit).map_or(text.len(), |t| t.start as usize)
-    };
-    // A block that ends its statement: a namespace, `extern "C"`, function, `if`, `for`,
-    // `while`, `try` or `else` body followed by another declaration or statement (not a
-    // lambda's, whose call goes on).
-    let ends_statement = |open: usize, close: usize| {
-        let before = |n: usize| open.checked_sub(n).map(|k| &toks[k]);
-        let word = |t: Option<&lex::Tok>, w: &[&[u8]]| {
-            t.is_some_and(|t| t.kind == Kind::Ident && w.contains(&t.bytes(text)))
-        };
-        let body = before(1).is_some_and(|t| t.is(text, b")") || t.kind == Kind::Str)
-            || word(
-                before(1),
-                &[
-                    b"const",
-                    b"noexcept",
-                    b"override",
-                    b"final",
-                    b"mutable",
-                    b"try",
-                    b"else",
-                    b"namespace",
-                ],
-            )
-            || word(before(2), &[b"namespace"]);
-        body && toks.get(close + 1).map_or(true, |t| {
-            matches!(t.kind, Kind::Ident | Kind::Directive) || t.is(text, b"}")
-        })
-    };
+    let blocks = enclosing_blocks(text, &toks, &st, first);
+    let statement_end = |from: usize, limit: usize| statement_end(text, &toks, &st, from, limit);
+    let ends_statement = |open: usize, close: usize| ends_statement(text, &toks, open, close);
     let mut edits = Vec::new();
     let mut from = first;
     let mut inner: Option<(usize, usize)> = None;
@@ -163,6 +112,77 @@ fn statement_cut(text: &[u8], at: usize, column: u32) -> Option<Vec<Edit>> {
         edits.push(Edit::delete(end, text.len()));
     }
     (!edits.is_empty()).then_some(edits)
+}
+
+/// The `{}` blocks enclosing token `first`, innermost first, as (open, close) token indices.
+fn enclosing_blocks(
+    text: &[u8],
+    toks: &[lex::Tok],
+    st: &lex::Structure,
+    first: usize,
+) -> Vec<(usize, usize)> {
+    let mut blocks = Vec::new();
+    let mut j = first;
+    while j > 0 {
+        j -= 1;
+        match st.mate_of(j) {
+            Some(m) if m < j => j = m,
+            Some(m) if m >= first && toks[j].is(text, b"{") => blocks.push((j, m)),
+            _ => {}
+        }
+    }
+    blocks
+}
+
+/// The end (byte offset) of the statement from token `from` on, before token `limit`.
+fn statement_end(
+    text: &[u8],
+    toks: &[lex::Tok],
+    st: &lex::Structure,
+    from: usize,
+    limit: usize,
+) -> usize {
+    let mut k = from;
+    while k < limit {
+        let t = &toks[k];
+        if t.is(text, b";") {
+            return t.end as usize;
+        }
+        match st.mate_of(k) {
+            Some(m) if m > k && m < limit => k = m + 1,
+            Some(m) if m > k => break,
+            _ => k += 1,
+        }
+    }
+    toks.get(limit).map_or(text.len(), |t| t.start as usize)
+}
+
+/// True when the block `open..=close` ends its statement: a namespace, `extern "C"`,
+/// function, `if`, `for`, `while`, `try` or `else` body followed by another declaration or
+/// statement (not a lambda's, whose call goes on).
+fn ends_statement(text: &[u8], toks: &[lex::Tok], open: usize, close: usize) -> bool {
+    let before = |n: usize| open.checked_sub(n).map(|k| &toks[k]);
+    let word = |t: Option<&lex::Tok>, w: &[&[u8]]| {
+        t.is_some_and(|t| t.kind == Kind::Ident && w.contains(&t.bytes(text)))
+    };
+    let body = before(1).is_some_and(|t| t.is(text, b")") || t.kind == Kind::Str)
+        || word(
+            before(1),
+            &[
+                b"const",
+                b"noexcept",
+                b"override",
+                b"final",
+                b"mutable",
+                b"try",
+                b"else",
+                b"namespace",
+            ],
+        )
+        || word(before(2), &[b"namespace"]);
+    body && toks.get(close + 1).map_or(true, |t| {
+        matches!(t.kind, Kind::Ident | Kind::Directive) || t.is(text, b"}")
+    })
 }
 
 /// Provenance from line markers. First candidate: keep only the main file's lines (no markers,
@@ -352,50 +372,8 @@ pub(crate) fn function_focus(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
     let Some(name) = hints.function.as_deref().and_then(crash_name) else {
         return Box::new(Empty);
     };
-    let toks = lex::lex(text);
-    let st = lex::structure(text, &toks);
-    let mut bodies = Vec::new(); // (start, end, is_crash_fn)
-    let mut found = false;
-    let mut skip_until = 0usize;
-    for (i, t) in toks.iter().enumerate() {
-        if i < skip_until || !t.is(text, b"{") || i == 0 {
-            continue;
-        }
-        let Some(j) = st.mate_of(i).filter(|&j| j > i) else {
-            continue;
-        };
-        // A body follows the parameter list, possibly after qualifiers or a ctor-initialiser;
-        // find the `)` that closes the declarator.
-        let mut k = i - 1;
-        while k > 0
-            && toks[k].kind == Kind::Ident
-            && matches!(
-                toks[k].bytes(text),
-                b"const" | b"override" | b"final" | b"noexcept" | b"volatile" | b"mutable"
-            )
-        {
-            k -= 1;
-        }
-        if !toks[k].is(text, b")") {
-            continue;
-        }
-        let Some(open) = st.mate_of(k).filter(|&o| o > 0 && o < k) else {
-            continue;
-        };
-        let fname = toks[open - 1];
-        if fname.kind != Kind::Ident
-            || matches!(
-                fname.bytes(text),
-                b"if" | b"for" | b"while" | b"switch" | b"catch" | b"return" | b"sizeof"
-            )
-        {
-            continue;
-        }
-        let is_crash = fname.bytes(text) == name.as_bytes();
-        found |= is_crash;
-        bodies.push((t.start as usize, toks[j].end as usize, is_crash));
-        skip_until = j + 1;
-    }
+    let bodies = function_bodies(text, name.as_bytes());
+    let found = bodies.iter().any(|b| b.2);
     if !found {
         return Box::new(Empty);
     }
@@ -441,6 +419,58 @@ pub(crate) fn function_focus(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
         }
     }
     Box::new(List { items })
+}
+
+/// Byte spans of the function bodies (outermost only) with whether the function is the one
+/// named `name`: a `{}` after a parameter list's `)` (and qualifiers), whose name before the
+/// `(` is no keyword.
+fn function_bodies(text: &[u8], name: &[u8]) -> Vec<(usize, usize, bool)> {
+    let toks = lex::lex(text);
+    let st = lex::structure(text, &toks);
+    let mut bodies = Vec::new();
+    let mut skip_until = 0usize;
+    for (i, t) in toks.iter().enumerate() {
+        if i < skip_until || !t.is(text, b"{") || i == 0 {
+            continue;
+        }
+        let Some(j) = st.mate_of(i).filter(|&j| j > i) else {
+            continue;
+        };
+        // A body follows the parameter list, possibly after qualifiers or a ctor-initialiser;
+        // find the `)` that closes the declarator.
+        let mut k = i - 1;
+        while k > 0
+            && toks[k].kind == Kind::Ident
+            && matches!(
+                toks[k].bytes(text),
+                b"const" | b"override" | b"final" | b"noexcept" | b"volatile" | b"mutable"
+            )
+        {
+            k -= 1;
+        }
+        if !toks[k].is(text, b")") {
+            continue;
+        }
+        let Some(open) = st.mate_of(k).filter(|&o| o > 0 && o < k) else {
+            continue;
+        };
+        let fname = toks[open - 1];
+        if fname.kind != Kind::Ident
+            || matches!(
+                fname.bytes(text),
+                b"if" | b"for" | b"while" | b"switch" | b"catch" | b"return" | b"sizeof"
+            )
+        {
+            continue;
+        }
+        bodies.push((
+            t.start as usize,
+            toks[j].end as usize,
+            fname.bytes(text) == name,
+        ));
+        skip_until = j + 1;
+    }
+    bodies
 }
 
 /// Line markers and blank lines: both at once, then each alone.
