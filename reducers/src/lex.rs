@@ -503,36 +503,32 @@ mod tests {
         assert_eq!(st.depth, [0, 0, 1, 1, 1, 1, 1, 2, 1, 0, 0]);
     }
 
+    /// The text of each template-looking `<…>` of `s`.
+    fn angles_of(s: &[u8]) -> Vec<&str> {
+        angle_spans(s, &lex(s))
+            .iter()
+            .map(|&(a, b)| std::str::from_utf8(&s[a..b]).unwrap())
+            .collect()
+    }
+
     #[test]
     fn finds_template_angles() {
         let s = b"std::map<int, vector<x>> m; if (a < b) c();";
-        let toks = lex(s);
-        let spans: Vec<_> = angle_spans(s, &toks)
-            .iter()
-            .map(|&(a, b)| std::str::from_utf8(&s[a..b]).unwrap())
-            .collect();
+        let spans = angles_of(s);
         assert_eq!(spans, ["<int, vector<x>>", "<x>"]);
     }
 
     #[test]
     fn a_lambda_in_a_template_argument_stays_inside_the_angles() {
         let s = b"bool v = A<>::B<[](auto x) { return c<x>; }>; if (a < b) { d; }";
-        let toks = lex(s);
-        let spans: Vec<_> = angle_spans(s, &toks)
-            .iter()
-            .map(|&(a, b)| std::str::from_utf8(&s[a..b]).unwrap())
-            .collect();
+        let spans = angles_of(s);
         assert_eq!(spans, ["<>", "<[](auto x) { return c<x>; }>", "<x>"]);
     }
 
     #[test]
     fn a_lambdas_template_parameters_are_angles_a_subscript_compared_is_not() {
         let s = b"f([]<long... g>(a<g...>) {}); return [&x]<class T>(T) {}; v[i] < w > (y); f()[0] < b > c;";
-        let toks = lex(s);
-        let spans: Vec<_> = angle_spans(s, &toks)
-            .iter()
-            .map(|&(a, b)| std::str::from_utf8(&s[a..b]).unwrap())
-            .collect();
+        let spans = angles_of(s);
         assert_eq!(spans, ["<long... g>", "<g...>", "<class T>"]);
     }
 }

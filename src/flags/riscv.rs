@@ -84,7 +84,12 @@ pub(crate) fn driver_march(
     let kept = minimize(isa.exts.len(), &build, t);
     let kept_exts: Vec<Ext> = kept.iter().map(|&i| isa.exts[i].clone()).collect();
     let (min_march, min_argv) = with_march(&kept_exts);
-    let mut tried = tried_marches(&given_march, seen.into_inner(), t);
+    let mut tried = tried_marches(
+        given_march.clone(),
+        seen.into_inner(),
+        |m, _| m == given_march,
+        t,
+    );
     let without = args::remove_where(minimal, is_march);
     let removal = t.one(&without);
     tried.push(Tried {
@@ -136,25 +141,28 @@ fn march_not_needed(
     }
 }
 
-/// The `-march` values tried: the given one (the case's crash), then each one the bisection
-/// ran (`seen`: the value and its command) with its known outcome.
+/// The `-march` values tried: `given` (the case's own, its crash), then each one the bisection
+/// ran (`seen`: the value and its command) that `is_given` does not call the given one again,
+/// with its known outcome.
 fn tried_marches(
-    given_march: &str,
+    given: String,
     seen: Vec<(String, Vec<String>)>,
+    is_given: impl Fn(&str, &[String]) -> bool,
     t: &mut Tester<'_>,
 ) -> Vec<Tried> {
     let mut tried = vec![Tried {
-        value: given_march.to_string(),
+        value: given,
         outcome: Outcome::SameCrash,
     }];
     for (m, argv) in seen {
-        if m != given_march {
-            if let Some(o) = t.known(&argv) {
-                tried.push(Tried {
-                    value: m,
-                    outcome: o,
-                });
-            }
+        if is_given(&m, &argv) {
+            continue;
+        }
+        if let Some(o) = t.known(&argv) {
+            tried.push(Tried {
+                value: m,
+                outcome: o,
+            });
         }
     }
     tried
@@ -384,23 +392,11 @@ fn cc1_march_row(
     t: &mut Tester<'_>,
 ) -> Dimension {
     let given_march = isa::march_from_features(k.xlen, k.features);
-    let mut tried = vec![Tried {
-        value: format!(
-            "{given_march} (as given, {} -target-feature)",
-            k.features.len()
-        ),
-        outcome: Outcome::SameCrash,
-    }];
-    for (m, argv) in seen {
-        if argv != minimal {
-            if let Some(o) = t.known(&argv) {
-                tried.push(Tried {
-                    value: m,
-                    outcome: o,
-                });
-            }
-        }
-    }
+    let given = format!(
+        "{given_march} (as given, {} -target-feature)",
+        k.features.len()
+    );
+    let tried = tried_marches(given, seen, |_, argv| argv == minimal, t);
     Dimension {
         name: "-march".into(),
         tried,

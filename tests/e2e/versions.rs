@@ -12,17 +12,31 @@ fn versions_of(
     let out = dir.join("case");
     let (code, _, stderr) = capture_json(&dir, &out, &cmd_txt(&dir));
     assert_eq!(code, 0, "{stderr}");
-    let mut args = vec!["versions", "--json", out.to_str().unwrap()];
+    let v = versions_json(&dir, &out, majors, &[]);
+    (tmp, out, v)
+}
+
+/// `icepick versions --json` on `case` (run in `dir`) with clang of the given majors and the
+/// `extra` options: its JSON, once it succeeded.
+fn versions_json(
+    dir: &std::path::Path,
+    case: &std::path::Path,
+    majors: &[u32],
+    extra: &[&str],
+) -> serde_json::Value {
     let compilers: Vec<String> = majors
         .iter()
         .map(|v| format!("/usr/lib/llvm-{v}/bin/clang"))
         .collect();
+    let mut args = vec!["versions", "--json"];
+    args.extend(extra);
     for c in &compilers {
         args.extend(["--compiler", c.as_str()]);
     }
-    let o = icepick(&dir, &args);
+    args.push(case.to_str().unwrap());
+    let o = icepick(dir, &args);
     expect_success(&o);
-    (tmp, out, serde_json::from_slice(&o.stdout).unwrap())
+    serde_json::from_slice(&o.stdout).unwrap()
 }
 
 fn outcomes(v: &serde_json::Value) -> Vec<(u64, String)> {
@@ -152,22 +166,7 @@ fn a_compiler_killed_at_the_timeout_is_a_timeout_row() {
     }
     let text = std::fs::read_to_string(&input).unwrap();
     std::fs::write(&input, slow + &text).unwrap();
-    let o = icepick(
-        &dir,
-        &[
-            "versions",
-            "--json",
-            "--timeout",
-            "1",
-            "--compiler",
-            "/usr/lib/llvm-14/bin/clang",
-            "--compiler",
-            "/usr/lib/llvm-19/bin/clang",
-            out.to_str().unwrap(),
-        ],
-    );
-    expect_success(&o);
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = versions_json(&dir, &out, &[14, 19], &["--timeout", "1"]);
     assert_eq!(
         outcomes(&v),
         [(14, "timeout".to_string()), (19, "timeout".to_string())]
@@ -181,10 +180,10 @@ fn a_compiler_killed_at_the_timeout_is_a_timeout_row() {
 }
 
 /// `#pragma clang __debug parser_crash` at file scope crashes clang 14, 16 and 19 in the
-/// parser (a `__builtin_trap`, SIGILL). Captured
-/// with clang 16, clang 14's stack has the same kind, message and top frame but other frames
-/// below (no `Sema::runWithSufficientStackSpace`): the same crash at the coarse grain, which
-/// the row says, with 14's own id, and which counts for the range.
+/// parser (a `__builtin_trap`, SIGILL). Captured with clang 16, clang 14's stack has the same
+/// kind, message and top frame but other frames below (no
+/// `Sema::runWithSufficientStackSpace`): the same crash at the coarse grain, which the row
+/// says, with 14's own id, and which counts for the range.
 #[test]
 fn an_older_clang_with_the_same_top_frame_crashes_the_same_way_coarsely() {
     let tmp = tempfile::tempdir().unwrap();
@@ -204,20 +203,7 @@ fn an_older_clang_with_the_same_top_frame_crashes_the_same_way_coarsely() {
     .map(String::from)
     .to_vec();
     let out = capture_case(dir, &argv);
-    let o = icepick(
-        dir,
-        &[
-            "versions",
-            "--json",
-            "--compiler",
-            "/usr/lib/llvm-14/bin/clang",
-            "--compiler",
-            "/usr/lib/llvm-16/bin/clang",
-            out.to_str().unwrap(),
-        ],
-    );
-    expect_success(&o);
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = versions_json(dir, &out, &[14, 16], &[]);
     assert_eq!(
         outcomes(&v),
         [
