@@ -527,7 +527,8 @@ mod tests {
 
     #[test]
     fn a_lambdas_template_parameters_are_angles_a_subscript_compared_is_not() {
-        let s = b"f([]<long... g>(a<g...>) {}); return [&x]<class T>(T) {}; v[i] < w > (y); f()[0] < b > c;";
+        let s = b"f([]<long... g>(a<g...>) {}); return [&x]<class T>(T) {}; \
+            v[i] < w > (y); f()[0] < b > c;";
         let spans = angles_of(s);
         assert_eq!(spans, ["<long... g>", "<g...>", "<class T>"]);
     }

@@ -270,7 +270,8 @@ fn observe(
     } else {
         seen.command.clone()
     };
-    let (reruns, reproducibility) = rerun(runner, &replay_base, req.reruns, &seen.signature)?;
+    let quiet = replay_base.without_build_outputs("/dev/null");
+    let (reruns, reproducibility) = rerun(runner, &quiet, req.reruns, &seen.signature)?;
     let job = crashing_job(
         runner,
         &replay_base,
@@ -486,19 +487,18 @@ fn retry_out_of_process(
     })
 }
 
-/// The reruns that tell whether "same signature" means "same crash": `reruns` runs of the
-/// replay (its outputs to /dev/null), and how many gave the case's signature (the first
-/// run counted).
+/// The reruns that tell whether "same signature" means "same crash": `reruns` runs of
+/// `command` (which writes no build output), and how many gave the case's signature (the
+/// first run counted).
 fn rerun(
     runner: &mut Runner,
-    replay_base: &CompilerCommand,
+    command: &CompilerCommand,
     reruns: u32,
     signature: &Signature,
 ) -> Result<(Vec<Run>, Reproducibility), CaptureError> {
     let mut same = 1;
-    let rerun = replay_base.without_build_outputs("/dev/null");
     let runs: Vec<Run> = (0..reruns)
-        .map(|_| runner.run(&rerun, None))
+        .map(|_| runner.run(command, None))
         .collect::<Result<_, _>>()?;
     for r in &runs {
         if r.signature.as_ref().map(|s| &s.id) == Some(&signature.id) {

@@ -13,10 +13,9 @@ use std::time::Instant;
 use super::{
     bug_info, compiler_version, finish, first_line, CaptureError, Outcome, Parts, Run, Runner,
 };
-use crate::case::{JobInfo, NewCaseDir, Preprocessing, Reproducibility};
+use crate::case::{JobInfo, NewCaseDir, Preprocessing};
 use crate::command::CompilerCommand;
 use crate::crash::{Crash, Signature};
-use crate::exec::ExecError;
 
 /// What the caller already found out: the command as replayed, where its program is, and
 /// the first run's crash.
@@ -38,7 +37,9 @@ pub(super) fn capture_tool(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Outcome, CaptureError> {
     let version = compiler_version(runner, &f.command)?;
-    let (reruns, reproducibility) = rerun(req, runner, &f)?;
+    // Reruns write nothing: the build's own output file is the build's.
+    let quiet = f.command.with_output("/dev/null");
+    let (reruns, reproducibility) = super::rerun(runner, &quiet, req.reruns, &f.signature)?;
 
     let input = f
         .command
@@ -95,28 +96,6 @@ pub(super) fn capture_tool(
             bug,
         },
     )
-}
-
-/// The command run `req.reruns` more times (writing no output: the build's own output file
-/// is the build's), and how often it crashed with the first run's signature.
-fn rerun(
-    req: &super::Request,
-    runner: &mut Runner,
-    f: &Found<'_>,
-) -> Result<(Vec<Run>, Reproducibility), ExecError> {
-    let rerun = f.command.with_output("/dev/null");
-    let reruns: Vec<Run> = (0..req.reruns)
-        .map(|_| runner.run(&rerun, None))
-        .collect::<Result<_, ExecError>>()?;
-    let same = reruns
-        .iter()
-        .filter(|r| r.signature.as_ref().map(|s| &s.id) == Some(&f.signature.id))
-        .count() as u32;
-    let reproducibility = Reproducibility {
-        runs: req.reruns + 1,
-        same_signature: same + 1,
-    };
-    Ok((reruns, reproducibility))
 }
 
 /// The preprocessing status of the replay on the case's copy: `reproduced`, or `lost` and why.

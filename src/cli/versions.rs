@@ -38,7 +38,7 @@ pub fn run(args: VersionsArgs) -> anyhow::Result<u8> {
     let mut spinner = Spinner::start("running the case on each compiler", args.json);
     let case = super::case_arg::resolve(&args.case)?;
     let timeout = std::time::Duration::from_secs(args.timeout);
-    let rows = versions::run_versions_within(&case, &args.compilers, jobs, timeout)?;
+    let rows = versions::run_versions(&case, &args.compilers, jobs, timeout)?;
     spinner.finish();
     crate::report::rerender(&case)?;
     let summary = versions::summary(&rows);

@@ -403,7 +403,7 @@ impl Run<'_> {
             .map_or(crate::versions::DEFAULT_TIMEOUT, |l| {
                 crate::versions::DEFAULT_TIMEOUT.min(l.mul_f64(0.4))
             });
-        match crate::versions::run_versions_within(self.dir, &[], self.opts.jobs, timeout) {
+        match crate::versions::run_versions(self.dir, &[], self.opts.jobs, timeout) {
             Ok(rows) => Ok((StageStatus::Done, Some(crate::versions::summary(&rows)))),
             Err(crate::versions::VersionsError::Case(e)) if e.is_bad_input() => Err(e.into()),
             Err(e) => Ok((StageStatus::Failed, Some(e.to_string()))),

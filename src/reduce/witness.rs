@@ -12,9 +12,9 @@
 //! may only keep some of them, never add one (an error is its file as printed, through the
 //! line markers, and its message; one the start had in a header may move into the candidate
 //! itself, as cutting the header's line marker does). The first accepted candidate GCC takes
-//! without any error makes the witness strict for the rest of the reduction. On clang-preprocessed libstdc++ this is
-//! what keeps the crashing code whole while the headers go: a strict witness would never
-//! engage there (`docs/design/valid-reduction.md`).
+//! without any error makes the witness strict for the rest of the reduction. On
+//! clang-preprocessed libstdc++ this is what keeps the crashing code whole while the headers
+//! go: a strict witness would never engage there (`docs/design/valid-reduction.md`).
 
 use std::collections::{BTreeSet, HashSet};
 use std::hash::{Hash, Hasher};

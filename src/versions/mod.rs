@@ -89,7 +89,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 /// Runs the case (its verified reduction when it has one) on each compiler, in parallel,
 /// each run limited to `timeout` (`--timeout`, or the triage budget's share); a run killed
 /// at the limit is a `timeout` row, as any other.
-pub fn run_versions_within(
+pub fn run_versions(
     dir: &Path,
     compilers: &[PathBuf],
     jobs: usize,
