@@ -319,12 +319,12 @@ pub fn faulting_instruction(
     )
 }
 
-/// E2 from the kernel log saved in the case ([`super::KERNEL_LOG`]): `Ok(None)` when there is
-/// none, `Err` (a note for the evidence) when it cannot be decoded.
-fn from_kernel_log(dir: &Path, case: &Case, opts: &Options) -> Result<Option<Evidence>, String> {
+/// The kernel log saved in the case ([`super::KERNEL_LOG`]): `Ok(None)` when there is none,
+/// `Err` (a note for the evidence) when it is not a file inside the case or cannot be read.
+fn read_kernel_log(dir: &Path) -> Result<Option<String>, String> {
     // A case from elsewhere may hold a `kernel.log` symlink leading out of it: not read.
-    let path = match Case::file(dir, super::KERNEL_LOG, super::KERNEL_LOG) {
-        Ok(Some(p)) => p,
+    match Case::file(dir, super::KERNEL_LOG, super::KERNEL_LOG) {
+        Ok(Some(_)) => {}
         Ok(None) => return Ok(None),
         Err(_) => {
             return Err(format!(
@@ -332,25 +332,29 @@ fn from_kernel_log(dir: &Path, case: &Case, opts: &Options) -> Result<Option<Evi
                 super::KERNEL_LOG
             ))
         }
-    };
-    let text =
-        match crate::case::fileio::read(dir, super::KERNEL_LOG, crate::case::fileio::cap::LOG) {
-            Ok(Some(b)) => String::from_utf8_lossy(&b).into_owned(),
-            Ok(None) => return Ok(None),
-            Err(e) => return Err(format!("{e}; not read")),
-        };
-    let _ = path;
-    let faults = kernel_log::parse(&text);
+    }
+    match crate::case::fileio::read(dir, super::KERNEL_LOG, crate::case::fileio::cap::LOG) {
+        Ok(Some(b)) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
+        Ok(None) => Ok(None),
+        Err(e) => Err(format!("{e}; not read")),
+    }
+}
+
+/// The compiler's report among the kernel log's `faults`: of the case's signal when the case
+/// has one, the latest of them. Another process's report says nothing about this crash: no
+/// fallback to it.
+fn compilers_fault<'f>(
+    faults: &'f [kernel_log::KernelFault],
+    case: &Case,
+) -> Result<&'f kernel_log::KernelFault, String> {
     let names = compiler_task_names(case);
-    // The compiler's report, of the case's signal when the case has one; the latest of them.
-    // Another process's report says nothing about this crash: no fallback to it.
     let mine: Vec<&kernel_log::KernelFault> =
         faults.iter().filter(|f| names.contains(&f.comm)).collect();
-    let fault = mine
-        .iter()
+    mine.iter()
         .rev()
         .find(|f| Some(f.signal) == case.crash.signal)
         .or(mine.last())
+        .copied()
         .ok_or_else(|| {
             let others: std::collections::BTreeSet<&str> =
                 faults.iter().map(|f| f.comm.as_str()).collect();
@@ -359,7 +363,17 @@ fn from_kernel_log(dir: &Path, case: &Case, opts: &Options) -> Result<Option<Evi
                 names.join(", "),
                 others.into_iter().collect::<Vec<_>>().join(", ")
             )
-        })?;
+        })
+}
+
+/// E2 from the kernel log saved in the case ([`super::KERNEL_LOG`]): `Ok(None)` when there is
+/// none, `Err` (a note for the evidence) when it cannot be decoded.
+fn from_kernel_log(dir: &Path, case: &Case, opts: &Options) -> Result<Option<Evidence>, String> {
+    let Some(text) = read_kernel_log(dir)? else {
+        return Ok(None);
+    };
+    let faults = kernel_log::parse(&text);
+    let fault = compilers_fault(&faults, case)?;
     let whose = match case.crash.signal {
         Some(sig) if sig != fault.signal => format!(
             " (signal {} in the log, {sig} in the case: maybe another crash)",

@@ -93,6 +93,29 @@ pub fn run(args: ScanLogArgs) -> anyhow::Result<u8> {
     })
 }
 
+/// What became of a recorded crash's capture, as the JSON row's `capture` says it.
+fn capture_word(r: &store::Recording) -> &'static str {
+    if r.captured {
+        "captured"
+    } else if r.capture_error.is_some() {
+        "capture-failed"
+    } else if r.case_dir.is_some() {
+        "already-captured"
+    } else {
+        "recorded"
+    }
+}
+
+/// What became of a recorded crash's capture, in words.
+fn what_became_of(r: &store::Recording) -> String {
+    match (&r.capture_error, &r.case_dir) {
+        (Some(e), _) => format!("not captured: {e}"),
+        (None, Some(d)) if r.captured => format!("captured into {}", d.display()),
+        (None, Some(d)) => format!("case already in {}", d.display()),
+        (None, None) => "recorded (capture later: icepick triage --pending)".into(),
+    }
+}
+
 /// Records one crashed compile of the log in the store (capturing its case when `mode` says
 /// so) and says what became of it; its JSON row, `None` when its output shows no crash the
 /// store can key.
@@ -144,26 +167,14 @@ fn record_one(
         origin: "scan-log",
     };
     let r = store.record_crash(&obs, &analysed, mode)?;
-    let capture = if r.captured {
-        "captured"
-    } else if r.capture_error.is_some() {
-        "capture-failed"
-    } else if r.case_dir.is_some() {
-        "already-captured"
-    } else {
-        "recorded"
-    };
     if !json {
-        let what = match (&r.capture_error, &r.case_dir) {
-            (Some(e), _) => format!("not captured: {e}"),
-            (None, Some(d)) if r.captured => format!("captured into {}", d.display()),
-            (None, Some(d)) => format!("case already in {}", d.display()),
-            (None, None) => "recorded (capture later: icepick triage --pending)".into(),
-        };
         writeln!(
             out,
-            "bucket {} ({}; {} occurrences): {what}",
-            r.bucket, r.title, r.count
+            "bucket {} ({}; {} occurrences): {}",
+            r.bucket,
+            r.title,
+            r.count,
+            what_became_of(&r)
         )?;
     }
     Ok(Some(serde_json::json!({
@@ -173,7 +184,7 @@ fn record_one(
         "bucket": r.bucket,
         "title": r.title,
         "count": r.count,
-        "capture": capture,
+        "capture": capture_word(&r),
         "capture_error": r.capture_error,
         "case_dir": r.case_dir.as_ref().map(|d| d.to_string_lossy().into_owned()),
     })))

@@ -440,6 +440,50 @@ impl Cc1Kept<'_> {
     }
 }
 
+/// `features` and `argv` with `zve32x` and what it implies, added as new `-target-feature`
+/// arguments where missing.
+fn with_zve32x(features: &[String], argv: &[String]) -> (Vec<String>, Vec<String>) {
+    let mut z_feats = features.to_vec();
+    let mut z_argv = argv.to_vec();
+    for f in ["+zve32x", "+zvl32b", "+zicsr"] {
+        if !z_feats.iter().any(|x| x == f) {
+            z_feats.push(f.to_string());
+            z_argv = args::replace_where(
+                &z_argv,
+                |_| false,
+                &["-target-feature".to_string(), f.to_string()],
+            );
+        }
+    }
+    (z_feats, z_argv)
+}
+
+/// The vector extensions among `vec_feats` (`+v`, `+zve64x`) that a `-march` can spell.
+fn vector_extensions(k: &Cc1Kept<'_>, vec_feats: &[&String]) -> Vec<Ext> {
+    vec_feats
+        .iter()
+        .filter_map(|f| f.strip_prefix('+'))
+        .filter(|n| isa::march_from_features(k.xlen, &[format!("+{n}")]).contains(*n))
+        .map(|n| Ext {
+            name: n.to_string(),
+            version: None,
+        })
+        .collect()
+}
+
+/// Of `names`, those the kept groups are labelled with; all of them when none is.
+fn kept_first<'e>(k: &Cc1Kept<'_>, names: &'e [Ext]) -> Vec<&'e Ext> {
+    let refs: Vec<&Ext> = names
+        .iter()
+        .filter(|e| k.kept_labels.contains(&e.name.as_str()))
+        .collect();
+    if refs.is_empty() {
+        names.iter().collect()
+    } else {
+        refs
+    }
+}
+
 /// The vector row of a cc1 command: not needed when the kept groups have no vector feature;
 /// else the kept groups without the vector ones, and with only `zve32x` (and what it
 /// implies), each run once.
@@ -468,19 +512,7 @@ fn cc1_vector_row(
     let nv_feats = k.feats_of(&rest);
     let nv_argv = with_features(&nv_feats);
     let nv_march = isa::march_from_features(k.xlen, &nv_feats);
-    // zve32x with what it implies, added as new -target-feature arguments.
-    let mut z_feats = nv_feats.clone();
-    let mut z_argv = nv_argv.clone();
-    for f in ["+zve32x", "+zvl32b", "+zicsr"] {
-        if !z_feats.iter().any(|x| x == f) {
-            z_feats.push(f.to_string());
-            z_argv = args::replace_where(
-                &z_argv,
-                |_| false,
-                &["-target-feature".to_string(), f.to_string()],
-            );
-        }
-    }
+    let (z_feats, z_argv) = with_zve32x(&nv_feats, &nv_argv);
     let z_march = isa::march_from_features(k.xlen, &z_feats);
     let outs = t.batch(&[nv_argv, z_argv]);
     let tried = vec![
@@ -497,24 +529,8 @@ fn cc1_vector_row(
             outcome: outs[1],
         },
     ];
-    let names: Vec<Ext> = vec_feats
-        .iter()
-        .filter_map(|f| f.strip_prefix('+'))
-        .filter(|n| isa::march_from_features(k.xlen, &[format!("+{n}")]).contains(*n))
-        .map(|n| Ext {
-            name: n.to_string(),
-            version: None,
-        })
-        .collect();
-    let refs: Vec<&Ext> = names
-        .iter()
-        .filter(|e| k.kept_labels.contains(&e.name.as_str()))
-        .collect();
-    let refs = if refs.is_empty() {
-        names.iter().collect()
-    } else {
-        refs
-    };
+    let names = vector_extensions(k, &vec_feats);
+    let refs = kept_first(k, &names);
     vector_verdict(
         k.min_march,
         &refs,

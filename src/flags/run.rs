@@ -302,6 +302,26 @@ fn farm_for(
     (Executor::local(), Some(why))
 }
 
+/// Rechecks what `flags` found on the original command, in its own folder, when icepick
+/// preprocessed the input itself (the minimal command must hold on what the user ran too).
+fn recheck_on_original(case: &Case, on_case: &Runner<'_, '_>, flags: &mut Flags) {
+    let cwd = PathBuf::from(&case.cwd);
+    let local = Executor::local();
+    let on_original = Runner {
+        cwd: &cwd,
+        label: "original command, ",
+        executor: &local,
+        limit: Cell::new(None),
+        batches: Cell::new(0),
+        ..*on_case
+    };
+    let oracle = |cands: &[Vec<String>]| on_original.run(cands);
+    let mut t = Tester::new(&oracle);
+    let base = original_base(case);
+    original::recheck(flags, base.as_deref().map_err(Clone::clone), &mut t);
+    flags.compiler_runs += t.runs();
+}
+
 /// Runs `icepick flags` on the case in `dir`: analyses, saves `flags` into `case.json`, and
 /// returns the section. `progress` gets one line per batch.
 pub fn flags_for_case(
@@ -318,7 +338,6 @@ pub fn flags_for_case(
     let (executor, refused) = farm_for(&case, dir, opts, &symbolizer, keep_valid, &mut |m| {
         (progress.borrow_mut())(m)
     });
-    let local = Executor::local();
     let mut on_case = Runner {
         cwd: dir,
         emulator: &emulator,
@@ -354,20 +373,7 @@ pub fn flags_for_case(
     }
     flags.keep_valid = keep_valid;
     if preprocessed_by_icepick(&case) {
-        let cwd = PathBuf::from(&case.cwd);
-        let on_original = Runner {
-            cwd: &cwd,
-            label: "original command, ",
-            executor: &local,
-            limit: Cell::new(None),
-            batches: Cell::new(0),
-            ..on_case
-        };
-        let oracle = |cands: &[Vec<String>]| on_original.run(cands);
-        let mut t = Tester::new(&oracle);
-        let base = original_base(&case);
-        original::recheck(&mut flags, base.as_deref().map_err(Clone::clone), &mut t);
-        flags.compiler_runs += t.runs();
+        recheck_on_original(&case, &on_case, &mut flags);
     }
     if opts.deadline.is_some_and(|d| Instant::now() >= d) {
         flags.mark_budget_cut();

@@ -54,6 +54,18 @@ enum Ended {
 }
 
 impl LlvmReduce<'_> {
+    /// Why the IR stays unreduced when llvm-reduce ended without writing a result.
+    fn no_result_note(&self, timed_out: bool) -> String {
+        if timed_out {
+            format!(
+                "llvm-reduce stopped after {} s (--reduce-timeout) before its first reduction; the IR is unreduced",
+                self.timeout.as_secs()
+            )
+        } else {
+            "llvm-reduce wrote no result; the IR is unreduced".into()
+        }
+    }
+
     /// llvm-reduce on `ir` under `cmd`: the reduced IR (verified to crash) or `ir` itself,
     /// and a note when the result is not llvm-reduce's full run. Tests are counted next to
     /// `oracle.json` (`oracle.json.count`, over all runs).
@@ -108,17 +120,7 @@ impl LlvmReduce<'_> {
                 Ended::Done {
                     output: None,
                     timed_out,
-                } => {
-                    let note = if timed_out {
-                        format!(
-                            "llvm-reduce stopped after {} s (--reduce-timeout) before its first reduction; the IR is unreduced",
-                            self.timeout.as_secs()
-                        )
-                    } else {
-                        "llvm-reduce wrote no result; the IR is unreduced".into()
-                    };
-                    return Ok((start, Some(note)));
-                }
+                } => return Ok((start, Some(self.no_result_note(timed_out)))),
                 Ended::Failed { why, output } => {
                     let best = match output {
                         Some(got) if got.len() < start.len() && crashes(&got)? => Some(got),

@@ -232,22 +232,56 @@ fn local_number(v: &str) -> Option<usize> {
     v.strip_prefix("%v").and_then(|n| n.parse().ok())
 }
 
+/// How many parameters the function defined on `define` has; `None` when its parameter list
+/// cannot be read, or one is tied to the return type (` returned`, `sret`), which cannot stay
+/// when the return type changes.
+fn argument_count(define: &str) -> Option<usize> {
+    let (open, close) = define.find('(').zip(define.rfind(')'))?;
+    let params = define.get(open..close)?;
+    if params.contains(" returned") || params.contains("sret(") {
+        return None;
+    }
+    Some(VREF.find_iter(params).count())
+}
+
+/// The instruction lines (no label, comment, blank or branch) of the function on lines
+/// `s..=e` that lie in the blocks `blocks_in`.
+fn instructions_in(
+    lines: &[&str],
+    block_of: &[Option<usize>],
+    s: usize,
+    e: usize,
+    blocks_in: &[usize],
+) -> Vec<usize> {
+    (s + 1..e)
+        .filter(|&j| block_of[j].is_some_and(|b| blocks_in.contains(&b)))
+        .filter(|&j| {
+            let t = lines[j].trim();
+            !(t.is_empty() || t.starts_with(';') || t.ends_with(':') || t.starts_with("br "))
+        })
+        .collect()
+}
+
+/// Where a recurrence's cycle may close: the whole cycle (`next`), then each shorter one, the
+/// phi fed back from an earlier value of its type `ty` on the chain `full` (an unrolled body
+/// repeats its `load`s; one of them is a recurrence too).
+fn cycle_ends(lines: &[&str], full: &[usize], next: usize, ty: &str) -> Vec<usize> {
+    let mut ends = vec![next];
+    for &j in full {
+        let d = defined(lines[j]);
+        if d != Some(next) && result_type(lines[j]) == Some(ty) {
+            ends.extend(d);
+        }
+    }
+    ends
+}
+
 /// The recurrences of the loops of the function on lines `s..=e`: for each, the whole cycle
 /// and its shorter ones.
 fn recurrences(lines: &[&str], block_of: &[Option<usize>], s: usize, e: usize) -> Vec<Recurrence> {
-    let define = lines[s];
-    let Some(params) = define
-        .find('(')
-        .zip(define.rfind(')'))
-        .and_then(|(open, close)| define.get(open..close))
-    else {
+    let Some(nargs) = argument_count(lines[s]) else {
         return Vec::new();
     };
-    // A parameter tied to the return type cannot stay when the return type changes.
-    if params.contains(" returned") || params.contains("sret(") {
-        return Vec::new();
-    }
-    let nargs = VREF.find_iter(params).count();
     // Where each value of the function is defined.
     let defs: HashMap<usize, usize> = (s + 1..e)
         .filter_map(|j| Some((defined(lines[j])?, j)))
@@ -263,13 +297,7 @@ fn recurrences(lines: &[&str], block_of: &[Option<usize>], s: usize, e: usize) -
         let Some((blocks_in, latch)) = loop_of(lines, block_of, s, e, h) else {
             continue;
         };
-        let body: Vec<usize> = (s + 1..e)
-            .filter(|&j| block_of[j].is_some_and(|b| blocks_in.contains(&b)))
-            .filter(|&j| {
-                let t = lines[j].trim();
-                !(t.is_empty() || t.starts_with(';') || t.ends_with(':') || t.starts_with("br "))
-            })
-            .collect();
+        let body = instructions_in(lines, block_of, s, e, &blocks_in);
         let (back, init) = match (entries[0].1 == latch, entries[1].1 == latch) {
             (true, false) => (&entries[0].0, &entries[1].0),
             (false, true) => (&entries[1].0, &entries[0].0),
@@ -288,16 +316,7 @@ fn recurrences(lines: &[&str], block_of: &[Option<usize>], s: usize, e: usize) -
         let Some(full) = chain_to(lines, &body, i, value, next) else {
             continue;
         };
-        // The whole cycle, then each shorter one: the phi fed back from an earlier value of
-        // its type (an unrolled body repeats its `load`s; one of them is a recurrence too).
-        let mut ends = vec![next];
-        for &j in &full {
-            let d = defined(lines[j]);
-            if d != Some(next) && result_type(lines[j]) == Some(ty.as_str()) {
-                ends.extend(d);
-            }
-        }
-        for end in ends {
+        for end in cycle_ends(lines, &full, next, &ty) {
             let Some(chain) = chain_to(lines, &body, i, value, end) else {
                 continue;
             };

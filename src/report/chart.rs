@@ -86,10 +86,18 @@ fn tests_over_time(lines: &[Line]) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// The SVG of a trace; `start_bytes` is the size the reduction started from.
-fn draw(lines: &[Line], start_bytes: usize) -> Result<String, String> {
-    let err = |e: &dyn std::fmt::Display| e.to_string();
-    let t_max = lines.iter().map(|l| l.end).fold(1.0, f64::max);
+/// The ranges the chart's axes span.
+struct Axes {
+    /// The last second.
+    t_max: f64,
+    /// The fewest and most bytes (a log scale: at least 1 and 2).
+    b_min: f64,
+    b_max: f64,
+    /// Tests run (at least 1).
+    tests: f64,
+}
+
+fn axes(lines: &[Line], start_bytes: usize) -> Axes {
     let b_max = lines
         .iter()
         .map(|l| l.bytes)
@@ -97,12 +105,28 @@ fn draw(lines: &[Line], start_bytes: usize) -> Result<String, String> {
         .max()
         .unwrap_or(1)
         .max(2) as f64;
-    let b_min = lines.iter().map(|l| l.bytes).min().unwrap_or(1).max(1) as f64;
     let tests = lines
         .iter()
         .filter(|l| l.outcome != "cached" && l.outcome != "cancelled")
         .count()
         .max(1) as f64;
+    Axes {
+        t_max: lines.iter().map(|l| l.end).fold(1.0, f64::max),
+        b_min: lines.iter().map(|l| l.bytes).min().unwrap_or(1).max(1) as f64,
+        b_max,
+        tests,
+    }
+}
+
+/// The SVG of a trace; `start_bytes` is the size the reduction started from.
+fn draw(lines: &[Line], start_bytes: usize) -> Result<String, String> {
+    let err = |e: &dyn std::fmt::Display| e.to_string();
+    let Axes {
+        t_max,
+        b_min,
+        b_max,
+        tests,
+    } = axes(lines, start_bytes);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (760, 420)).into_drawing_area();

@@ -19,6 +19,57 @@ fn is_riscv_experiment(id: &str) -> bool {
         .any(|p| id == *p || id.starts_with(&format!("{p}-")))
 }
 
+/// The table of the experiments that ran, one row each, and a blank line.
+fn evidence_table(ran: &[&Evidence]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "| id | experiment | on | outcome | signature | detail |");
+    let _ = writeln!(s, "|---|---|---|---|---|---|");
+    for e in ran {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} |",
+            md::table_text(&e.id),
+            md::table_text(&e.experiment),
+            md::table_text(&e.host_or_emulator),
+            md::table_text(&e.outcome),
+            md::table_text(e.signature.as_deref().unwrap_or("")),
+            md::table_text_with_code(&e.detail)
+        );
+    }
+    let _ = writeln!(s);
+    s
+}
+
+/// "Not run here:" and a line per experiment that could not run (empty when all ran);
+/// neighbours with the same experiment and reason share a line (E5's three runs).
+fn not_run_lines(not_run: &[&Evidence]) -> String {
+    let mut s = String::new();
+    if not_run.is_empty() {
+        return s;
+    }
+    let _ = writeln!(s, "Not run here:");
+    let mut groups: Vec<(Vec<&str>, &str, &str)> = Vec::new();
+    for e in not_run {
+        match groups.last_mut() {
+            Some((ids, exp, detail)) if *exp == e.experiment && *detail == e.detail => {
+                ids.push(&e.id)
+            }
+            _ => groups.push((vec![&e.id], &e.experiment, &e.detail)),
+        }
+    }
+    for (ids, experiment, detail) in groups {
+        let _ = writeln!(
+            s,
+            "- {} ({}): {}",
+            md::text(&ids.join(", ")),
+            md::text(experiment),
+            md::text_with_code(detail)
+        );
+    }
+    let _ = writeln!(s);
+    s
+}
+
 /// The report's `## Classification` section for a `classification` value (empty when the
 /// value is not a classification). `riscv`: a RISC-V host, target or emulator is involved;
 /// when not, the RISC-V experiments, a next step about them and the "not run here" list of
@@ -63,48 +114,12 @@ pub fn markdown_section(v: &serde_json::Value, riscv: bool, case_frames: &[Strin
         .filter(|e| riscv || !is_riscv_experiment(&e.id))
         .partition(|e| e.ran);
     if !ran.is_empty() {
-        let _ = writeln!(s, "| id | experiment | on | outcome | signature | detail |");
-        let _ = writeln!(s, "|---|---|---|---|---|---|");
-        for e in ran {
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {} | {} |",
-                md::table_text(&e.id),
-                md::table_text(&e.experiment),
-                md::table_text(&e.host_or_emulator),
-                md::table_text(&e.outcome),
-                md::table_text(e.signature.as_deref().unwrap_or("")),
-                md::table_text_with_code(&e.detail)
-            );
-        }
-        let _ = writeln!(s);
+        s.push_str(&evidence_table(&ran));
         s.push_str(&frame_diffs(&c.evidence, riscv, case_frames));
     }
     // Experiments that could not run on this host are one line each, not table rows: on an
     // x86 build machine most RISC-V experiments do not apply, and the table stays readable.
-    if !not_run.is_empty() {
-        let _ = writeln!(s, "Not run here:");
-        // E5's three runs share one reason: one line for them.
-        let mut groups: Vec<(Vec<&str>, &str, &str)> = Vec::new();
-        for e in not_run {
-            match groups.last_mut() {
-                Some((ids, exp, detail)) if *exp == e.experiment && *detail == e.detail => {
-                    ids.push(&e.id)
-                }
-                _ => groups.push((vec![&e.id], &e.experiment, &e.detail)),
-            }
-        }
-        for (ids, experiment, detail) in groups {
-            let _ = writeln!(
-                s,
-                "- {} ({}): {}",
-                md::text(&ids.join(", ")),
-                md::text(experiment),
-                md::text_with_code(detail)
-            );
-        }
-        let _ = writeln!(s);
-    }
+    s.push_str(&not_run_lines(&not_run));
     s
 }
 

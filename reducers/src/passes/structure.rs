@@ -162,11 +162,37 @@ pub(crate) fn tokens(text: &[u8]) -> Box<dyn Plan> {
     Box::new(Ddmin::new(units, 8))
 }
 
+/// The token that names the parentheses at `open`: the word right before them (`f(…)`,
+/// `__attribute__((…))`), or `sizeof` of `sizeof...(…)`.
+fn call_head(text: &[u8], toks: &[lex::Tok], open: usize) -> Option<usize> {
+    let before = open.checked_sub(1)?;
+    if toks[before].kind == Kind::Ident {
+        return Some(before);
+    }
+    let word = before.checked_sub(1)?;
+    (toks[before].is(text, b"...") && toks[word].bytes(text) == b"sizeof").then_some(word)
+}
+
+/// True when an operand of an expression starts right after `tok`: an operator or an opening
+/// that no type or declarator follows (`= f(x)`, `return g(y)`, `(h(z)`, `, sizeof(T)`).
+/// `*`, `&` and `<` are left out: `int *f()`, `T &g()` and `vector<h()>` declare or name types
+/// as often as they compute.
+fn starts_operand(text: &[u8], tok: &lex::Tok) -> bool {
+    const OPERATORS: &[&[u8]] = &[
+        b"=", b"(", b",", b"[", b"?", b"+", b"-", b"/", b"%", b"!", b"~", b"|", b"^", b"&&", b"||",
+        b"==", b"!=", b"<=", b">=", b"+=", b"-=", b"*=", b"/=", b"<<", b">>",
+    ];
+    (tok.kind == Kind::Punct && OPERATORS.contains(&tok.bytes(text)))
+        || (tok.kind == Kind::Ident && tok.bytes(text) == b"return")
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Delim {
-    /// With the start of the name right before it, if any (`f(…)`, `__attribute__((…))`).
+    /// With the start of the name right before it, if any (`f(…)`, `__attribute__((…))`), and
+    /// whether the whole is an operand, a value `0` can stand for.
     Paren {
         head: Option<u32>,
+        value: bool,
     },
     Bracket,
     Brace {
@@ -178,7 +204,8 @@ enum Delim {
 /// Balanced `()` `[]` `{}` `<>` regions, outermost-last-first (by end, descending). Variants per
 /// region: braces after `)` or a name become `;` or `{}` (body → declaration / empty body),
 /// other braces are deleted or emptied; parentheses are deleted, emptied or unwrapped, then
-/// deleted with the name before them; brackets and angles are deleted or emptied.
+/// deleted with the name before them, then (an operand) replaced with the name by `0`; brackets
+/// and angles are deleted or emptied.
 pub(crate) struct Balanced {
     /// `(start, end, delimiter)`, sorted by `end` descending.
     regions: Vec<(u32, u32, Delim)>,
@@ -193,9 +220,13 @@ pub(crate) fn balanced(text: &[u8]) -> Box<dyn Plan> {
             continue;
         };
         let delim = match text[t.start as usize] {
-            b'(' => Delim::Paren {
-                head: (i > 0 && toks[i - 1].kind == Kind::Ident).then(|| toks[i - 1].start),
-            },
+            b'(' => {
+                let head = call_head(text, &toks, i);
+                Delim::Paren {
+                    head: head.map(|h| toks[h].start),
+                    value: head.is_some_and(|h| h > 0 && starts_operand(text, &toks[h - 1])),
+                }
+            }
             b'[' => Delim::Bracket,
             _ => Delim::Brace {
                 after_head: i > 0
@@ -235,13 +266,24 @@ impl Balanced {
             }
             // The name with its parentheses: an empty `__attribute__(())` that neither half
             // can leave alone, a call, `alignas(8)`, `noexcept(…)`.
-            (Delim::Paren { head: Some(h) }, 3) => vec![Edit::delete(h as usize, e)],
+            (Delim::Paren { head: Some(h), .. }, 3) => vec![Edit::delete(h as usize, e)],
+            // A value computed by a call or `sizeof` becomes a constant: what the call named
+            // may then go, and the code around it stays valid where an integer fits.
+            (
+                Delim::Paren {
+                    head: Some(h),
+                    value: true,
+                },
+                4,
+            ) => {
+                vec![Edit::replace(h as usize, e, b"0")]
+            }
             _ => return None,
         })
     }
 }
 
-const VARIANTS: u64 = 4;
+const VARIANTS: u64 = 5;
 
 impl Plan for Balanced {
     /// Cursor: `[u64::MAX - end threshold, variant, _]`; regions with `end <= threshold` remain.
@@ -356,5 +398,31 @@ mod tests {
                 "void  { g(a); }"
             ]
         );
+    }
+
+    /// Every candidate of `plan` on `text`, as strings.
+    fn all_candidates(text: &str, plan: &dyn Plan) -> Vec<String> {
+        let mut at = crate::plan::START;
+        let mut seen = Vec::new();
+        while let Some(s) = plan.step(text.as_bytes(), at) {
+            seen.push(String::from_utf8(crate::plan::apply(text.as_bytes(), &s.edits)).unwrap());
+            at = s.next;
+        }
+        seen
+    }
+
+    #[test]
+    fn an_operand_call_or_sizeof_becomes_zero() {
+        let text = "int n = f(a) + sizeof...(T);";
+        let seen = all_candidates(text, &*balanced(text.as_bytes()));
+        assert!(seen.contains(&"int n = f(a) + 0;".to_string()), "{seen:#?}");
+        assert!(
+            seen.contains(&"int n = 0 + sizeof...(T);".to_string()),
+            "{seen:#?}"
+        );
+        // A declarator's parentheses are no value.
+        let decl = "int *f(int a); T g(int b);";
+        let seen = all_candidates(decl, &*balanced(decl.as_bytes()));
+        assert!(!seen.iter().any(|c| c.contains('0')), "{seen:#?}");
     }
 }
