@@ -67,9 +67,9 @@
 //! # Passes and their order
 //!
 //! [`passes::default_pipeline`]: `first` = main-only, crash-cut, provenance, closure, prune,
-//! function-focus, main-chunks, hollow (once); `main` = markers, directives, closure, hollow,
-//! top-level, prune, chunks-1..4, chunks-6, chunks-8, lines, balanced, namespaces, aliases, bases,
-//! closure, tokens (repeated until a round removes nothing); `last` = rename, literals, normalise
+//! function-focus, main-chunks, main-operands, closure, prune, hollow (once); `main` = markers,
+//! directives, closure, hollow, top-level, prune, chunks-1..4, chunks-6, chunks-8, lines,
+//! balanced, namespaces, aliases, bases, specializations, closure, tokens (repeated until a round removes nothing); `last` = rename, literals, normalise
 //! (once).
 //!
 //! Every candidate is strictly shorter than the current text, except `normalise`'s layout

@@ -147,12 +147,13 @@ fn kill_9_mid_run_leaves_a_reproducing_best_and_resume_finishes() {
 
 /// The passes of the default order's first phase that never run in the main rounds
 /// (`reducers::passes::default_pipeline`; closure, prune and hollow run in both).
-const FIRST_PASSES: [&str; 5] = [
+const FIRST_PASSES: [&str; 6] = [
     "main-only",
     "crash-cut",
     "provenance",
     "function-focus",
     "main-chunks",
+    "main-operands",
 ];
 
 #[test]

@@ -221,15 +221,7 @@ pub(crate) fn main_chunks(text: &[u8]) -> Box<dyn Plan> {
     if lex::too_big(text) {
         return Box::new(Empty);
     }
-    let mut ranges: Vec<(usize, usize)> = Vec::new();
-    for l in markers::lines(text) {
-        if l.marker.is_none() && l.file == Some(main) {
-            match ranges.last_mut() {
-                Some(r) if r.1 >= l.start => r.1 = l.end.max(r.1),
-                _ => ranges.push((l.start, l.end)),
-            }
-        }
-    }
+    let ranges = main_ranges(text, main);
     let inside = |a: usize, b: usize| ranges.iter().any(|&(x, y)| x <= a && b <= y + 1);
     let toks = lex::lex(text);
     let st = lex::structure(text, &toks);
@@ -245,6 +237,20 @@ pub(crate) fn main_chunks(text: &[u8]) -> Box<dyn Plan> {
         .map(|(a, b)| Unit::new(a, b, DEL))
         .collect();
     Box::new(Ddmin::new(units, usize::MAX))
+}
+
+/// The byte ranges of the main file's lines (line markers excluded), adjacent lines merged.
+pub(super) fn main_ranges(text: &[u8], main: &[u8]) -> Vec<(usize, usize)> {
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
+    for l in markers::lines(text) {
+        if l.marker.is_none() && l.file == Some(main) {
+            match ranges.last_mut() {
+                Some(r) if r.1 >= l.start => r.1 = l.end.max(r.1),
+                _ => ranges.push((l.start, l.end)),
+            }
+        }
+    }
+    ranges
 }
 
 /// Provenance's first candidate alone: every header's text deleted, the main file's kept. One

@@ -11,6 +11,8 @@ mod directives;
 mod finish;
 mod guided;
 mod layout;
+mod operands;
+mod specialize;
 mod structure;
 mod unwrap;
 
@@ -69,6 +71,9 @@ pub enum CPass {
     /// ddmin over the main file's statements and members at brace depths 1-6 (needs line
     /// markers): the user's code first, before the passes that walk the headers.
     MainChunks,
+    /// Each main-file statement that uses a header cut down to one of its operands
+    /// (`std::cout << v;` to `v;`), while the headers are still there (see `operands.rs`).
+    MainOperands,
     /// Ask the compiler about the closure's over-approximation (see `closure/prune.rs`): for
     /// each name that pulls in the most, delete what the closure keeps only through it.
     Prune,
@@ -92,6 +97,9 @@ pub enum CPass {
     Aliases,
     /// Write a class used only as one class's base into that class and delete it.
     Bases,
+    /// A class template declared without a body and specialized once with one: the
+    /// specialization becomes the primary definition (libstdc++'s `enable_if` pattern).
+    Specializations,
     /// ddmin over physical lines.
     Lines,
     /// Delete, empty or unwrap balanced `()` `[]` `{}` `<>` regions; bodies become `;`/`{}`.
@@ -142,6 +150,7 @@ impl CPass {
             CPass::Prune => "prune",
             CPass::Hollow => "hollow",
             CPass::MainChunks => "main-chunks",
+            CPass::MainOperands => "main-operands",
             CPass::Provenance => "provenance",
             CPass::FunctionFocus => "function-focus",
             CPass::Markers => "markers",
@@ -149,6 +158,7 @@ impl CPass {
             CPass::Namespaces => "namespaces",
             CPass::Aliases => "aliases",
             CPass::Bases => "bases",
+            CPass::Specializations => "specializations",
             CPass::Lines => "lines",
             CPass::Balanced => "balanced",
             CPass::Tokens => "tokens",
@@ -186,6 +196,7 @@ impl CPass {
             CPass::Prune => closure::prune(text, hints),
             CPass::Hollow => closure::hollow(text, hints),
             CPass::MainChunks => guided::main_chunks(text),
+            CPass::MainOperands => operands::main_operands(text),
             CPass::Provenance => guided::provenance(text, hints),
             CPass::FunctionFocus => guided::function_focus(text, hints),
             CPass::Markers => guided::markers(text),
@@ -193,6 +204,7 @@ impl CPass {
             CPass::Namespaces => unwrap::namespaces(text),
             CPass::Aliases => unwrap::aliases(text),
             CPass::Bases => unwrap::bases(text),
+            CPass::Specializations => specialize::specializations(text),
             CPass::Lines => structure::lines(text),
             CPass::Balanced => structure::balanced(text),
             CPass::Tokens => structure::tokens(text),
@@ -290,6 +302,9 @@ fn default_passes() -> [Vec<CPass>; 3] {
             // The user's code first, then what it no longer uses (a `std::string` member
             // gone can leave all of <string> unused).
             MainChunks,
+            // What main-chunks could not delete, cut to the operand the crash needs, so the
+            // closure can drop the header the rest of the statement used.
+            MainOperands,
             Closure,
             Prune,
             Hollow,
@@ -322,6 +337,7 @@ fn default_passes() -> [Vec<CPass>; 3] {
             Namespaces,
             Aliases,
             Bases,
+            Specializations,
             // What lines, balanced and the unwrapping left unused, cut before the token pass
             // spends a test per token on it.
             Closure,
@@ -340,10 +356,11 @@ fn raw_passes() -> [Vec<CPass>; 3] {
 }
 
 /// The order for preprocessed C/C++ with a bug's [`Hints`]: `first` = main-only, crash-cut,
-/// provenance, closure, prune, function-focus, main-chunks, closure, prune, hollow (once);
+/// provenance, closure, prune, function-focus, main-chunks, main-operands, closure, prune,
+/// hollow (once);
 /// `main` = markers, directives, closure, hollow, top-level, prune, chunks-1, chunks-2, closure,
 /// chunks-3, chunks-4, chunks-6, chunks-8, lines, balanced, namespaces, aliases, bases,
-/// closure, tokens (repeated until a round removes nothing); `last` = rename, literals,
+/// specializations, closure, tokens (repeated until a round removes nothing); `last` = rename, literals,
 /// normalise (the readable layout), once.
 pub fn default_pipeline(hints: Hints) -> Pipeline {
     let [first, main, last] = default_passes();

@@ -18,7 +18,7 @@ use crate::plan::{Edit, Item, List, Plan};
 /// Texts up to this size get candidates. On a big text nearly every alias and namespace
 /// block is unused or needed whole, and the deletion passes remove the unused ones many per
 /// test; one test per alias pays once the text is down to the crash's own declarations.
-const SMALL: usize = 16 << 10;
+pub(super) const SMALL: usize = 16 << 10;
 
 /// One candidate per namespace name: every block of it unwrapped (`[inline] namespace N
 /// [attributes] {` and its `}` deleted), every `N::` and `using namespace N;` deleted. Each
@@ -264,7 +264,7 @@ fn alias_at<'t>(text: &'t [u8], toks: &[Tok], st: &lex::Structure, i: usize) -> 
 
 /// The token index of the `>` closing the `<` at `open`, and whether it is the second half of a
 /// `>>` (whose first closes the last argument's list); `None` if it is not found.
-fn closing_angle(text: &[u8], toks: &[Tok], open: usize) -> Option<(usize, bool)> {
+pub(super) fn closing_angle(text: &[u8], toks: &[Tok], open: usize) -> Option<(usize, bool)> {
     let mut depth = 0i32;
     let mut brackets = 0i32;
     for (k, t) in toks.iter().enumerate().skip(open) {
@@ -302,7 +302,7 @@ fn closing_angle(text: &[u8], toks: &[Tok], open: usize) -> Option<(usize, bool)
 }
 
 /// Token ranges of the comma-separated list `range` (commas outside brackets and `<>`).
-fn split_commas(
+pub(super) fn split_commas(
     text: &[u8],
     toks: &[Tok],
     range: std::ops::Range<usize>,
