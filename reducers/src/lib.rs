@@ -69,7 +69,8 @@
 //! [`passes::default_pipeline`]: `first` = main-only, crash-cut, provenance, closure, prune,
 //! function-focus, main-chunks, main-operands, closure, prune, hollow (once); `main` = markers,
 //! directives, closure, hollow, top-level, prune, chunks-1..4, chunks-6, chunks-8, lines,
-//! balanced, namespaces, aliases, bases, specializations, closure, tokens (repeated until a round removes nothing); `last` = rename, literals, normalise
+//! balanced, namespaces, aliases, bases, specializations, template-params, closure, tokens
+//! (repeated until a round removes nothing); `last` = rename, literals, normalise
 //! (once).
 //!
 //! Every candidate is strictly shorter than the current text, except `normalise`'s layout

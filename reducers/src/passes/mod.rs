@@ -12,6 +12,7 @@ mod finish;
 mod guided;
 mod layout;
 mod operands;
+mod params;
 mod specialize;
 mod structure;
 mod unwrap;
@@ -100,6 +101,10 @@ pub enum CPass {
     /// A class template declared without a body and specialized once with one: the
     /// specialization becomes the primary definition (libstdc++'s `enable_if` pattern).
     Specializations,
+    /// A class or alias template's parameter instantiated with the one argument every use
+    /// passes, or dropped when the template never mentions it, from the head and every use at
+    /// once (see `params.rs`).
+    TemplateParams,
     /// ddmin over physical lines.
     Lines,
     /// Delete, empty or unwrap balanced `()` `[]` `{}` `<>` regions; bodies become `;`/`{}`.
@@ -159,6 +164,7 @@ impl CPass {
             CPass::Aliases => "aliases",
             CPass::Bases => "bases",
             CPass::Specializations => "specializations",
+            CPass::TemplateParams => "template-params",
             CPass::Lines => "lines",
             CPass::Balanced => "balanced",
             CPass::Tokens => "tokens",
@@ -205,6 +211,7 @@ impl CPass {
             CPass::Aliases => unwrap::aliases(text),
             CPass::Bases => unwrap::bases(text),
             CPass::Specializations => specialize::specializations(text),
+            CPass::TemplateParams => params::template_params(text),
             CPass::Lines => structure::lines(text),
             CPass::Balanced => structure::balanced(text),
             CPass::Tokens => structure::tokens(text),
@@ -338,6 +345,7 @@ fn default_passes() -> [Vec<CPass>; 3] {
             Aliases,
             Bases,
             Specializations,
+            TemplateParams,
             // What lines, balanced and the unwrapping left unused, cut before the token pass
             // spends a test per token on it.
             Closure,
@@ -360,8 +368,8 @@ fn raw_passes() -> [Vec<CPass>; 3] {
 /// hollow (once);
 /// `main` = markers, directives, closure, hollow, top-level, prune, chunks-1, chunks-2, closure,
 /// chunks-3, chunks-4, chunks-6, chunks-8, lines, balanced, namespaces, aliases, bases,
-/// specializations, closure, tokens (repeated until a round removes nothing); `last` = rename, literals,
-/// normalise (the readable layout), once.
+/// specializations, template-params, closure, tokens (repeated until a round removes
+/// nothing); `last` = rename, literals, normalise (the readable layout), once.
 pub fn default_pipeline(hints: Hints) -> Pipeline {
     let [first, main, last] = default_passes();
     pipeline(&first, &main, &last, hints)

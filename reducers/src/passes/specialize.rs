@@ -103,18 +103,18 @@ pub(crate) fn specializations(text: &[u8]) -> Box<dyn Plan> {
 }
 
 /// True when token `k` is the identifier `w`.
-fn word(text: &[u8], toks: &[Tok], k: usize, w: &[u8]) -> bool {
+pub(super) fn word(text: &[u8], toks: &[Tok], k: usize, w: &[u8]) -> bool {
     toks.get(k)
         .is_some_and(|t| t.kind == Kind::Ident && t.bytes(text) == w)
 }
 
 /// True when token `k` is `struct` or `class`.
-fn class_key(text: &[u8], toks: &[Tok], k: usize) -> bool {
+pub(super) fn class_key(text: &[u8], toks: &[Tok], k: usize) -> bool {
     word(text, toks, k, b"struct") || word(text, toks, k, b"class")
 }
 
 /// The `>` closing the template head `template <` at `i`, if token `i` starts one.
-fn head_end(text: &[u8], toks: &[Tok], i: usize) -> Option<usize> {
+pub(super) fn head_end(text: &[u8], toks: &[Tok], i: usize) -> Option<usize> {
     if !word(text, toks, i, b"template") || !toks.get(i + 1)?.is(text, b"<") {
         return None;
     }
@@ -185,7 +185,7 @@ fn primary_definition_at<'t>(text: &'t [u8], toks: &[Tok], i: usize) -> Option<&
 }
 
 /// The source of tokens `range`, as written.
-fn source<'t>(text: &'t [u8], toks: &[Tok], range: &std::ops::Range<usize>) -> &'t [u8] {
+pub(super) fn source<'t>(text: &'t [u8], toks: &[Tok], range: &std::ops::Range<usize>) -> &'t [u8] {
     if range.is_empty() {
         return b"";
     }
@@ -237,7 +237,7 @@ fn own_head(text: &[u8], toks: &[Tok], spec: &Specialization) -> Vec<u8> {
 
 /// The name a template parameter declares (its last word before any `=`, after a first
 /// one: `class T`, `int N`, `class... Ts`), if it has one.
-fn parameter_name<'t>(
+pub(super) fn parameter_name<'t>(
     text: &'t [u8],
     toks: &[Tok],
     p: &std::ops::Range<usize>,
