@@ -1,8 +1,7 @@
 //! Which pass runs next: the pipeline's order as a small state machine, so that the driver can
 //! ask "and after this pass?" before the pass is over. `first` once; `main` in rounds until a
 //! round improves nothing (or `max_rounds`); `last` once, as C-Reduce does: renaming, simpler
-//! literals and the layout do not enable deletions often enough to pay for another main round
-//! (docs/design/source-passes.md).
+//! literals and the layout do not enable deletions often enough to pay for another main round.
 //!
 //! The state is `Copy`: the driver keeps a copy with every candidate, and when a candidate is
 //! accepted it resumes from that candidate's copy (the pass it came from, now improved), which
