@@ -122,9 +122,13 @@ fn definition(
         return None;
     }
     let end = if class_or_union(text, toks, close + 1) {
-        let open = (name_tok + 1..toks.len()).find(|&k| {
-            toks[k].kind == Kind::Punct && matches!(toks[k].bytes(text), b"{" | b";" | b"<" | b"(")
-        })?;
+        // A specialization (`N<`) is not a definition of the template; a base clause may
+        // name templates (`: b<T>`) before the body.
+        if toks.get(name_tok + 1)?.is(text, b"<") {
+            return None;
+        }
+        let open = (name_tok + 1..toks.len())
+            .find(|&k| toks[k].kind == Kind::Punct && matches!(toks[k].bytes(text), b"{" | b";"))?;
         if !toks[open].is(text, b"{") {
             return None;
         }
@@ -435,6 +439,14 @@ mod tests {
         ] {
             assert!(all(text).is_empty(), "{text}");
         }
+    }
+
+    #[test]
+    fn a_template_with_a_base_clause_is_rewritten_and_a_specialization_is_not_a_definition() {
+        let text = "template <class g> struct e : b<g> { g i; };\ne<int> a;\n";
+        assert_eq!(all(text), ["struct e : b<int> { int i; };\ne a;\n"]);
+        let spec = "template <class g> struct e<g*> { g i; };\ne<int> a;\n";
+        assert!(all(spec).is_empty());
     }
 
     #[test]
