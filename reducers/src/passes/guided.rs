@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 use super::structure::chunk_spans;
 use super::Hints;
-use crate::lex::{self, Kind};
+use crate::lex::{self, Kind, Tok};
 use crate::markers::{self, Marker};
 use crate::plan::{Ddmin, Edit, Empty, Item, List, Plan, Unit, DEL};
 
@@ -215,19 +215,12 @@ pub(crate) fn provenance(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
 /// drop from the headers in one test. Runs while the line markers still say which lines are
 /// the main file's.
 pub(crate) fn main_chunks(text: &[u8]) -> Box<dyn Plan> {
-    let Some(main) = markers::main_file(text) else {
+    let Some(main) = MainText::of(text) else {
         return Box::new(Empty);
     };
-    if lex::too_big(text) {
-        return Box::new(Empty);
-    }
-    let ranges = main_ranges(text, main);
-    let inside = |a: usize, b: usize| ranges.iter().any(|&(x, y)| x <= a && b <= y + 1);
-    let toks = lex::lex(text);
-    let st = lex::structure(text, &toks);
     let mut spans: Vec<(usize, usize)> = (1..=6)
-        .flat_map(|level| chunk_spans(text, &toks, &st, level))
-        .filter(|&(a, b)| b > a && inside(a, b))
+        .flat_map(|level| chunk_spans(text, &main.toks, &main.st, level))
+        .filter(|&(a, b)| b > a && main.inside(a, b))
         .filter(|&(a, b)| !text[a..b].starts_with(b"#"))
         .collect();
     spans.sort_by_key(|&(a, b)| (a, std::cmp::Reverse(b)));
@@ -239,8 +232,38 @@ pub(crate) fn main_chunks(text: &[u8]) -> Box<dyn Plan> {
     Box::new(Ddmin::new(units, usize::MAX))
 }
 
+/// A preprocessed text's tokens and the byte ranges of its main file's lines: where the passes
+/// that work on the user's code alone start.
+pub(super) struct MainText {
+    pub(super) toks: Vec<Tok>,
+    pub(super) st: lex::Structure,
+    ranges: Vec<(usize, usize)>,
+}
+
+impl MainText {
+    /// `None` when no line marker names a main file, or the text is too big to lex.
+    pub(super) fn of(text: &[u8]) -> Option<Self> {
+        let main = markers::main_file(text)?;
+        if lex::too_big(text) {
+            return None;
+        }
+        let toks = lex::lex(text);
+        let st = lex::structure(text, &toks);
+        Some(MainText {
+            ranges: main_ranges(text, main),
+            toks,
+            st,
+        })
+    }
+
+    /// True when bytes `a..b` lie within the main file's lines.
+    pub(super) fn inside(&self, a: usize, b: usize) -> bool {
+        self.ranges.iter().any(|&(x, y)| x <= a && b <= y + 1)
+    }
+}
+
 /// The byte ranges of the main file's lines (line markers excluded), adjacent lines merged.
-pub(super) fn main_ranges(text: &[u8], main: &[u8]) -> Vec<(usize, usize)> {
+fn main_ranges(text: &[u8], main: &[u8]) -> Vec<(usize, usize)> {
     let mut ranges: Vec<(usize, usize)> = Vec::new();
     for l in markers::lines(text) {
         if l.marker.is_none() && l.file == Some(main) {

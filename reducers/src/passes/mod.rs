@@ -258,6 +258,14 @@ impl CPass {
     }
 }
 
+/// `pass`'s candidates for `text` without hints, as strings: what the passes' tests compare.
+#[cfg(test)]
+fn candidate_strings(pass: CPass, text: &str) -> Vec<String> {
+    pass.candidates(text.as_bytes(), &Hints::default())
+        .map(|c| String::from_utf8(c).unwrap())
+        .collect()
+}
+
 /// A [`CPass`] with the hints of its run: what the driver sees.
 #[derive(Debug)]
 struct Hinted {

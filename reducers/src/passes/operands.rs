@@ -11,9 +11,8 @@
 
 use std::borrow::Cow;
 
-use super::guided::main_ranges;
+use super::guided::MainText;
 use crate::lex::{self, Kind, Tok};
-use crate::markers;
 use crate::plan::{Edit, Empty, Item, List, Plan};
 
 /// Candidates offered per statement, and in all: each is a test of the whole file.
@@ -26,29 +25,23 @@ const MAX_CANDIDATES: usize = 32;
 /// a call's arguments, each written alone as the statement (`v;`). Literals and qualified
 /// operands are not offered: they are the header's side.
 pub(crate) fn main_operands(text: &[u8]) -> Box<dyn Plan> {
-    let Some(main) = markers::main_file(text) else {
+    let Some(main) = MainText::of(text) else {
         return Box::new(Empty);
     };
-    if lex::too_big(text) {
-        return Box::new(Empty);
-    }
-    let ranges = main_ranges(text, main);
-    let inside = |a: usize, b: usize| ranges.iter().any(|&(x, y)| x <= a && b <= y + 1);
-    let toks = lex::lex(text);
-    let st = lex::structure(text, &toks);
+    let (toks, st) = (&main.toks, &main.st);
     let mut items = Vec::new();
     for semi in (0..toks.len()).filter(|&k| toks[k].is(text, b";")) {
-        let Some(start) = statement_start(text, &toks, &st, semi) else {
+        let Some(start) = statement_start(text, toks, st, semi) else {
             continue;
         };
         let span = (toks[start].start as usize, toks[semi].start as usize);
-        if !inside(span.0, span.1) || !names_a_header(text, &toks[start..semi]) {
+        if !main.inside(span.0, span.1) || !names_a_header(text, &toks[start..semi]) {
             continue;
         }
         // After a success the plan is made again on the new text, where this statement's
         // candidates are gone: it resumes with the next statement's.
         let first_of_statement = items.len();
-        for op in operands(text, &toks, &st, start..semi)
+        for op in operands(text, toks, st, start..semi)
             .into_iter()
             .filter(|op| offered(text, &toks[op.clone()]))
             .take(PER_STATEMENT)
@@ -200,13 +193,10 @@ fn offered(text: &[u8], op: &[Tok]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::passes::{CPass, Hints};
+    use crate::passes::{candidate_strings, CPass};
 
     fn all(text: &str) -> Vec<String> {
-        CPass::MainOperands
-            .candidates(text.as_bytes(), &Hints::default())
-            .map(|c| String::from_utf8(c).unwrap())
-            .collect()
+        candidate_strings(CPass::MainOperands, text)
     }
 
     const HEADER: &str =

@@ -381,13 +381,10 @@ fn sorted_apart(mut edits: Vec<Edit>) -> Option<Vec<Edit>> {
 
 #[cfg(test)]
 mod tests {
-    use crate::passes::{CPass, Hints};
+    use crate::passes::{candidate_strings, CPass};
 
     fn all(text: &str) -> Vec<String> {
-        CPass::TemplateParams
-            .candidates(text.as_bytes(), &Hints::default())
-            .map(|c| String::from_utf8(c).unwrap())
-            .collect()
+        candidate_strings(CPass::TemplateParams, text)
     }
 
     #[test]

@@ -262,13 +262,10 @@ fn primary(text: &[u8], toks: &[Tok], spec: &Specialization, head: &[u8]) -> Vec
 
 #[cfg(test)]
 mod tests {
-    use crate::passes::{CPass, Hints};
+    use crate::passes::{candidate_strings, CPass};
 
     fn all(text: &str) -> Vec<String> {
-        CPass::Specializations
-            .candidates(text.as_bytes(), &Hints::default())
-            .map(|c| String::from_utf8(c).unwrap())
-            .collect()
+        candidate_strings(CPass::Specializations, text)
     }
 
     #[test]
