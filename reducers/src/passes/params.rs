@@ -23,7 +23,7 @@ use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use super::specialize::{class_key, head_end, parameter_name, word};
-use super::unwrap::{split_commas, SMALL};
+use super::unwrap::{split_commas, statement_semicolon, SMALL};
 use crate::lex::{self, Kind, Tok};
 use crate::plan::{Edit, Empty, Item, List, Plan};
 
@@ -135,7 +135,7 @@ fn definition(
         let semi = st.mate_of(open)? + 1;
         toks.get(semi)?.is(text, b";").then_some(semi)?
     } else if word(text, toks, close + 1, b"using") && toks.get(name_tok + 1)?.is(text, b"=") {
-        statement_end(text, toks, name_tok + 2)?
+        statement_semicolon(text, toks, st, name_tok + 2)?
     } else {
         return None;
     };
@@ -146,25 +146,6 @@ fn definition(
         name_tok,
         params: split_commas(text, toks, i + 2..close),
     })
-}
-
-/// The `;` ending the statement that goes on at token `from` (outside brackets).
-fn statement_end(text: &[u8], toks: &[Tok], from: usize) -> Option<usize> {
-    let mut depth = 0i32;
-    for (k, t) in toks.iter().enumerate().skip(from) {
-        match t.bytes(text) {
-            b"(" | b"[" | b"{" if t.kind == Kind::Punct => depth += 1,
-            b")" | b"]" | b"}" if t.kind == Kind::Punct => {
-                depth -= 1;
-                if depth < 0 {
-                    return None;
-                }
-            }
-            b";" if t.kind == Kind::Punct && depth == 0 => return Some(k),
-            _ => {}
-        }
-    }
-    None
 }
 
 /// Every use `N<…>` of the template, or `None` when it is named another way outside its own
@@ -319,10 +300,11 @@ fn instantiate(
     let name = parameter_name(text, toks, &t.params[p])?;
     let first = *uses.first()?.args.get(p)?;
     let arg = squeezed(text, first);
-    for u in uses {
-        if u.args.get(p).map(|&a| squeezed(text, a)) != Some(arg.clone()) {
-            return None;
-        }
+    if !uses
+        .iter()
+        .all(|u| u.args.get(p).is_some_and(|&a| squeezed(text, a) == arg))
+    {
+        return None;
     }
     let arg_toks = toks
         .iter()
@@ -334,12 +316,9 @@ fn instantiate(
         }
     }
     let with = text[first.0..first.1].to_vec();
-    let declaring = t.params[p].clone();
     let mut edits = remove_everywhere(toks, t, uses, p);
-    for k in t.start + 2..=t.end {
-        let is_param = toks[k].kind == Kind::Ident && toks[k].bytes(text) == name;
-        let member = matches!(toks[k - 1].bytes(text), b"." | b"->" | b"::");
-        if is_param && !member && !declaring.contains(&k) {
+    for k in mentions(text, toks, t, p, name) {
+        if !matches!(toks[k - 1].bytes(text), b"." | b"->" | b"::") {
             edits.push(Edit {
                 start: toks[k].start as usize,
                 end: toks[k].end as usize,
@@ -359,15 +338,25 @@ fn drop_unused(
     p: usize,
 ) -> Option<Vec<Edit>> {
     if let Some(name) = parameter_name(text, toks, &t.params[p]) {
-        let declaring = t.params[p].clone();
-        let mentioned = (t.start + 2..=t.end).any(|k| {
-            !declaring.contains(&k) && toks[k].kind == Kind::Ident && toks[k].bytes(text) == name
-        });
-        if mentioned {
+        if mentions(text, toks, t, p, name).next().is_some() {
             return None;
         }
     }
     sorted_apart(remove_everywhere(toks, t, uses, p))
+}
+
+/// The tokens of the template, its head included, spelled as parameter `p`'s `name`, except
+/// the one that declares it.
+fn mentions<'a>(
+    text: &'a [u8],
+    toks: &'a [Tok],
+    t: &'a Template,
+    p: usize,
+    name: &'a [u8],
+) -> impl Iterator<Item = usize> + 'a {
+    (t.start + 2..=t.end).filter(move |&k| {
+        !t.params[p].contains(&k) && toks[k].kind == Kind::Ident && toks[k].bytes(text) == name
+    })
 }
 
 /// The edits in order, or `None` when two overlap (a use inside another's deleted argument).

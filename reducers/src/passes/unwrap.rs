@@ -188,23 +188,7 @@ fn alias_at<'t>(text: &'t [u8], toks: &[Tok], st: &lex::Structure, i: usize) -> 
             .is_some_and(|t| t.kind == Kind::Ident && t.bytes(text) == w)
     };
     let punct = |k: usize, p: &[u8]| toks.get(k).is_some_and(|t| t.is(text, p));
-    // The statement's end: the first `;` after `from` outside brackets.
-    let semicolon = |from: usize| {
-        let mut k = from;
-        while k < toks.len() {
-            if punct(k, b";") {
-                return Some(k);
-            }
-            if punct(k, b"{") || punct(k, b"}") {
-                return None;
-            }
-            k = match st.mate_of(k) {
-                Some(m) if m > k => m + 1,
-                _ => k + 1,
-            };
-        }
-        None
-    };
+    let semicolon = |from: usize| statement_semicolon(text, toks, st, from);
     // An alias right after `template <…>` is the template's; it is found from there.
     let after_head = |k: usize| k > 0 && punct(k - 1, b">");
     if word(i, b"typedef") && !after_head(i) {
@@ -260,6 +244,30 @@ fn alias_at<'t>(text: &'t [u8], toks: &[Tok], st: &lex::Structure, i: usize) -> 
         params: Some(params),
         body: body_start..end,
     })
+}
+
+/// The `;` ending the statement that goes on at token `from`: the first one outside brackets,
+/// or `None` when a brace or the text's end comes first.
+pub(super) fn statement_semicolon(
+    text: &[u8],
+    toks: &[Tok],
+    st: &lex::Structure,
+    from: usize,
+) -> Option<usize> {
+    let mut k = from;
+    while let Some(t) = toks.get(k) {
+        if t.is(text, b";") {
+            return Some(k);
+        }
+        if t.is(text, b"{") || t.is(text, b"}") {
+            return None;
+        }
+        k = match st.mate_of(k) {
+            Some(m) if m > k => m + 1,
+            _ => k + 1,
+        };
+    }
+    None
 }
 
 /// The token index of the `>` closing the `<` at `open`, and whether it is the second half of a
