@@ -15,12 +15,14 @@
 //!   is left as it was (its files are only ever replaced atomically).
 //! - A second signal, or a graceful stage still busy one second after the first (a one-shot
 //!   timer thread started by the first), ends the process the same way: Ctrl-C always takes
-//!   effect within a second.
+//!   effect within a second. A graceful stage cut short so (a reduction busy planning its next
+//!   candidates) leaves word of it through an [`at_forced_exit`] hook, run just before the
+//!   process ends: the reduction's record then says `stopped`, not `running`.
 //!
 //! Exit status: 130 after SIGINT, 143 after SIGTERM (128 + the signal, the shell convention).
 
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering};
-use std::sync::{Arc, Once, OnceLock};
+use std::sync::{Arc, Mutex, Once, OnceLock};
 use std::time::Duration;
 
 use signal_hook::consts::{SIGINT, SIGTERM};
@@ -121,6 +123,57 @@ pub fn exits_on_signal() -> bool {
     INSTALLED.load(Ordering::SeqCst) && GRACEFUL.load(Ordering::SeqCst) == 0
 }
 
+/// What runs when the process is ended by a signal before a graceful stage could stop.
+type Hook = Box<dyn Fn() + Send + Sync>;
+
+/// The hooks of [`at_forced_exit`], by id.
+fn hooks() -> &'static Mutex<Vec<(u64, Hook)>> {
+    static HOOKS: OnceLock<Mutex<Vec<(u64, Hook)>>> = OnceLock::new();
+    HOOKS.get_or_init(Default::default)
+}
+
+/// Keeps an [`at_forced_exit`] hook registered; dropping it unregisters the hook.
+#[must_use = "the hook is registered only while the guard lives"]
+pub struct ForcedExitHook(u64);
+
+impl Drop for ForcedExitHook {
+    fn drop(&mut self) {
+        let mut h = hooks().lock().unwrap_or_else(|e| e.into_inner());
+        h.retain(|(id, _)| *id != self.0);
+    }
+}
+
+/// Registers `hook` to run if the process is ended by a signal ([`finish`]) while the guard
+/// lives: a graceful stage uses it to record that it was stopped when it could not get there
+/// by itself within [`GRACE`].
+pub fn at_forced_exit(hook: impl Fn() + Send + Sync + 'static) -> ForcedExitHook {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let id = u64::from(NEXT.fetch_add(1, Ordering::SeqCst));
+    let mut h = hooks().lock().unwrap_or_else(|e| e.into_inner());
+    h.push((id, Box::new(hook)));
+    ForcedExitHook(id)
+}
+
+/// Runs (and forgets) every registered [`at_forced_exit`] hook.
+fn run_forced_exit_hooks() {
+    run_forced_exit_hooks_where(|_| true);
+}
+
+/// Runs (and forgets) the registered hooks whose id `pick` chooses.
+fn run_forced_exit_hooks_where(pick: impl Fn(u64) -> bool) {
+    let taken: Vec<(u64, Hook)> = {
+        let mut h = hooks().lock().unwrap_or_else(|e| e.into_inner());
+        let (run, keep) = std::mem::take(&mut *h)
+            .into_iter()
+            .partition(|(id, _)| pick(*id));
+        *h = keep;
+        run
+    };
+    for (_, hook) in taken {
+        hook();
+    }
+}
+
 /// The exit status after signal `sig`: 128 + `sig` (130 for SIGINT, 143 for SIGTERM).
 pub fn exit_code(sig: i32) -> u8 {
     u8::try_from(128 + sig).unwrap_or(u8::MAX)
@@ -144,6 +197,7 @@ pub fn finish(sig: i32) -> ! {
             std::thread::park();
         }
     }
+    run_forced_exit_hooks();
     crate::exec::shutdown();
     eprintln!("icepick: interrupted by {}", name(sig));
     std::process::exit(i32::from(exit_code(sig)))
@@ -159,5 +213,26 @@ mod tests {
         assert_eq!(exit_code(libc::SIGTERM), 143);
         assert!(crate::error::EXIT_CODES_HELP.contains("130"));
         assert!(crate::error::EXIT_CODES_HELP.contains("143"));
+    }
+
+    #[test]
+    fn forced_exit_hooks_run_once_while_registered() {
+        use std::sync::atomic::AtomicUsize;
+        let ran = Arc::new(AtomicUsize::new(0));
+        let r = ran.clone();
+        let kept = at_forced_exit(move || {
+            r.fetch_add(1, Ordering::SeqCst);
+        });
+        let r = ran.clone();
+        let dropped = at_forced_exit(move || {
+            r.fetch_add(100, Ordering::SeqCst);
+        });
+        let ours = [kept.0, dropped.0];
+        drop(dropped);
+        // Only this test's hooks: other tests of the process may have theirs.
+        run_forced_exit_hooks_where(|id| ours.contains(&id));
+        run_forced_exit_hooks_where(|id| ours.contains(&id));
+        assert_eq!(ran.load(Ordering::SeqCst), 1);
+        drop(kept);
     }
 }

@@ -204,6 +204,8 @@ pub enum CaseError {
     BadField { field: String, why: String },
     #[error("{path} {why}: a case's files must be regular files in the case directory itself, not links; remove it, or capture the crash again")]
     UnsafeFile { path: PathBuf, why: String },
+    #[error("{path} is being written by {holder}; wait for it to end, or work on a copy of the case (`cp -r`)")]
+    Busy { path: PathBuf, holder: String },
     #[error("the case's input `{name}` is missing ({path} does not exist): restore it, or capture the crash again with `icepick capture`")]
     MissingInput { name: String, path: PathBuf },
 }
@@ -257,6 +259,16 @@ impl Case {
         let case = Self::parse(dir)?;
         validate::check(dir, &case)?;
         Ok(case)
+    }
+
+    /// [`Case::load`] for a command that writes the case: the case is checked, then its write
+    /// lock taken ([`lock::lock`]), then read again, so that what the command starts from is
+    /// what the writer before it left. The case stays locked until the returned guard is
+    /// dropped.
+    pub fn load_for_writing(dir: &Path) -> Result<(Case, lock::CaseLock), CaseError> {
+        Self::parse(dir)?;
+        let guard = lock::lock(dir)?;
+        Ok((Self::load(dir)?, guard))
     }
 
     /// Reads and parses `DIR/case.json` without checking the files it names.
@@ -408,6 +420,9 @@ impl NewCaseDir {
             .tempdir_in(parent)
             .map_err(io_err(parent))?;
         fs::create_dir_all(tmp.path().join("logs")).map_err(io_err(tmp.path()))?;
+        // The write lock's file from the start: a stage that takes the lock later then
+        // leaves the case's files as they were.
+        fileio::write(tmp.path(), lock::LOCK_FILE, b"")?;
         Ok(Self {
             tmp,
             parent: parent.to_owned(),
@@ -474,6 +489,7 @@ pub mod fileio;
 pub mod flags;
 pub mod host;
 pub mod ir;
+pub mod lock;
 pub mod reduction;
 pub mod triage;
 mod validate;

@@ -97,6 +97,10 @@ pub struct Reduction {
     /// `--resume` continues there instead of starting the passes over.
     #[serde(default)]
     pub resume_at: Option<ResumeAt>,
+    /// Why a `stopped` reduction stopped, when a fault of the machine stopped it (a full
+    /// disk, a compiler that could not start) rather than Ctrl-C or the budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<String>,
 }
 
 /// A position in the reducer's pipeline: the pass that made the last accepted text (by phase,

@@ -113,9 +113,15 @@ fn emulated_args(case: &Case, replay: &[String]) -> Vec<String> {
     }
 }
 
+/// What E5 is, in its evidence.
+pub const E5_EXPERIMENT: &str = "emulation: a riscv64 compiler under qemu-user";
+
+/// What E2 is, in its evidence.
+pub const E2_EXPERIMENT: &str = "faulting instruction: decode module+offset of the faulting frame";
+
 /// E5: the replay under the emulator with V off, and on at VLEN 128 and 256.
 pub fn emulation(dir: &Path, case: &Case, replay: &[String], opts: &Options) -> Vec<Evidence> {
-    let experiment = "emulation: a riscv64 compiler under qemu-user";
+    let experiment = E5_EXPERIMENT;
     let Some(rc) = riscv64_compiler(case, opts) else {
         return E5_CPUS
             .iter()
@@ -250,7 +256,7 @@ pub fn faulting_instruction(
     opts: &Options,
     crashes: &[(Crash, Option<PathBuf>)],
 ) -> Evidence {
-    let experiment = "faulting instruction: decode module+offset of the faulting frame";
+    let experiment = E2_EXPERIMENT;
     let host = this_host();
     if !matches!(
         case.crash.kind,

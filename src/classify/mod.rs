@@ -52,6 +52,9 @@ pub struct Options {
     pub kernel_log: Option<PathBuf>,
     /// A core file of the crashed compiler, for E2.
     pub core: Option<PathBuf>,
+    /// The end of the triage budget: an experiment that would start after it is not run, and
+    /// E1's reruns stop at it (its evidence says so; see `experiments::run_all`).
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl Default for Options {
@@ -66,6 +69,7 @@ impl Default for Options {
             compiler: None,
             kernel_log: None,
             core: None,
+            deadline: None,
         }
     }
 }
@@ -100,10 +104,28 @@ pub(crate) fn map_core(path: &Path) -> Result<memmap2::Mmap, ClassifyError> {
         path: path.to_path_buf(),
         why,
     };
-    let f = std::fs::File::open(path).map_err(|e| err(format!("cannot open it: {e}")))?;
+    let f = open_core(path).map_err(|e| err(format!("cannot open it: {e}")))?;
     // SAFETY: a read-only mapping of a core file nobody writes while classify reads it; a
     // core changed underneath would at worst decode a wrong instruction.
     unsafe { memmap2::Mmap::map(&f) }.map_err(|e| err(format!("cannot map it: {e}")))
+}
+
+/// Opens a core file for reading: without blocking (a FIFO named as the core, by a user or
+/// by a case from someone else, would wait for a writer forever) and only when it is a
+/// regular file (a device or a FIFO is no core).
+fn open_core(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    Ok(f)
 }
 
 /// The case file holding the kernel log given to `classify --kernel-log` (E2 reads it).
@@ -132,7 +154,7 @@ fn save_kernel_log(dir: &Path, log: &Path) -> Result<(), ClassifyError> {
 /// Runs the experiments on the case in `dir`, decides, and saves the section into
 /// `case.json`; the caller re-renders `report.md`.
 pub fn classify(dir: &Path, opts: &Options) -> Result<Classification, ClassifyError> {
-    let mut case = Case::load(dir)?;
+    let (mut case, _lock) = Case::load_for_writing(dir)?;
     if let Some(log) = &opts.kernel_log {
         save_kernel_log(dir, log)?;
     }
@@ -198,5 +220,36 @@ mod next_step_tests {
         assert_eq!(next_step_for(e5.clone(), true), e5);
         let other = Some("rerun with a debug build".to_string());
         assert_eq!(next_step_for(other.clone(), false), other);
+    }
+}
+
+#[cfg(test)]
+mod core_tests {
+    use super::*;
+
+    /// Runs `f` on a thread and gives its result, or `None` when it has not returned within
+    /// a generous limit: the defect this guards against is a call that never returns.
+    fn within<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(f());
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(20)).ok()
+    }
+
+    #[test]
+    fn a_core_path_naming_a_fifo_or_a_device_is_refused_without_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("core");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        for path in [fifo, PathBuf::from("/dev/zero")] {
+            let shown = path.clone();
+            let got = within(move || map_core(&path).map(|_| ()).map_err(|e| e.to_string()));
+            let err = got
+                .unwrap_or_else(|| panic!("map_core blocked on {}", shown.display()))
+                .unwrap_err();
+            assert!(err.contains("not a regular file"), "{err}");
+        }
     }
 }

@@ -23,8 +23,8 @@ pub struct CaptureArgs {
     /// Time limit for each compiler run, in seconds.
     #[arg(long, default_value_t = 300, value_name = "SECS", value_parser = crate::cli::secs_arg)]
     pub timeout: u64,
-    /// Reruns of the original command to check the crash is deterministic.
-    #[arg(long, default_value_t = 2, value_name = "N")]
+    /// Reruns of the original command to check the crash is deterministic (0 to 100).
+    #[arg(long, default_value_t = 2, value_name = "N", value_parser = crate::cli::reruns_arg)]
     pub reruns: u32,
     /// Take the command from clang's crash reproducer script (the .sh beside the
     /// preprocessed file it wrote).

@@ -15,8 +15,9 @@ use crate::error;
 pub struct ClassifyArgs {
     /// The case directory, or a bucket id of the crash store.
     case: PathBuf,
-    /// Reruns for the determinism experiment (E1): N one after another, then N at once.
-    #[arg(long, value_name = "N", default_value_t = 5)]
+    /// Reruns for the determinism experiment (E1): N one after another, then N at once
+    /// (1 to 100).
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = crate::cli::runs_arg)]
     runs: u32,
     /// User-mode emulator for the emulation experiment (E5).
     #[arg(long, value_name = "PATH", default_value = "qemu-riscv64")]

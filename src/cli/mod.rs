@@ -416,6 +416,26 @@ pub(crate) fn jobs_arg(s: &str) -> Result<usize, String> {
     }
 }
 
+/// The most reruns of one command a count flag asks for (`classify --runs`, `--reruns`,
+/// `--verify-runs`): each is a compiler run, and `classify` starts a batch of them at once.
+pub(crate) const MAX_RUNS: u32 = 100;
+
+/// `--runs N`: 1 to [`MAX_RUNS`]; anything else is a usage error (exit 2).
+pub(crate) fn runs_arg(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if (1..=MAX_RUNS as u64).contains(&n) => Ok(n as u32),
+        _ => Err(format!("give a number of runs from 1 to {MAX_RUNS}")),
+    }
+}
+
+/// `--reruns N`: 0 to [`MAX_RUNS`]; anything else is a usage error (exit 2).
+pub(crate) fn reruns_arg(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if n <= MAX_RUNS as u64 => Ok(n as u32),
+        _ => Err(format!("give a number of reruns from 0 to {MAX_RUNS}")),
+    }
+}
+
 /// A time limit in seconds: 1 to [`MAX_SECS`]; anything else is a usage error (exit 2).
 pub(crate) fn secs_arg(s: &str) -> Result<u64, String> {
     match s.trim().parse::<u64>() {

@@ -40,9 +40,10 @@ pub struct ReduceArgs {
     /// (faster, smaller, but an invalid reproducer; a crash-on-valid stays valid by default).
     #[arg(long)]
     allow_invalid: bool,
-    /// Runs of the start and of the final result that must all crash the same way.
+    /// Runs of the start and of the final result that must all crash the same way (1 to
+    /// 100).
     #[arg(long, value_name = "N", default_value_t = reduce::DEFAULT_VERIFY_RUNS,
-          value_parser = clap::value_parser!(u32).range(1..=100))]
+          value_parser = crate::cli::runs_arg)]
     verify_runs: u32,
     /// Write one JSON line per test to FILE (sequence, pass, bytes, outcome, start/end,
     /// worker), for `icepick simulate`. A case keeps it anyway, in logs/reduce-trace.jsonl.

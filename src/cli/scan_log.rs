@@ -27,8 +27,8 @@ pub struct ScanLogArgs {
     /// Only record the crashes; capture their cases later (`icepick triage --pending`).
     #[arg(long)]
     no_capture: bool,
-    /// Reruns of each new crash while capturing, to check it is deterministic.
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    /// Reruns of each new crash while capturing, to check it is deterministic (0 to 100).
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = crate::cli::reruns_arg)]
     reruns: u32,
     /// Time limit for each compiler run while capturing, in seconds.
     #[arg(long, default_value_t = 300, value_name = "SECS", value_parser = crate::cli::secs_arg)]

@@ -333,7 +333,12 @@ mod pending {
             if !json {
                 log::info!("[{n}] bucket {}: {} (worker {owner})", b.id, b.title);
             }
-            let heartbeat = lease::Heartbeat::start(&loc, &b.id, &owner, how.lease);
+            // Renewed until the bucket's budget and one lease more have passed: a worker
+            // stuck past that gives the bucket up to the fleet.
+            let until = how
+                .budget
+                .map(|b| std::time::Instant::now() + b + how.lease);
+            let heartbeat = lease::Heartbeat::start(&loc, &b.id, &owner, how.lease, until);
             let triaged = local_case(&store, &b)
                 .and_then(|b| triage_bucket(&mut store, &b, jobs, json, timeout, &stop, &how));
             drop(heartbeat);

@@ -165,6 +165,7 @@ fn probe_host(
         cwd: &cwd,
         timeout: Duration::from_secs(60),
         symbolize: false,
+        tmpdir: None,
     };
     let out = exec::run(&distcc_cmd(spec, &log, &args, &job))?;
     let log_text = std::fs::read_to_string(&log).unwrap_or_default();

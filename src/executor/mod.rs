@@ -110,6 +110,10 @@ pub struct Job<'a> {
     /// built with debug info names inlined frames the ELF tables cannot: the stages turn it
     /// on when the start does not reproduce without it.
     pub symbolize: bool,
+    /// The compiler's TMPDIR (TMP, TEMP), when the job has one of its own: a reduction gives
+    /// each test a directory it empties after the test, so that what a compiler leaves there
+    /// (a crash's reproducer files) never piles up over thousands of tests.
+    pub tmpdir: Option<&'a Path>,
 }
 
 /// `cmd` (a compiler run, or a farm client's, whose local fallbacks run the compiler here)
@@ -137,7 +141,13 @@ impl Job<'_> {
 
     /// `cmd` with this job's compiler environment ([`compiler_env`]).
     pub fn environment(&self, cmd: Cmd) -> Cmd {
-        compiler_env(cmd, self.symbolize)
+        let cmd = compiler_env(cmd, self.symbolize);
+        match self.tmpdir {
+            Some(dir) => ["TMPDIR", "TMP", "TEMP"]
+                .into_iter()
+                .fold(cmd, |cmd, k| cmd.env(k, dir)),
+            None => cmd,
+        }
     }
 }
 

@@ -224,6 +224,7 @@ fn test_runs_turn_the_compilers_symbolizer_off_unless_asked() {
             cwd: Path::new("/"),
             timeout: Duration::from_secs(30),
             symbolize,
+            tmpdir: None,
         };
         let out = Executor::local().run(&job, &|| false).unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
@@ -282,6 +283,7 @@ fn cancelled_farm_tests_count_on_no_node() {
         cwd: Path::new("/"),
         timeout: Duration::from_secs(1),
         symbolize: false,
+        tmpdir: None,
     };
     // A test the stage cancelled: the client's log may name a node that never got it.
     let exe = Executor::with_backend(

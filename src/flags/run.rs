@@ -165,6 +165,7 @@ impl Runner<'_, '_> {
                 cwd: self.cwd,
                 timeout,
                 symbolize: self.symbolize,
+                tmpdir: None,
             })
             .collect();
         self.batches.set(self.batches.get() + 1);
@@ -279,6 +280,7 @@ fn farm_for(
                     cwd: dir,
                     timeout: Duration::from_secs(600),
                     symbolize: false,
+                    tmpdir: None,
                 };
                 let out = exe.run(&job, &|| false);
                 let same = out.as_ref().is_ok_and(|o| {
@@ -330,7 +332,7 @@ pub fn flags_for_case(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Flags, FlagsError> {
     let started = Instant::now();
-    let mut case = Case::load(dir)?;
+    let (mut case, _lock) = Case::load_for_writing(dir)?;
     let symbolizer = Symbolizer::new(case.library_dirs());
     let keep_valid = case.crash.source_errors == 0 && !opts.allow_invalid;
     let progress = RefCell::new(progress);

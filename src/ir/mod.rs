@@ -287,7 +287,7 @@ pub fn ir_for_case(
     progress: &mut dyn FnMut(&str),
 ) -> Result<IrSection, IrError> {
     let started = Instant::now();
-    let mut case = Case::load(dir)?;
+    let (mut case, _lock) = Case::load_for_writing(dir)?;
     // An llc/opt case is its own tool; a clang case's tool follows where the crash is.
     let tool = match case.llvm_tool() {
         Some("opt") => Tool::Opt,

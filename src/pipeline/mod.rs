@@ -127,7 +127,7 @@ pub fn triage(
     opts: &Options,
     progress: &mut dyn Progress,
 ) -> Result<Outcome, PipelineError> {
-    let earlier = Case::load(dir)?;
+    let (earlier, _lock) = Case::load_for_writing(dir)?;
     let mut run = Run {
         dir,
         opts,
@@ -410,10 +410,15 @@ impl Run<'_> {
         }
     }
 
-    /// Classify's row and verdict. Its experiments keep their own limits: a run the budget
-    /// killed would read as a timeout, and a timeout is evidence of a resource verdict.
+    /// Classify's row and verdict. The experiments stop at the budget's end: one that would
+    /// start after it is not run, and E1's reruns cut by it count as not run, never as
+    /// timeouts (a timeout is evidence of a resource verdict).
     fn classify(&mut self) -> (Result<Ended, PipelineError>, Option<String>) {
-        match crate::classify::classify(self.dir, &crate::classify::Options::default()) {
+        let opts = crate::classify::Options {
+            deadline: self.opts.budget.deadline(),
+            ..crate::classify::Options::default()
+        };
+        match crate::classify::classify(self.dir, &opts) {
             Ok(c) => {
                 let line = format!("{} ({})", c.verdict, c.reason);
                 (Ok((StageStatus::Done, Some(line))), Some(c.verdict))

@@ -20,6 +20,7 @@
 mod accept;
 mod chain;
 mod complete;
+mod fault;
 mod hints;
 mod oracle;
 mod run;
@@ -133,6 +134,12 @@ pub enum ReduceError {
     },
     #[error(transparent)]
     Exec(#[from] exec::ExecError),
+    #[error("{cause}; the reduction stopped there, and its best so far ({bytes} B, not verified) is kept in {output}: free what ran out (disk space, memory, open files), then continue with `icepick reduce --resume`")]
+    Fault {
+        cause: Box<ReduceError>,
+        bytes: usize,
+        output: PathBuf,
+    },
 }
 
 /// Runs of an interesting candidate in the first reduction: the run that found it and one
@@ -159,7 +166,7 @@ pub fn reduce_case_traced(
     note: &mut dyn FnMut(Note<'_>),
 ) -> Result<Reduction, ReduceError> {
     let started = Instant::now();
-    let mut case = Case::load(dir)?;
+    let (mut case, _lock) = Case::load_for_writing(dir)?;
     let start = Start::of(dir, &case, settings)?;
     let replay = replay_for(&case);
     let replay_cmd = CompilerCommand::from_argv(&replay).expect("a case has a replay command");
@@ -194,6 +201,12 @@ pub fn reduce_case_traced(
     // (each improvement writes the file first, then the record).
     fileio::write(dir, &start.output_name, &start.text)?;
     stage.save(&rec)?;
+    // Ctrl-C while the reducer cannot look at its stop flag (planning a big text) ends the
+    // process after the grace period: the record then still says what happened.
+    let _record_a_forced_stop = {
+        let dir = dir.to_path_buf();
+        crate::interrupt::at_forced_exit(move || record_forced_stop(&dir))
+    };
     let mut run = Run {
         stage: &stage,
         flags,
@@ -211,7 +224,10 @@ pub fn reduce_case_traced(
         &opts,
         &mut chain,
     )?;
-    let settled = run.settle(first, &chain, &opts)?;
+    let settled = match run.settle(first, &chain, &opts) {
+        Ok(settled) => settled,
+        Err(e) => return Err(stage.stopped_by(&mut run.rec, e)),
+    };
     let mut rec = run.rec;
     finish(&stage, &mut rec, settled, &start, &replay, &farm)?;
     rec.seconds = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
@@ -219,6 +235,26 @@ pub fn reduce_case_traced(
     case.reduction = Some(serde_json::to_value(&rec).expect("serialisable"));
     case.save(dir)?;
     Ok(rec)
+}
+
+/// Marks the case's `running` reduction `stopped` and says where its best so far is: the
+/// process is being ended by a signal before the reduction could stop by itself.
+fn record_forced_stop(dir: &Path) {
+    let Ok(mut case) = Case::load(dir) else {
+        return;
+    };
+    let Some(mut rec) = case.reduction_section().filter(|r| r.status == "running") else {
+        return;
+    };
+    rec.status = "stopped".into();
+    case.reduction = serde_json::to_value(&rec).ok();
+    if case.save(dir).is_ok() {
+        eprintln!(
+            "icepick: the reduction stopped before it was done; its best so far ({} B, not verified) is in {}: `icepick reduce --resume` continues",
+            rec.bytes_after,
+            dir.join(&rec.output).display()
+        );
+    }
 }
 
 /// Where a reduction starts: the case's input, or with `--resume` the earlier best.
@@ -330,6 +366,7 @@ impl Start {
             trace: Some(CASE_TRACE.to_string()),
             farm: None,
             markers_needed,
+            fault: None,
             // Until this run accepts a text, the earlier position still describes its start.
             resume_at: self.prior.as_ref().and_then(|r| r.resume_at.clone()),
         }
@@ -433,4 +470,37 @@ fn add_counters(stage: &Stage, rec: &mut Reduction, prior: Option<&Reduction>) {
         |f: fn(&witness::Witness) -> &AtomicU64| w.map_or(0, |w| f(w).load(Ordering::Relaxed));
     rec.witness_runs = prior(|r| r.witness_runs) + count(|w| &w.runs);
     rec.witness_rejects = prior(|r| r.witness_rejects) + count(|w| &w.rejects);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_forced_stop_marks_a_running_reduction_stopped_and_leaves_others() {
+        let fixture =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report-kinds/fe-gh59446");
+        let dir = tempfile::tempdir().unwrap();
+        for f in ["case.json", "input.ii", "reduced.ii"] {
+            std::fs::copy(fixture.join(f), dir.path().join(f)).unwrap();
+        }
+        let mut case = Case::load(dir.path()).unwrap();
+        let mut rec = case.reduction_section().unwrap();
+        rec.status = "running".into();
+        case.reduction = serde_json::to_value(&rec).ok();
+        case.save(dir.path()).unwrap();
+
+        record_forced_stop(dir.path());
+        let after = Case::load(dir.path()).unwrap().reduction_section().unwrap();
+        assert_eq!(after.status, "stopped");
+        assert_eq!(after.bytes_after, rec.bytes_after, "the rest is as it was");
+
+        // A finished reduction is left alone.
+        rec.status = "done".into();
+        case.reduction = serde_json::to_value(&rec).ok();
+        case.save(dir.path()).unwrap();
+        record_forced_stop(dir.path());
+        let after = Case::load(dir.path()).unwrap().reduction_section().unwrap();
+        assert_eq!(after.status, "done");
+    }
 }

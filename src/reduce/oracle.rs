@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::fault::Faults;
 use crate::case::Case;
 use crate::command::CompilerCommand;
 use crate::crash::{self, Symbolizer};
@@ -69,21 +70,12 @@ pub(super) struct Oracle {
     /// The compiler symbolizes its own stack dumps ([`Job::symbolize`]): only when the start
     /// reproduces with it and not without.
     pub symbolize: bool,
+    /// Where a run that could not start is recorded: it is no verdict on the candidate.
+    pub faults: Arc<Faults>,
 }
 
 impl Oracle {
-    /// Runs `argv` in the case directory; `None` when it did not crash (or timed out, was
-    /// cancelled, could not start).
-    pub fn judge(
-        &self,
-        argv: &[String],
-        timeout: Duration,
-        cancel: &(dyn Fn() -> bool + Sync),
-    ) -> Option<Judged> {
-        self.judge_on(&self.executor, argv, timeout, cancel)
-    }
-
-    /// [`Oracle::judge`] on this machine, whatever the executor: the checks of the start and
+    /// [`Oracle::judge_on`] this machine, whatever the executor: the checks of the start and
     /// of the result say what the user's own replay command does.
     pub fn judge_local(
         &self,
@@ -91,14 +83,17 @@ impl Oracle {
         timeout: Duration,
         cancel: &(dyn Fn() -> bool + Sync),
     ) -> Option<Judged> {
-        self.judge_on(&Executor::local(), argv, timeout, cancel)
+        self.judge_on(&Executor::local(), argv, None, timeout, cancel)
     }
 
-    /// [`Oracle::judge`] through `executor`.
+    /// Runs `argv` in the case directory through `executor`, the compiler's TMPDIR `tmpdir`
+    /// when given; `None` when it did not crash (or timed out, was cancelled). A run that
+    /// could not start is `None` too, and a fault ([`Faults`]) that stops the reduction.
     pub fn judge_on(
         &self,
         executor: &Executor,
         argv: &[String],
+        tmpdir: Option<&std::path::Path>,
         timeout: Duration,
         cancel: &(dyn Fn() -> bool + Sync),
     ) -> Option<Judged> {
@@ -108,8 +103,15 @@ impl Oracle {
             cwd: &self.case_dir,
             timeout,
             symbolize: self.symbolize,
+            tmpdir,
         };
-        let out = executor.run(&job, cancel).ok()?;
+        let out = match executor.run(&job, cancel) {
+            Ok(out) => out,
+            Err(e) => {
+                self.faults.record(e.into());
+                return None;
+            }
+        };
         if matches!(out.status, Status::TimedOut | Status::Cancelled) {
             return None;
         }
@@ -233,6 +235,7 @@ mod tests {
             keep_valid,
             executor: Arc::new(Executor::local()),
             symbolize: false,
+            faults: Arc::new(Faults::new(Default::default())),
         };
         let with_errors = Some(Judged {
             same: true,

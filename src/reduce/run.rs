@@ -92,7 +92,7 @@ impl Run<'_, '_> {
             rec.resume_at = Some(at);
             Ok(stage.save(rec)?)
         };
-        let result = trace::drive(
+        let driven = trace::drive(
             start,
             opts,
             &test,
@@ -102,7 +102,12 @@ impl Run<'_, '_> {
             Some(&stage.phases),
             &mut **note,
             &mut improved,
-        )?;
+        );
+        let fault = stage.oracle.faults.take();
+        let result = match (driven, fault) {
+            (Ok(result), None) => result,
+            (Ok(_), Some(cause)) | (Err(cause), _) => return Err(stage.stopped_by(rec, cause)),
+        };
         rec.tests = base.0 + result.stats.tests;
         rec.cache_hits = base.1 + result.stats.cache_hits;
         Ok(result)

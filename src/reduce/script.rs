@@ -21,6 +21,7 @@ use reducers::passes::{raw_pipeline, Hints};
 use reducers::{CancelToken, Options, Outcome, Stats};
 use serde::Serialize;
 
+use super::fault::Faults;
 use super::trace::{self, Trace};
 use super::{Note, ReduceError, Settings};
 use crate::case::write_atomic;
@@ -74,19 +75,21 @@ fn run_test(
     texts: &[&[u8]],
     timeout: Duration,
     cancel: &(dyn Fn() -> bool + Sync),
-) -> Option<Result<exec::Output, exec::ExecError>> {
+) -> Result<Result<exec::Output, exec::ExecError>, ReduceError> {
     use std::os::unix::fs::PermissionsExt;
+    let scratch = exec::scratch_dir();
     let dir = tempfile::Builder::new()
         .prefix("test-")
-        .tempdir_in(exec::scratch_dir())
-        .ok()?;
+        .tempdir_in(&scratch)
+        .map_err(|e| ReduceError::Io(scratch, e))?;
     for (f, text) in files.iter().zip(texts) {
         let p = dir.path().join(&f.name);
-        std::fs::write(&p, text).ok()?;
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(f.mode)).ok()?;
+        std::fs::write(&p, text)
+            .and_then(|_| std::fs::set_permissions(&p, std::fs::Permissions::from_mode(f.mode)))
+            .map_err(|e| ReduceError::Io(p, e))?;
     }
     let tmp = dir.path().join(TEST_TMPDIR);
-    std::fs::create_dir(&tmp).ok()?;
+    std::fs::create_dir(&tmp).map_err(|e| ReduceError::Io(tmp.clone(), e))?;
     let cmd = Cmd::new(script)
         .cwd(dir.path())
         .env("TMPDIR", &tmp)
@@ -95,24 +98,30 @@ fn run_test(
     let out = exec::run_cancellable(&cmd, cancel);
     // A file the script made read-only must not keep the directory from going.
     let _ = std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700));
-    Some(out)
+    Ok(out)
 }
 
-/// Runs `script` as [`run_test`] does; true when it exits 0.
+/// Runs `script` as [`run_test`] does; true when it exits 0. A test that could not be set
+/// up or started is no answer: it is recorded in `faults`, which stops the reduction.
 fn interesting(
     script: &Path,
     files: &[Named],
     texts: &[&[u8]],
     timeout: Duration,
     cancel: &(dyn Fn() -> bool + Sync),
+    faults: &Faults,
 ) -> bool {
-    matches!(
-        run_test(script, files, texts, timeout, cancel),
-        Some(Ok(exec::Output {
-            status: Status::Exited(0),
-            ..
-        }))
-    )
+    match run_test(script, files, texts, timeout, cancel) {
+        Ok(Ok(out)) => out.status == Status::Exited(0),
+        Ok(Err(e)) => {
+            faults.record(e.into());
+            false
+        }
+        Err(e) => {
+            faults.record(e);
+            false
+        }
+    }
 }
 
 /// The script must be an executable file: said before anything runs.
@@ -241,6 +250,7 @@ pub fn reduce_with_script(
         named: &named,
         timeout,
         settings,
+        faults: Faults::new(settings.stop.clone()),
     };
     let (now, stats) = rounds.run(starts.clone(), &mut trace, note)?;
     let originals = originals_kept(kept, &starts, &now);
@@ -310,20 +320,14 @@ fn check_original(
     let first = run_test(script, named, &texts, limit, &|| {
         settings.stop.load(Ordering::SeqCst)
     });
-    let out = match first {
-        None => {
-            return Err(ReduceError::NoFile {
-                path: std::env::temp_dir(),
-                error: std::io::Error::other("cannot make a scratch directory for the test"),
-            })
-        }
-        Some(Err(e)) => {
+    let out = match first? {
+        Err(e) => {
             return Err(ReduceError::BadScript {
                 script: script.to_path_buf(),
                 why: format!("cannot be run: {e} (does it start with #!?)"),
             })
         }
-        Some(Ok(out)) => out,
+        Ok(out) => out,
     };
     let status = match out.status {
         Status::Exited(0) => return Ok(true),
@@ -349,6 +353,8 @@ struct Rounds<'a> {
     named: &'a [Named],
     timeout: Duration,
     settings: &'a Settings,
+    /// A test that could not run stops the reduction with it as the error.
+    faults: Faults,
 }
 
 impl Rounds<'_> {
@@ -408,7 +414,14 @@ impl Rounds<'_> {
                 .map(|(j, t)| if j == k { text } else { t.as_slice() })
                 .collect();
             let off = || cancel.is_cancelled();
-            if interesting(self.script, self.named, &texts, self.timeout, &off) {
+            if interesting(
+                self.script,
+                self.named,
+                &texts,
+                self.timeout,
+                &off,
+                &self.faults,
+            ) {
                 Outcome::Interesting
             } else {
                 Outcome::Uninteresting
@@ -416,7 +429,7 @@ impl Rounds<'_> {
         };
         let rest = total(now) - now[k].len();
         let file = &self.named[k];
-        trace::drive(
+        let driven = trace::drive(
             &now[k],
             opts,
             &test,
@@ -426,7 +439,16 @@ impl Rounds<'_> {
             None,
             note,
             &mut |best, _, _| write_keeping_mode(&file.path, best, file.mode),
-        )
+        );
+        match (driven, self.faults.take()) {
+            (Ok(r), None) => Ok(r),
+            (Ok(r), Some(cause)) => Err(ReduceError::Fault {
+                cause: Box::new(cause),
+                bytes: r.output.len(),
+                output: file.path.clone(),
+            }),
+            (Err(e), _) => Err(e),
+        }
     }
 }
 

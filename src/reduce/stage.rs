@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::fault::{Faults, SpaceWatch};
 use super::oracle::{self, retarget, Judged, Oracle};
 use super::verify::{verify, Check, Verdict};
 use super::{accept, complete, unmarked, witness, ReduceError, Reduction, Settings, Start};
@@ -20,6 +21,9 @@ use crate::executor::{Choice, Executor, FarmSummary};
 
 /// Time limit of the runs of the start, before a per-test timeout is known.
 const START_LIMIT: Duration = Duration::from_secs(600);
+
+/// Tests between two looks at the free space (`fault::SpaceWatch`).
+const SPACE_EVERY: u64 = 32;
 
 /// The executor asked for, and why a farm was refused (`None`: it was not).
 pub(super) struct FarmChoice {
@@ -55,6 +59,8 @@ pub(super) struct Stage<'a> {
     pub(super) phases: accept::PhaseLog,
     /// Candidates and the result are compiled without their line markers (`unmarked.rs`).
     pub(super) unmarked: bool,
+    /// Warns before the scratch or the case runs out of space.
+    pub(super) space: SpaceWatch,
 }
 
 impl<'a> Stage<'a> {
@@ -85,6 +91,7 @@ impl<'a> Stage<'a> {
                 keep_valid: start.keep_valid,
                 executor: Arc::new(Executor::local()),
                 symbolize: false,
+                faults: Arc::new(Faults::new(settings.stop.clone())),
             },
             work,
             counter: AtomicU64::new(0),
@@ -97,6 +104,7 @@ impl<'a> Stage<'a> {
             witness: None,
             phases: accept::PhaseLog::default(),
             unmarked: false,
+            space: SpaceWatch::default(),
         })
     }
 
@@ -125,9 +133,11 @@ impl<'a> Stage<'a> {
     ) -> Result<Duration, ReduceError> {
         let t0 = Instant::now();
         let mut first = self.run_start(&start.text, flags, START_LIMIT, &|| false);
+        self.oracle.faults.check()?;
         if matches!(&first, Some(j) if !j.same) {
             self.oracle.symbolize = true;
             first = self.run_start(&start.text, flags, START_LIMIT, &|| false);
+            self.oracle.faults.check()?;
             if self.oracle.accepts(&first) {
                 log::info!(
                     "the start reproduces only with the compiler's own symbolizer: tests keep it"
@@ -227,6 +237,7 @@ impl<'a> Stage<'a> {
                     self.oracle.accepts(&j)
                 })
                 .count() as u32;
+        self.oracle.faults.check()?;
         if same == runs {
             Ok(())
         } else if crate::interrupt::is_interrupted() {
@@ -272,20 +283,54 @@ impl<'a> Stage<'a> {
         cancel: &(dyn Fn() -> bool + Sync),
     ) -> Option<Judged> {
         let k = self.counter.fetch_add(1, Ordering::Relaxed);
-        let path = self.work.path().join(format!("c{k}.{}", self.ext));
-        std::fs::write(&path, self.compiled(text)).ok()?;
+        if k % SPACE_EVERY == 0 {
+            self.space.look(&[self.work.path(), self.dir]);
+        }
+        let test = self.test_dir(k)?;
+        let path = test.path().join(format!("c{k}.{}", self.ext));
+        self.write_scratch(&path, &[&self.compiled(text)])?;
         let argv = retarget(
             &self.replay,
             &self.case.input,
             &path.to_string_lossy(),
             flags,
         );
-        let j = match executor {
-            Some(e) => self.oracle.judge_on(e, &argv, timeout, cancel),
-            None => self.oracle.judge(&argv, timeout, cancel),
-        };
-        let _ = std::fs::remove_file(&path);
-        j
+        let executor = executor.unwrap_or(&self.oracle.executor);
+        let tmp = test.path().join("tmp");
+        self.oracle
+            .judge_on(executor, &argv, Some(&tmp), timeout, cancel)
+    }
+
+    /// A scratch directory of test `k`'s own, holding its candidate and the compiler's
+    /// TMPDIR (`tmp/`), removed with everything in it when the test ends. `None` (a fault
+    /// recorded) when it cannot be made.
+    fn test_dir(&self, k: u64) -> Option<tempfile::TempDir> {
+        let made = tempfile::Builder::new()
+            .prefix(&format!("t{k}-"))
+            .tempdir_in(self.work.path())
+            .and_then(|d| std::fs::create_dir(d.path().join("tmp")).map(|_| d));
+        made.map_err(|e| {
+            self.oracle
+                .faults
+                .record(ReduceError::Io(self.work.path().to_owned(), e))
+        })
+        .ok()
+    }
+
+    /// Writes `parts` to the scratch file `path`; `None` (a fault recorded: a full disk is
+    /// no verdict on the candidate) when that fails.
+    fn write_scratch(&self, path: &Path, parts: &[&[u8]]) -> Option<()> {
+        let written = std::fs::File::create(path).and_then(|mut f| {
+            parts.iter().try_for_each(|p| f.write_all(p))?;
+            f.flush()
+        });
+        written
+            .map_err(|e| {
+                self.oracle
+                    .faults
+                    .record(ReduceError::Io(path.to_owned(), e))
+            })
+            .ok()
     }
 
     /// What the compiler is given for `text`: without line markers when validity must not
@@ -307,14 +352,24 @@ impl<'a> Stage<'a> {
         cancel: &(dyn Fn() -> bool + Sync),
     ) -> Option<witness::Run> {
         let k = self.counter.fetch_add(1, Ordering::Relaxed);
-        let path = self.work.path().join(format!("w{k}.{}", self.ext));
-        let mut file = std::fs::File::create(&path).ok()?;
-        file.write_all(&witness::prelude(argv, text)).ok()?;
-        file.write_all(text).ok()?;
-        drop(file);
-        let run = witness::run(argv, self.dir, &path.to_string_lossy(), timeout, cancel);
-        let _ = std::fs::remove_file(&path);
-        run
+        let test = self.test_dir(k)?;
+        let path = test.path().join(format!("w{k}.{}", self.ext));
+        self.write_scratch(&path, &[&witness::prelude(argv, text), text])?;
+        let file = path.to_string_lossy();
+        match witness::run(
+            argv,
+            self.dir,
+            &file,
+            &test.path().join("tmp"),
+            timeout,
+            cancel,
+        ) {
+            Ok(run) => run,
+            Err(e) => {
+                self.oracle.faults.record(e.into());
+                None
+            }
+        }
     }
 
     /// Writes `text` as the case's result and checks it `runs` times with the plain replay
@@ -340,10 +395,32 @@ impl<'a> Stage<'a> {
         // Only Ctrl-C cuts a check: after a stop that is not an interrupt (the triage
         // budget) the best so far is still verified, so what is kept is a reproducer.
         let interrupted = crate::interrupt::is_interrupted;
-        Ok(verify(&check, &mut |argv| {
+        let verdict = verify(&check, &mut |argv| {
             self.check_runs.fetch_add(1, Ordering::Relaxed);
             self.oracle.judge_local(argv, timeout, &interrupted)
-        }))
+        });
+        self.oracle.faults.check()?;
+        Ok(verdict)
+    }
+
+    /// The error of a reduction that a fault (`cause`) stopped: `rec`, whose best so far is
+    /// already in the case, is saved as `stopped` with the fault, so that the case says why
+    /// and `--resume` goes on from there. A fault of the case files themselves (the record
+    /// cannot be written) is its own error.
+    pub(super) fn stopped_by(&self, rec: &mut Reduction, cause: ReduceError) -> ReduceError {
+        if matches!(cause, ReduceError::Case(_)) {
+            return cause;
+        }
+        rec.status = "stopped".into();
+        rec.fault = Some(cause.to_string());
+        if let Err(e) = self.save(rec) {
+            log::warn!("{e}");
+        }
+        ReduceError::Fault {
+            cause: Box::new(cause),
+            bytes: rec.bytes_after,
+            output: self.dir.join(&rec.output),
+        }
     }
 
     /// Saves `rec` as the case's reduction.

@@ -243,33 +243,35 @@ fn message(key: &str) -> &str {
     key.split_once('\t').map_or(key, |(_, m)| m)
 }
 
-/// Runs the witness on `file` (in `dir`); `None` when it did not end by itself (timed out,
-/// cancelled, could not start).
+/// Runs the witness on `file` (in `dir`, its TMPDIR `tmpdir`); `None` when it did not end by
+/// itself (timed out, cancelled), `Err` when it could not start.
 pub(super) fn run(
     witness: &[String],
     dir: &Path,
     file: &str,
+    tmpdir: &Path,
     timeout: Duration,
     cancel: &(dyn Fn() -> bool + Sync),
-) -> Option<Run> {
+) -> Result<Option<Run>, exec::ExecError> {
     let cmd = Cmd::new(&witness[0])
         .args(&witness[1..])
         .args([file])
         .cwd(dir)
+        .env("TMPDIR", tmpdir)
         .timeout(timeout)
         .output_cap(8 << 20);
-    let out = exec::run_cancellable(&cmd, cancel).ok()?;
+    let out = exec::run_cancellable(&cmd, cancel)?;
     let code = match out.status {
         Status::Exited(c) => c,
-        _ => return None,
+        _ => return Ok(None),
     };
     let stderr = String::from_utf8_lossy(&out.stderr);
     let (errors, gave_up) = errors(&stderr, file);
-    Some(Run {
+    Ok(Some(Run {
         ok: code == 0,
         partial: gave_up || out.stderr_dropped > 0 || (code != 0 && errors.is_empty()),
         errors,
-    })
+    }))
 }
 
 /// The errors GCC printed, each as `file\tmessage` (the file as printed, the candidate's own

@@ -12,7 +12,7 @@
 //! sync (NTP) within a small part of the lease.
 
 use std::sync::mpsc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::db::vals;
 use super::{utc_string, Bucket, Location, Status, Store, StoreError};
@@ -125,7 +125,8 @@ impl Store {
 }
 
 /// Renews a lease every third of its length from a thread with its own connection, until
-/// dropped.
+/// dropped or until its deadline: a worker whose triage runs past its budget (a stage that
+/// hangs) stops renewing, so its lease runs out and another worker can take the bucket.
 #[derive(Debug)]
 pub struct Heartbeat {
     stop: Option<mpsc::Sender<()>>,
@@ -133,8 +134,15 @@ pub struct Heartbeat {
 }
 
 impl Heartbeat {
-    /// Starts renewing `owner`'s lease on `bucket` in the store at `loc`.
-    pub fn start(loc: &Location, bucket: &str, owner: &str, ttl: Duration) -> Heartbeat {
+    /// Starts renewing `owner`'s lease on `bucket` in the store at `loc`, until `until`
+    /// (`None`: as long as the heartbeat lives).
+    pub fn start(
+        loc: &Location,
+        bucket: &str,
+        owner: &str,
+        ttl: Duration,
+        until: Option<Instant>,
+    ) -> Heartbeat {
         let (tx, rx) = mpsc::channel::<()>();
         let (loc, bucket, owner) = (loc.clone(), bucket.to_string(), owner.to_string());
         let thread = std::thread::spawn(move || {
@@ -143,6 +151,12 @@ impl Heartbeat {
             };
             let every = (ttl / 3).max(Duration::from_millis(100));
             while let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(every) {
+                if until.is_some_and(|u| Instant::now() >= u) {
+                    log::warn!(
+                        "bucket {bucket}: the triage ran past its budget; its lease is no longer renewed, so another worker may take the bucket"
+                    );
+                    return;
+                }
                 if !matches!(store.renew(&bucket, &owner, ttl), Ok(true)) {
                     return;
                 }

@@ -110,6 +110,7 @@ both_backends!(
     a_newer_schema_is_refused,
     open_existing_creates_nothing_and_reads_what_is_there,
     a_bucket_is_leased_to_one_worker_and_an_expired_lease_is_taken_over,
+    a_heartbeat_stops_renewing_at_its_deadline,
     a_version_1_store_is_migrated_and_keeps_its_rows,
     buckets_say_which_machines_and_compilers_hit_them,
     a_case_is_archived_and_fetched_elsewhere,
@@ -330,6 +331,31 @@ fn a_bucket_is_leased_to_one_worker_and_an_expired_lease_is_taken_over(b: Backen
         "e2",
         "released: free at once"
     );
+}
+
+fn a_heartbeat_stops_renewing_at_its_deadline(b: Backend) {
+    let f = Fixture::new(b);
+    let mut s = f.open();
+    s.record(&key("h1"), &occ("2026-01-01T00:00:00.000Z"), false)
+        .unwrap();
+    let ttl = Duration::from_millis(1500);
+    assert!(s.claim("w1", ttl).unwrap().is_some());
+    let until = std::time::Instant::now() + Duration::from_millis(2000);
+    let beat = super::lease::Heartbeat::start(&f.loc, "h1", "w1", ttl, Some(until));
+    // Renewed past the first lease's end while the deadline has not come.
+    std::thread::sleep(Duration::from_millis(1800));
+    assert!(s.claim("w2", ttl).unwrap().is_none(), "still renewed");
+    // Past the deadline and a whole lease: no longer renewed, another worker takes it.
+    let mut taken = None;
+    for _ in 0..100 {
+        std::thread::sleep(Duration::from_millis(100));
+        taken = s.claim("w2", ttl).unwrap();
+        if taken.is_some() {
+            break;
+        }
+    }
+    assert_eq!(taken.map(|b| b.id).as_deref(), Some("h1"));
+    drop(beat);
 }
 
 fn a_version_1_store_is_migrated_and_keeps_its_rows(b: Backend) {

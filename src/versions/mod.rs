@@ -95,7 +95,7 @@ pub fn run_versions(
     jobs: usize,
     timeout: Duration,
 ) -> Result<Vec<VersionRow>, VersionsError> {
-    let mut case = Case::load(dir)?;
+    let (mut case, _lock) = Case::load_for_writing(dir)?;
     let compilers = compilers_to_run(compilers)?;
     let replay: Vec<String> = case.best_replay_command();
     let mut cmds = Vec::new();

@@ -399,3 +399,130 @@ fn backend_error_after_12mb_of_gcc_style_warnings_is_a_crash() {
         c["crash"]
     );
 }
+
+#[test]
+fn a_second_writer_of_a_case_exits_2_and_names_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let arg = marker(60, 7);
+    let case = slow_case(dir.path(), &arg);
+    let case_s = case.to_str().unwrap();
+    let before = snapshot(&case);
+    // The first writer hangs in its first compiler run, holding the case.
+    let mut first = start(dir.path(), &tmp, &["reduce", case_s]);
+    wait_for_process(&arg, &mut first);
+    for args in [
+        &["reduce", case_s][..],
+        &["flags", case_s],
+        &["classify", case_s],
+        &["versions", "--compiler", "clang-19", case_s],
+        &["ir", case_s],
+    ] {
+        let o = Command::new(BIN)
+            .args(args)
+            .current_dir(dir.path())
+            .env("TMPDIR", &tmp)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("is being written by process"),
+            "{args:?}: {err}"
+        );
+        assert!(err.contains("reduce"), "names the holder's command: {err}");
+    }
+    // Readers do not wait for it.
+    let o = Command::new(BIN)
+        .args(["report", case_s])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    expect_success(&o);
+    let (code, _, err) = interrupt(first, libc::SIGINT);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(
+        snapshot(&case) == before,
+        "the refused writers changed the case"
+    );
+    // Once the holder is gone, the next writer takes the case.
+    std::fs::remove_file(dir.path().join("slow")).unwrap();
+    let o = Command::new(BIN)
+        .args(["flags", case_s])
+        .current_dir(dir.path())
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    expect_success(&o);
+    assert!(read_case(&case)["flags"].is_object());
+}
+
+#[test]
+fn a_disk_that_fills_during_reduce_is_an_error_and_the_best_so_far_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Something to reduce before the crash: 30 functions the crash does not need.
+    let mut src: String = (0..30)
+        .map(|i| format!("int f{i}(int x) {{ return x * {i} + {i}; }}\n"))
+        .collect();
+    src.push_str("#pragma clang __debug crash\n");
+    std::fs::write(d.join("crash.c"), &src).unwrap();
+    // The compiler fills the scratch file system from its 12th run on (a build beside the
+    // reduction, say): later candidates cannot be written.
+    let mnt = d.join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    write_script(
+        &d.join("clang-filling"),
+        &format!(
+            "n=$(cat '{count}' 2>/dev/null || echo 0); echo $((n + 1)) > '{count}'\n\
+             if [ \"$n\" -ge 12 ] && [ -e '{armed}' ]; then\n\
+               dd if=/dev/zero of='{mnt}/filler' bs=64k count=1000 2>/dev/null\n\
+             fi\n\
+             exec clang-19 \"$@\"",
+            count = d.join("count").display(),
+            armed = d.join("armed").display(),
+            mnt = mnt.display(),
+        ),
+    );
+    let case = d.join("case");
+    let o = Command::new(BIN)
+        .args(["capture", "--out", case.to_str().unwrap(), "--"])
+        .args(["./clang-filling", "-c", "crash.c"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    expect_success(&o);
+    std::fs::write(d.join("armed"), "").unwrap();
+    std::fs::remove_file(d.join("count")).unwrap();
+    // icepick's scratch (TMPDIR) on a 4 MiB tmpfs of a mount namespace of its own.
+    let script = format!(
+        "mount -t tmpfs -o size=4m tmpfs '{mnt}' && mkdir '{mnt}/tmp' && \
+         TMPDIR='{mnt}/tmp' exec '{BIN}' reduce --jobs 2 '{case}'",
+        mnt = mnt.display(),
+        case = case.display(),
+    );
+    let o = Command::new("unshare")
+        .args(["-m", "sh", "-c", &script])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(err.contains("best so far"), "{err}");
+    let red = &read_case(&case)["reduction"];
+    assert_eq!(red["status"], "stopped", "{red}");
+    assert!(
+        red["fault"]
+            .as_str()
+            .unwrap()
+            .contains("No space left on device"),
+        "{red}"
+    );
+    assert_eq!(red["verified"], false, "{red}");
+    // The best so far is in the case, and it still crashes the case's way.
+    let best = std::fs::read(case.join(red["output"].as_str().unwrap())).unwrap();
+    assert!(best.len() <= src.len());
+    assert!(String::from_utf8_lossy(&best).contains("#pragma clang __debug crash"));
+}

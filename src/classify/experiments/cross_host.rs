@@ -38,8 +38,12 @@ pub fn native_compiler(case: &Case, dir: &Path) -> Option<PathBuf> {
 }
 
 /// E6: the case on this host's compiler of the same version, for the capturing host's target.
+/// What E6 is, in its evidence.
+pub(super) const EXPERIMENT: &str =
+    "cross-host replay: the case on this host's compiler of the same version";
+
 pub(super) fn cross_host(dir: &Path, case: &Case, replay: &[String]) -> Evidence {
-    let what = "cross-host replay: the case on this host's compiler of the same version";
+    let what = EXPERIMENT;
     let host = this_host();
     let Some(native) = native_compiler(case, dir) else {
         return not_run(

@@ -60,6 +60,13 @@ pub fn compare(case_sig: &Signature, out: &Result<Output, ExecError>, sym: &Symb
         }
         Ok(o) => o,
     };
+    if o.status == Status::Cancelled {
+        return Seen {
+            outcome: o::NOT_RUN,
+            crash: None,
+            note: "cut by the triage budget".into(),
+        };
+    }
     if o.status == Status::TimedOut {
         return Seen {
             outcome: o::TIMEOUT,
@@ -167,8 +174,26 @@ pub(super) fn this_host() -> String {
     format!("host {}", std::env::consts::ARCH)
 }
 
-/// Runs every experiment that can run here.
+/// Why an experiment did not run when the triage budget's end came first.
+const BUDGET_SPENT: &str = "not run: the triage budget had run out";
+
+/// Runs every experiment that can run here; those that would start after `opts.deadline`
+/// are recorded as not run, and E1 stops at it.
 pub fn run_all(dir: &Path, case: &Case, opts: &Options) -> Vec<Evidence> {
+    let spent = || {
+        opts.deadline
+            .is_some_and(|d| std::time::Instant::now() >= d)
+    };
+    run_each(dir, case, opts, &spent)
+}
+
+/// [`run_all`]'s experiments in order, each asking `spent` before it starts.
+fn run_each(
+    dir: &Path,
+    case: &Case,
+    opts: &Options,
+    spent: &(dyn Fn() -> bool + Sync),
+) -> Vec<Evidence> {
     let replay = replay_command(case);
     let host_argv = case.host_argv(&replay);
     let host = if case.emulator.is_empty() {
@@ -194,8 +219,11 @@ pub fn run_all(dir: &Path, case: &Case, opts: &Options) -> Vec<Evidence> {
     // The capturing host is this one, or the emulator the case was captured under.
     let captured_here = captured_on_riscv(case) == cfg!(target_arch = "riscv64");
     let mut timeouts = 0;
-    if captured_here || !case.emulator.is_empty() {
-        let (e1, first, t) = determinism(case, &replay_cmd, opts.runs.max(1), &host, &sym);
+    let skip = |id: &str, experiment: &str| not_run(id, experiment, &host, BUDGET_SPENT);
+    if (captured_here || !case.emulator.is_empty()) && spent() {
+        evidence.push(skip("E1", &determinism::experiment(opts.runs.max(1))));
+    } else if captured_here || !case.emulator.is_empty() {
+        let (e1, first, t) = determinism(case, &replay_cmd, opts.runs.max(1), &host, &sym, spent);
         timeouts = t;
         evidence.push(e1);
         if captured_here {
@@ -219,26 +247,41 @@ pub fn run_all(dir: &Path, case: &Case, opts: &Options) -> Vec<Evidence> {
         ));
     }
     if !captured_here {
-        evidence.push(cross_host(dir, case, &replay));
+        evidence.push(match spent() {
+            true => skip("E6", cross_host::EXPERIMENT),
+            false => cross_host(dir, case, &replay),
+        });
     }
 
     // E5: emulation; E3: the emulated compiler's vector code.
-    evidence.extend(emulation(dir, case, &replay, opts));
+    if spent() && super::emulation::riscv64_compiler(case, opts).is_some() {
+        let e5 = |(id, cpu): &(&str, &str)| {
+            let on = format!("qemu-riscv64 -cpu {cpu}");
+            not_run(id, super::emulation::E5_EXPERIMENT, &on, BUDGET_SPENT)
+        };
+        evidence.extend(super::emulation::E5_CPUS.iter().map(e5));
+    } else {
+        evidence.extend(emulation(dir, case, &replay, opts));
+    }
     evidence.push(static_scan(case, opts));
 
     // E2: the faulting instruction of a RISC-V crash.
-    evidence.push(faulting_instruction(
-        dir,
-        case,
-        opts,
-        &evidence_crashes(dir, case, &replay, opts),
-    ));
+    evidence.push(match spent() {
+        true => skip("E2", super::emulation::E2_EXPERIMENT),
+        false => faulting_instruction(dir, case, opts, &evidence_crashes(dir, case, &replay, opts)),
+    });
 
     // E4: V off on a RISC-V host.
-    evidence.push(vector_off(case, &replay_cmd, &sym));
+    evidence.push(match spent() {
+        true => skip("E4", vector_off::EXPERIMENT),
+        false => vector_off(case, &replay_cmd, &sym),
+    });
 
     // E7: resources.
-    evidence.push(resources(case, timeouts, &replay_cmd, &sym));
+    evidence.push(match spent() {
+        true => skip("E7", resources::EXPERIMENT),
+        false => resources(case, timeouts, &replay_cmd, &sym),
+    });
 
     // H: what the capturing host is.
     evidence.push(super::host_facts::evidence(

@@ -8,8 +8,11 @@ use crate::classify::Evidence;
 use crate::crash::{CrashKind, Symbolizer};
 use crate::exec::{self, Cmd};
 
+/// What E7 is, in its evidence.
+pub(super) const EXPERIMENT: &str = "resources: OOM kill, timeout, stack overflow";
+
 pub(super) fn resources(case: &Case, timeouts: usize, replay: &Cmd, sym: &Symbolizer) -> Evidence {
-    let experiment = "resources: OOM kill, timeout, stack overflow";
+    let experiment = EXPERIMENT;
     let host = this_host();
     let mut e = not_run("E7", experiment, &host, "");
     e.ran = true;

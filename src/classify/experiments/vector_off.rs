@@ -8,8 +8,12 @@ use crate::crash::Symbolizer;
 use crate::exec::{self, Cmd, ExecError};
 
 /// E4: the replay with V off for the new process.
+/// What E4 is, in its evidence.
+pub(super) const EXPERIMENT: &str =
+    "V off: prctl(PR_RISCV_V_SET_CONTROL, next=OFF|INHERIT) before exec";
+
 pub(super) fn vector_off(case: &Case, replay: &Cmd, sym: &Symbolizer) -> Evidence {
-    let experiment = "V off: prctl(PR_RISCV_V_SET_CONTROL, next=OFF|INHERIT) before exec";
+    let experiment = EXPERIMENT;
     if !cfg!(target_arch = "riscv64") {
         return not_run("E4", experiment, &this_host(), "not a RISC-V host");
     }
