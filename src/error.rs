@@ -5,8 +5,8 @@ pub const OK: u8 = 0;
 /// icepick itself failed (I/O, a bug); the message says what.
 pub const FAILED: u8 = 1;
 /// The command line or an input is wrong (missing compiler, unreadable file, not a case, a
-/// damaged or unsafe `case.json`, a case without its input, a taken `--out`, a `--test`
-/// script that rejects the original).
+/// damaged or unsafe `case.json`, a case without its input, a case another icepick is
+/// writing, a taken `--out`, a `--test` script that rejects the original).
 pub const USAGE: u8 = 2;
 /// The command did not crash: it compiled, failed with ordinary diagnostics, or timed out.
 pub const NO_CRASH: u8 = 3;
@@ -31,8 +31,9 @@ Exit codes:
   0  success
   1  icepick failed (I/O error or bug; the message says what)
   2  usage error or bad input: missing compiler or file, not a case directory, a damaged
-     case.json or one naming files outside its case, a case without its input, --out not
-     empty, a reduce --test script that is not executable or fails on the original
+     case.json or one naming files outside its case, a case without its input, a case
+     another icepick is writing, --out not empty, a reduce --test script that is not
+     executable or fails on the original
   3  the command did not crash (it compiled, failed with ordinary diagnostics, or timed out)
   4  the crash did not reproduce: flaky (k of n runs) or lost in preprocessing; the case is
      still written and its status says which
