@@ -21,10 +21,10 @@ pub fn main_file(bytes: usize) -> Vec<u8> {
 
 /// A main file whose one variable has a class template's argument nested `depth` deep
 /// (`A<A<…A<int>…>> x;`, closed by `>>` tokens), and a call of a function template with an
-/// argument nested as deep.
+/// argument nested as deep; a header before it declares what nothing uses.
 pub fn nested_templates(depth: usize) -> Vec<u8> {
     let mut out = String::with_capacity(8 * depth + 256);
-    out.push_str("# 1 \"deep.cc\"\n");
+    out.push_str("# 1 \"deep.cc\"\n# 1 \"h.h\" 1\nint unused;\n# 2 \"deep.cc\" 2\n");
     out.push_str("template <class T> struct A { T t; };\n");
     out.push_str("template <class T> int f(T) { return 0; }\n");
     for call in [false, true] {

@@ -34,6 +34,7 @@ pub(crate) use prune::prune;
 use roots::Roots;
 use split::Split;
 
+mod angles;
 mod arity;
 mod callers;
 mod declarator;
