@@ -5,6 +5,7 @@
 //! ```text
 //! cargo run -p reducers --release --example plan_bench              # the closure pass
 //! cargo run -p reducers --release --example plan_bench -- --all     # every built-in pass
+//! cargo run -p reducers --release --example plan_bench -- --pass=hollow main:8
 //! cargo run -p reducers --release --example plan_bench -- main:8 deep:100000
 //! ```
 //!
@@ -22,17 +23,29 @@ mod generate;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let all = args.iter().any(|a| a == "--all");
-    let mut inputs: Vec<String> = args.into_iter().filter(|a| a != "--all").collect();
+    let named: Vec<&str> = args
+        .iter()
+        .filter_map(|a| a.strip_prefix("--pass="))
+        .collect();
+    let mut passes: Vec<CPass> = CPass::all();
+    if !all {
+        let wanted = if named.is_empty() {
+            vec!["closure"]
+        } else {
+            named
+        };
+        passes.retain(|p| wanted.contains(&p.name()));
+    }
+    let mut inputs: Vec<String> = args
+        .iter()
+        .filter(|a| !a.starts_with("--"))
+        .cloned()
+        .collect();
     if inputs.is_empty() {
         inputs = ["main:8", "main:22", "deep:100000"]
             .map(String::from)
             .to_vec();
     }
-    let passes = if all {
-        CPass::all()
-    } else {
-        vec![CPass::Closure]
-    };
     for input in &inputs {
         let Some(text) = generated(input) else {
             eprintln!("unknown input {input:?}: expected main:MB or deep:N");
