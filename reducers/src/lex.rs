@@ -7,6 +7,8 @@
 //! end, unknown bytes become one-byte tokens, and non-ASCII bytes count as identifier characters,
 //! so arbitrary (non-UTF-8) input is handled without panics.
 
+use crate::newline;
+
 /// What a token is; only as fine-grained as the passes need.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -102,17 +104,23 @@ fn lex_from(text: &[u8], at_line_start: bool) -> Vec<Tok> {
     let mut line_start = at_line_start; // only whitespace seen since the last newline
     while i < n {
         let b = text[i];
-        if b == b'\n' {
+        if newline::ends_line(text, i) {
             line_start = true;
             i += 1;
             continue;
         }
+        // (A `\r` here is that of a `\r\n`.)
         if b == b' ' || b == b'\t' || b == b'\r' || b == 0x0b || b == 0x0c {
             i += 1;
             continue;
         }
-        if b == b'\\' && text.get(i + 1) == Some(&b'\n') {
-            i += 2;
+        let splice = if b == b'\\' {
+            newline::break_len(text, i + 1)
+        } else {
+            0
+        };
+        if splice > 0 {
+            i += 1 + splice;
             continue;
         }
         if b == b'/' && text.get(i + 1) == Some(&b'/') {
@@ -190,19 +198,17 @@ fn lex_from(text: &[u8], at_line_start: bool) -> Vec<Tok> {
     toks
 }
 
-/// Index of the `\n` ending the line that contains `i` (continuations followed), or `text.len()`.
+/// Index of the byte ending the line that contains `i` (a `\n` or a lone `\r`, see
+/// `newline.rs`; continuations followed), or `text.len()`.
 pub(crate) fn line_end(text: &[u8], mut i: usize) -> usize {
-    while i < text.len() {
-        match crate::lex::find_byte(b'\n', &text[i..]) {
-            Some(k) => {
-                let nl = i + k;
-                if nl > 0 && text[nl - 1] == b'\\' {
-                    i = nl + 1;
-                } else {
-                    return nl;
-                }
-            }
-            None => return text.len(),
+    while let Some(end) = newline::next_end(text, i) {
+        // Where the break starts: a `\r\n` is spliced by a `\\` before its `\r`.
+        let crlf = text[end] == b'\n' && end > 0 && text[end - 1] == b'\r';
+        let brk = if crlf { end - 1 } else { end };
+        if brk > 0 && text[brk - 1] == b'\\' {
+            i = end + 1;
+        } else {
+            return end;
         }
     }
     text.len()
@@ -233,8 +239,8 @@ fn quoted_end(text: &[u8], mut i: usize, q: u8) -> usize {
     while i < text.len() {
         match text[i] {
             b'\\' => i += 2,
-            b'\n' => return i,
             c if c == q => return i + 1,
+            _ if newline::ends_line(text, i) => return i,
             _ => i += 1,
         }
     }
@@ -247,7 +253,7 @@ fn raw_string_end(text: &[u8], i: usize) -> usize {
     let paren = text[open..]
         .iter()
         .take(17)
-        .position(|&c| c == b'(' || c == b'"' || c == b'\n' || c == b' ');
+        .position(|&c| c == b'(' || c == b'"' || c == b'\n' || c == b'\r' || c == b' ');
     match paren {
         Some(k) if text[open + k] == b'(' => {
             let mut close = Vec::with_capacity(k + 2);
@@ -490,6 +496,24 @@ mod tests {
                 "c"
             ]
         );
+    }
+
+    #[test]
+    fn lone_carriage_returns_end_directives_comments_and_splices() {
+        assert_eq!(
+            words("#include <a.h>\r// c\rint x;\r#define A \\\r 1\rint y;"),
+            [
+                "#include <a.h>",
+                "int",
+                "x",
+                ";",
+                "#define A \\\r 1",
+                "int",
+                "y",
+                ";"
+            ]
+        );
+        assert_eq!(words("a \\\r\nb \"s\rt\""), ["a", "b", "\"s", "t", "\""]);
     }
 
     #[test]

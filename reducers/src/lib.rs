@@ -62,7 +62,8 @@
 //!   rejected, so the next big cut is the use-def closure of the crash site (`closure`, also
 //!   provenance's second candidate), which keeps every declaration the kept code names and
 //!   deletes the rest in one candidate.
-//! - Input is arbitrary bytes: nothing assumes UTF-8, and no pass panics.
+//! - Input is arbitrary bytes: nothing assumes UTF-8, and no pass panics. Lines end where a
+//!   compiler ends them: at `\n`, `\r\n` or a lone `\r` (`newline.rs`).
 //!
 //! # Passes and their order
 //!
@@ -86,6 +87,7 @@ mod driver;
 mod engine;
 mod lex;
 mod markers;
+mod newline;
 mod pass;
 pub mod passes;
 pub mod plan;

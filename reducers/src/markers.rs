@@ -66,7 +66,8 @@ fn trim_start(s: &[u8]) -> &[u8] {
     &s[k..]
 }
 
-/// A physical line: `text[start..end]`, `end` past the newline if there is one.
+/// A physical line: `text[start..end]`, `end` past the newline if there is one (any line end
+/// counts: see `newline.rs`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Line<'t> {
     pub start: usize,
@@ -88,7 +89,7 @@ pub(crate) fn lines(text: &[u8]) -> impl Iterator<Item = Line<'_>> + '_ {
             return None;
         }
         let start = at;
-        let nl = crate::lex::find_byte(b'\n', &text[at..]).map_or(text.len(), |k| at + k);
+        let nl = crate::newline::next_end(text, at).unwrap_or(text.len());
         let end = (nl + 1).min(text.len());
         at = end;
         let body = &text[start..nl];
@@ -237,5 +238,13 @@ mod tests {
             Some(&b"int h;"[..])
         );
         assert_eq!(locate(b"a\nb\n", b"x.c", 2), Some(2));
+    }
+
+    #[test]
+    fn lone_carriage_returns_end_marker_lines() {
+        let t = b"# 1 \"m.c\"\r# 1 \"h.h\" 1 3\rint h;\r# 2 \"m.c\" 2\rint a;\rint b;\r";
+        assert_eq!(main_file(t), Some(&b"m.c"[..]));
+        let at = locate(t, b"m.c", 3).unwrap();
+        assert_eq!(&t[at..at + 6], b"int b;");
     }
 }

@@ -59,11 +59,12 @@ pub fn apply(text: &[u8], edits: &[Edit]) -> Vec<u8> {
         at = e.end;
         let glues_directive = e.with.is_empty()
             && e.end > e.start
-            && text[e.end - 1] == b'\n'
+            && crate::newline::ends_line(text, e.end - 1)
             && text.get(e.end) == Some(&b'#')
-            && out.last().is_some_and(|&b| b != b'\n');
+            && out.last().is_some_and(|&b| b != b'\n' && b != b'\r');
         if glues_directive {
-            out.push(b'\n');
+            // The line end it deleted, in the text's own style.
+            out.push(text[e.end - 1]);
         }
     }
     out.extend_from_slice(&text[at..]);

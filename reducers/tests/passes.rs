@@ -62,6 +62,9 @@ fn c_like() -> impl Strategy<Value = Vec<u8>> {
         "R\"(x)\"",
         "\u{e9}",
         "\t",
+        "\r",
+        "\r\n",
+        "# 2 \"a.c\"\r",
     ]);
     prop::collection::vec(frag, 0..80).prop_map(|v| v.concat().into_bytes())
 }
@@ -141,4 +144,38 @@ proptest! {
 fn names_are_distinct() {
     let names: std::collections::HashSet<_> = CPass::all().iter().map(CPass::name).collect();
     assert_eq!(names.len(), CPass::all().len());
+}
+
+/// Old Mac text: every line ends in a lone `\r`, which compilers take as a line end.
+const LONE_CR: &str =
+    "#include <a.h>\r// the rest is code\rint a;\rint b;\rint main() {\r  return a;\r}\r";
+
+#[test]
+fn lone_carriage_returns_end_lines() {
+    let without_b = LONE_CR.replace("int b;\r", "");
+    let lines: Vec<Vec<u8>> = CPass::Lines
+        .candidates(LONE_CR.as_bytes(), &Hints::default())
+        .collect();
+    assert!(lines.contains(&without_b.clone().into_bytes()), "{lines:?}");
+    // The directive and the comment end at their `\r`: the declarations after them are code.
+    let top: Vec<Vec<u8>> = CPass::Chunks(0)
+        .candidates(LONE_CR.as_bytes(), &Hints::default())
+        .collect();
+    assert!(
+        top.iter()
+            .any(|c| !c.windows(6).any(|w| w == b"int b;") && c.ends_with(b"}\r")),
+        "{top:?}"
+    );
+    // And a whole reduction gets somewhere.
+    let test = interesting_iff_contains(b"return a;".to_vec());
+    let opts = Options {
+        jobs: 1,
+        ..Options::new(reducers::passes::raw_pipeline(Hints::default()))
+    };
+    let r = reduce(LONE_CR.as_bytes(), &opts, &test, &mut |_| {});
+    assert!(
+        r.output.len() < LONE_CR.len() / 2,
+        "{:?}",
+        String::from_utf8_lossy(&r.output)
+    );
 }

@@ -23,6 +23,7 @@
 use std::borrow::Cow;
 
 use crate::lex::{self, Kind, Tok};
+use crate::newline;
 use crate::plan::{Ddmin, Edit, Item, List, Plan, Unit, DEL, SPACE};
 
 /// What a directive line is, as far as the passes care.
@@ -59,8 +60,9 @@ fn skip_blank(text: &[u8], mut i: usize, end: usize) -> usize {
     while i < end {
         match text[i] {
             b' ' | b'\t' | b'\r' | 0x0b | 0x0c => i += 1,
-            b'\\' if text.get(i + 1) == Some(&b'\n') => i += 2,
-            b'\\' if text.get(i + 1) == Some(&b'\r') && text.get(i + 2) == Some(&b'\n') => i += 3,
+            b'\\' if newline::break_len(text, i + 1) > 0 => {
+                i += 1 + newline::break_len(text, i + 1)
+            }
             _ => break,
         }
     }
@@ -69,11 +71,8 @@ fn skip_blank(text: &[u8], mut i: usize, end: usize) -> usize {
 
 fn dir_of(text: &[u8], t: &Tok) -> Dir {
     let (start, end) = (t.start as usize, t.end as usize);
-    let line_end = if text.get(end) == Some(&b'\n') {
-        end + 1
-    } else {
-        end
-    };
+    // The directive's token ends at its line's last byte: a `\n` or a lone `\r`.
+    let line_end = end + usize::from(newline::ends_line(text, end));
     let w0 = skip_blank(text, start + 1, end);
     let mut w1 = w0;
     while w1 < end && (text[w1].is_ascii_alphanumeric() || text[w1] == b'_') {
@@ -520,6 +519,8 @@ mod tests {
             "// c\n",
             "\\\n",
             "\t",
+            "\r",
+            "\\\r",
             "u8",
             "R\"(x)\"",
             "42",

@@ -18,6 +18,7 @@
 use std::borrow::Cow;
 
 use crate::lex::{self, Kind, Tok};
+use crate::newline;
 use crate::plan::{Cursor, Edit, Plan, Step};
 
 /// Words after which a `(` or `::` is not a call or a qualified name but a new expression.
@@ -531,7 +532,7 @@ pub(crate) fn squeeze(text: &[u8]) -> Vec<u8> {
         let b = t.bytes(text);
         if k > 0 && !gap.is_empty() {
             // A `#` that is not a directive (after a line splice) must not start a line.
-            let nl = t.kind == Kind::Directive || (gap.contains(&b'\n') && b[0] != b'#');
+            let nl = t.kind == Kind::Directive || (newline::has_break(gap) && b[0] != b'#');
             out.push(if nl { b'\n' } else { b' ' });
         }
         out.extend_from_slice(if t.kind == Kind::Directive {
@@ -664,6 +665,8 @@ mod tests {
             "// c\n",
             "\\\n",
             "R",
+            "\r",
+            "\\\r",
             "u8",
             "R\"(x)\"",
             "\u{e9}",

@@ -106,9 +106,8 @@ pub(crate) fn chunks(text: &[u8], level: u32) -> Box<dyn Plan> {
 /// True if directive token `t` is a line marker (as the markers pass sees them: at the start
 /// of its line).
 fn is_marker(text: &[u8], t: &Tok) -> bool {
-    let at_line_start = t.start == 0 || text[t.start as usize - 1] == b'\n';
     t.kind == Kind::Directive
-        && at_line_start
+        && crate::newline::starts_line(text, t.start as usize)
         && crate::markers::parse_marker(t.bytes(text)).is_some()
 }
 
@@ -116,14 +115,12 @@ fn is_marker(text: &[u8], t: &Tok) -> bool {
 pub(crate) fn lines(text: &[u8]) -> Box<dyn Plan> {
     let mut units = Vec::new();
     if !lex::too_big(text) {
-        let mut lines = Vec::new();
-        let mut at = 0;
-        while at < text.len() {
-            let end = crate::lex::find_byte(b'\n', &text[at..]).map_or(text.len(), |k| at + k + 1);
-            let marker = crate::markers::parse_marker(text[at..end].trim_ascii_end()).is_some();
-            lines.push((at, end, marker));
-            at = end;
-        }
+        let lines: Vec<(usize, usize, bool)> = crate::newline::lines(text)
+            .map(|(at, end)| {
+                let marker = crate::markers::parse_marker(text[at..end].trim_ascii_end());
+                (at, end, marker.is_some())
+            })
+            .collect();
         let code = |l: &&(usize, usize, bool)| !l.2 && !text[l.0..l.1].trim_ascii().is_empty();
         let last_code = lines.iter().rposition(|l| code(&l)).unwrap_or(0);
         for (k, &(a, b, marker)) in lines.iter().enumerate() {

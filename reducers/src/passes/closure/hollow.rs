@@ -58,11 +58,13 @@ pub(crate) fn hollow(text: &[u8], hints: &Hints) -> Box<dyn Plan> {
             .sum()
     };
     let before = kept_bytes(&base, &s);
+    // A set: the roots are every main-file declaration, asked about once per declaration.
+    let is_root: HashSet<usize> = roots.iter().copied().collect();
     let bodies: Vec<(usize, Body)> = (0..s.decls.len())
         .filter(|&k| base[k])
         .filter_map(|k| {
             // The roots' functions are the crash site and the code around it.
-            let function = || function_body_of(&s, k).filter(|_| !roots.contains(&k));
+            let function = || function_body_of(&s, k).filter(|_| !is_root.contains(&k));
             body_of(&s, k).or_else(function).map(|b| (k, b))
         })
         .collect();

@@ -28,18 +28,20 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use super::Hints;
 use crate::lex;
-use crate::markers;
 use crate::plan::{Edit, Empty, Item, List, Plan};
 pub(crate) use hollow::hollow;
 pub(crate) use prune::prune;
+use roots::Roots;
 use split::Split;
 
+mod angles;
 mod arity;
 mod callers;
 mod declarator;
 mod hollow;
 mod implicit;
 mod prune;
+mod roots;
 mod scope;
 mod split;
 
@@ -539,16 +541,6 @@ fn edits_for(s: &Split, kept: &mut [bool]) -> Vec<Edit> {
     edits
 }
 
-/// Leaf declarations whose span contains byte `at`.
-fn containing(s: &Split, at: usize) -> Vec<usize> {
-    s.decls
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| d.children.is_empty() && d.start <= at && at < d.end)
-        .map(|(k, _)| k)
-        .collect()
-}
-
 /// The candidates, boldest first (see the module doc).
 fn cuts(text: &[u8], hints: &Hints) -> Vec<Vec<Edit>> {
     if lex::too_big(text) {
@@ -588,126 +580,6 @@ fn cuts(text: &[u8], hints: &Hints) -> Vec<Vec<Edit>> {
         }
     }
     cuts
-}
-
-/// Where a closure starts (see the module doc).
-struct Roots<'t> {
-    /// The declarations at the crash: the parser location, the templates being instantiated
-    /// and the crashing function.
-    roots: Vec<usize>,
-    /// Those of `roots` and `callers` that can be cut down to a few statements.
-    trimmed: Vec<(usize, callers::Trimmed<'t>)>,
-    /// The same with the crash statement also cut after what the parser had read (empty
-    /// when it cannot be).
-    truncated: Vec<(usize, callers::Trimmed<'t>)>,
-    /// The non-template code that instantiates the crashing template.
-    callers: Vec<usize>,
-    /// The main file's declarations (empty without line markers).
-    main_decls: Vec<usize>,
-}
-
-impl<'t> Roots<'t> {
-    /// The roots in `s` for `hints`. Without line markers, locations are only trusted when
-    /// `by_location` (the text is the one the locations were taken from).
-    fn of(s: &Split<'t>, hints: &Hints, by_location: bool) -> Self {
-        // The crash site's declarations, trimmed to the statement the parser was in (and,
-        // first, to the part of it the parser had read).
-        let mut roots = Vec::new();
-        let mut trimmed = Vec::new();
-        let mut truncated = Vec::new();
-        let raw_lines = hints
-            .located_in
-            .map_or(true, |id| id == super::text_id(s.text));
-        let located = by_location && raw_lines || markers::main_file(s.text).is_some();
-        if let Some((file, line)) = hints.location.as_ref().filter(|_| located) {
-            if let Some(line_at) = markers::locate(s.text, file.as_bytes(), *line) {
-                let at = line_at + hints.column.map_or(0, |c| c.saturating_sub(1) as usize);
-                for k in containing(s, line_at) {
-                    trimmed.extend(callers::trim_to_byte(s, k, at, false).map(|t| (k, t)));
-                    let read = hints
-                        .column
-                        .and_then(|_| callers::trim_to_byte(s, k, at, true));
-                    truncated.extend(read.map(|t| (k, t)));
-                    roots.push(k);
-                }
-            }
-        }
-        for (file, line) in hints.sites.iter().filter(|_| located) {
-            if let Some(at) = markers::locate(s.text, file.as_bytes(), *line) {
-                roots.extend(containing(s, at));
-            }
-        }
-        if let Some(name) = hints
-            .function
-            .as_deref()
-            .and_then(super::guided::crash_name)
-        {
-            roots.extend(s.decls.iter().enumerate().filter_map(|(k, d)| {
-                (d.children.is_empty() && d.declares.contains(&name.as_bytes())).then_some(k)
-            }));
-        }
-        // Once the markers are gone from a cut text the parser's location is lost, but what
-        // followed it was cut first (crash-cut): the crash is in the last declaration.
-        if hints.location.is_some() && !located && roots.is_empty() {
-            let leaf = |k: &usize| s.decls[*k].children.is_empty() && !s.decls[*k].always;
-            roots.extend((0..s.decls.len()).rev().find(leaf));
-        }
-        roots.sort_unstable();
-        roots.dedup();
-        let main_decls = main_file_decls(s);
-        // The code that instantiates the crashing template, trimmed to the statements naming it.
-        let mut callers = Vec::new();
-        if let Some(name) = hints.instantiated.as_deref() {
-            let among: Vec<usize> = if main_decls.is_empty() {
-                (0..s.decls.len()).collect()
-            } else {
-                main_decls.clone()
-            };
-            callers = callers::callers(s, &among, name.as_bytes());
-            callers.retain(|k| !roots.contains(k));
-            let trims: Vec<_> = callers
-                .iter()
-                .filter_map(|&k| Some((k, callers::trim_to_name(s, k, name.as_bytes())?)))
-                .collect();
-            // The truncated candidate, when there is one, trims the callers too.
-            if !truncated.is_empty() {
-                truncated.extend(trims.iter().cloned());
-            }
-            trimmed.extend(trims);
-        }
-        Roots {
-            roots,
-            trimmed,
-            truncated,
-            callers,
-            main_decls,
-        }
-    }
-}
-
-impl Roots<'_> {
-    /// Every root, the callers and the main file's declarations: where prune and hollow
-    /// weigh what the closure keeps.
-    fn all(&self) -> Vec<usize> {
-        [&self.roots[..], &self.callers[..], &self.main_decls[..]].concat()
-    }
-}
-
-/// The main file's declarations (by line markers), in text order.
-fn main_file_decls(s: &Split) -> Vec<usize> {
-    let mut main_decls = Vec::new();
-    if let Some(main) = markers::main_file(s.text) {
-        for l in markers::lines(s.text) {
-            if l.marker.is_none() && l.file == Some(main) {
-                let body = &s.text[l.start..l.end];
-                if let Some(k) = body.iter().position(|c| !c.is_ascii_whitespace()) {
-                    main_decls.extend(containing(s, l.start + k));
-                }
-            }
-        }
-        main_decls.dedup();
-    }
-    main_decls
 }
 
 /// The closure of `roots` with some of them trimmed to a few statements (see `callers.rs`).

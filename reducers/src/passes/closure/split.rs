@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::angles;
 use super::arity::{Accepts, ANY};
 use super::implicit;
 use crate::lex::{self, Kind, Tok};
@@ -176,6 +177,9 @@ pub(super) struct Split<'t> {
     pub(super) text: &'t [u8],
     pub(super) toks: Vec<Tok>,
     pub(super) mate: Vec<u32>,
+    /// For each `<` token, the token closing it (see `angles.rs`); `u32::MAX` for other
+    /// tokens and a `<` that nothing closes.
+    pub(super) closes: Vec<u32>,
     pub(super) decls: Vec<Decl<'t>>,
     /// Every name that follows `namespace` (blocks, aliases, also in function bodies, and
     /// `using namespace`): a name qualified by anything else is a class member.
@@ -194,10 +198,12 @@ impl<'t> Split<'t> {
         let toks = lex::lex(text);
         let mate = lex::structure(text, &toks).mate;
         let n = toks.len();
+        let closes = angles::closes(text, &toks);
         let mut s = Split {
             text,
             toks,
             mate,
+            closes,
             decls: Vec::new(),
             namespaces: HashSet::new(),
             opened: HashSet::new(),
@@ -708,68 +714,6 @@ impl<'t> Split<'t> {
                 d.spec_args.push(self.b(k));
             }
         }
-    }
-
-    /// The `>` (or `>>`) closing the `<` at token `open`, within `last`.
-    pub(super) fn angle_close(&self, open: usize, last: usize) -> Option<usize> {
-        let mut depth = 0i32;
-        for k in open..=last {
-            match self.b(k) {
-                b"<" => depth += 1,
-                b">" => depth -= 1,
-                b">>" => depth -= 2,
-                b";" | b"{" => return None,
-                _ => {}
-            }
-            if depth <= 0 {
-                return Some(k);
-            }
-        }
-        None
-    }
-
-    /// The first token after any `template <…>` prefixes starting at `i` (bounded by `last`).
-    pub(super) fn skip_template_prefix(&self, mut i: usize, last: usize) -> usize {
-        while self.w(i, b"template") && self.p(i + 1, b"<") {
-            let mut depth = 0i32;
-            let mut j = i + 1;
-            // The list's non-type parameters (`size_t __w`): a `<` after one of them (as
-            // after a number or a `)`) compares, in a default argument such as libstdc++'s
-            // `bool = __w < static_cast<size_t>(…)`.
-            let mut values: Vec<&[u8]> = Vec::new();
-            while j <= last {
-                if depth == 1 && self.toks[j].kind == Kind::Ident && j > 0 {
-                    let before = self.b(j - 1);
-                    let after = self
-                        .toks
-                        .get(j + 1)
-                        .map_or(&b">"[..], |t| t.bytes(self.text));
-                    let typed = self.toks[j - 1].kind == Kind::Ident
-                        && !matches!(before, b"typename" | b"class");
-                    if typed && matches!(after, b"," | b"=" | b">" | b">>") {
-                        values.push(self.b(j));
-                    }
-                }
-                let compares = j > 0
-                    && (matches!(self.toks[j - 1].kind, Kind::Number)
-                        || self.p(j - 1, b")")
-                        || values.contains(&self.b(j - 1)));
-                match self.b(j) {
-                    b"<" if compares => {}
-                    b"<" => depth += 1,
-                    b">" => depth -= 1,
-                    b">>" => depth -= 2,
-                    b"(" | b"[" | b"{" => j = self.mate(j).filter(|&m| m <= last).unwrap_or(j),
-                    _ => {}
-                }
-                j += 1;
-                if depth <= 0 {
-                    break;
-                }
-            }
-            i = j;
-        }
-        i
     }
 
     /// True when the `[` at `open` starts a structured binding: `auto`, then only
