@@ -47,6 +47,28 @@ pub use capped::{marker, one_line, ONE_LINE_MAX};
 pub use passthrough::{become_program, passthrough, run_fed};
 pub use session::{remove_at_exit, scratch_dir, shutdown, RemoveAtExit, SCRATCH_PREFIX};
 
+/// Held shared by every spawn, exclusively while a file that a child may run is written
+/// ([`write_runnable`]). A fork copies every open descriptor into the child until it execs;
+/// were a file that another thread is writing among them, running that file in the meantime
+/// would fail with ETXTBSY ("text file busy"), and a reduction test would read as
+/// uninteresting. `spawn` returns once the child has exec'd (its copies closed), so nothing
+/// spawned holds a runnable file open for writing once the writer is done.
+static SPAWN_LOCK: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// The shared side of [`SPAWN_LOCK`], held across one spawn.
+pub(crate) fn spawning() -> std::sync::RwLockReadGuard<'static, ()> {
+    SPAWN_LOCK.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Writes `bytes` to `path` with permissions `mode`, while no child is being spawned: for
+/// files that a child may run (a `reduce --test` script's executable inputs).
+pub fn write_runnable(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let _no_spawn = SPAWN_LOCK.write().unwrap_or_else(|e| e.into_inner());
+    std::fs::write(path, bytes)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+}
+
 /// Default cap on each of stdout and stderr (half kept from the start, half from the end).
 pub const DEFAULT_OUTPUT_CAP: usize = 8 << 20;
 
@@ -292,7 +314,11 @@ async fn run_async(cmd: &Cmd, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<O
     let program_name = cmd.program.to_string_lossy().into_owned();
     log::trace!("running {}", shell_line(cmd));
     let start = Instant::now();
-    let mut child = command_of(cmd).spawn().map_err(|source| {
+    let spawned = {
+        let _no_writer = spawning();
+        command_of(cmd).spawn()
+    };
+    let mut child = spawned.map_err(|source| {
         log::debug!("{}: cannot start: {source}", shell_line(cmd));
         ExecError::Spawn {
             program: program_name.clone(),

@@ -346,3 +346,32 @@ fn which_finds_programs_on_path_and_relative_paths() {
         Some(PathBuf::from("/bin/sh"))
     );
 }
+
+#[test]
+fn a_runnable_file_written_while_other_threads_spawn_runs_every_time() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    let stop = AtomicBool::new(false);
+    let failed = std::thread::scope(|s| {
+        // Other threads spawning all the time, as a reduction's workers do.
+        for _ in 0..3 {
+            s.spawn(|| {
+                while !stop.load(Ordering::Relaxed) {
+                    let _ = run(&Cmd::new("true"));
+                }
+            });
+        }
+        let failed = (0..200).find_map(|k| {
+            let script = dir.path().join(format!("t{k}.sh"));
+            write_runnable(&script, b"#!/bin/sh\nexit 0\n", 0o755).unwrap();
+            match run(&Cmd::new(&script)) {
+                Ok(out) if out.success() => None,
+                Ok(out) => Some(format!("run {k}: {:?}", out.status)),
+                Err(e) => Some(format!("run {k}: {e}")),
+            }
+        });
+        stop.store(true, Ordering::Relaxed);
+        failed
+    });
+    assert_eq!(failed, None);
+}

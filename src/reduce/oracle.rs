@@ -97,6 +97,22 @@ impl Oracle {
         timeout: Duration,
         cancel: &(dyn Fn() -> bool + Sync),
     ) -> Option<Judged> {
+        self.try_judge_on(executor, argv, tmpdir, timeout, cancel)
+            .unwrap_or_else(|e| {
+                self.faults.record(e.into());
+                None
+            })
+    }
+
+    /// [`Oracle::judge_on`], a run that could not start being `Err` instead of a fault.
+    pub fn try_judge_on(
+        &self,
+        executor: &Executor,
+        argv: &[String],
+        tmpdir: Option<&std::path::Path>,
+        timeout: Duration,
+        cancel: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Option<Judged>, crate::exec::ExecError> {
         let argv = crate::case::emulated(&self.emulator, argv);
         let job = Job {
             argv: &argv,
@@ -105,13 +121,13 @@ impl Oracle {
             symbolize: self.symbolize,
             tmpdir,
         };
-        let out = match executor.run(&job, cancel) {
-            Ok(out) => out,
-            Err(e) => {
-                self.faults.record(e.into());
-                return None;
-            }
-        };
+        let out = executor.run(&job, cancel)?;
+        Ok(self.judged(&out))
+    }
+
+    /// What one finished run shows: `None` when it did not crash (or timed out, was
+    /// cancelled).
+    fn judged(&self, out: &crate::exec::Output) -> Option<Judged> {
         if matches!(out.status, Status::TimedOut | Status::Cancelled) {
             return None;
         }

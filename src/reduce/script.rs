@@ -84,9 +84,8 @@ fn run_test(
         .map_err(|e| ReduceError::Io(scratch, e))?;
     for (f, text) in files.iter().zip(texts) {
         let p = dir.path().join(&f.name);
-        std::fs::write(&p, text)
-            .and_then(|_| std::fs::set_permissions(&p, std::fs::Permissions::from_mode(f.mode)))
-            .map_err(|e| ReduceError::Io(p, e))?;
+        // The script may run what it is given (a shell script being reduced, say).
+        exec::write_runnable(&p, text, f.mode).map_err(|e| ReduceError::Io(p, e))?;
     }
     let tmp = dir.path().join(TEST_TMPDIR);
     std::fs::create_dir(&tmp).map_err(|e| ReduceError::Io(tmp.clone(), e))?;

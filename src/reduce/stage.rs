@@ -194,7 +194,18 @@ impl<'a> Stage<'a> {
             choice,
             self.case,
             replay_cmd,
-            &|exe| self.run_candidate_on(Some(exe), start, flags, START_LIMIT, &stop),
+            // A farm client that cannot start refuses the farm; it is no fault of the run.
+            &|exe| {
+                self.with_candidate(start, flags, |argv, tmp| {
+                    let judged = self
+                        .oracle
+                        .try_judge_on(exe, argv, Some(tmp), START_LIMIT, &stop);
+                    judged.unwrap_or_else(|e| {
+                        log::info!("the farm's client: {e}");
+                        None
+                    })
+                })
+            },
             &|j| self.oracle.accepts(j),
         );
         self.oracle.executor = executor;
@@ -282,6 +293,22 @@ impl<'a> Stage<'a> {
         timeout: Duration,
         cancel: &(dyn Fn() -> bool + Sync),
     ) -> Option<Judged> {
+        let executor = executor.unwrap_or(&self.oracle.executor);
+        self.with_candidate(text, flags, |argv, tmp| {
+            self.oracle
+                .judge_on(executor, argv, Some(tmp), timeout, cancel)
+        })
+    }
+
+    /// Writes `text` into a fresh test directory and gives `run` the test command (`flags`
+    /// added) and the compiler's TMPDIR; the directory goes when `run` returns. `None` (a
+    /// fault recorded) when the candidate cannot be written.
+    fn with_candidate(
+        &self,
+        text: &[u8],
+        flags: &[String],
+        run: impl FnOnce(&[String], &Path) -> Option<Judged>,
+    ) -> Option<Judged> {
         let k = self.counter.fetch_add(1, Ordering::Relaxed);
         if k % SPACE_EVERY == 0 {
             self.space.look(&[self.work.path(), self.dir]);
@@ -295,10 +322,7 @@ impl<'a> Stage<'a> {
             &path.to_string_lossy(),
             flags,
         );
-        let executor = executor.unwrap_or(&self.oracle.executor);
-        let tmp = test.path().join("tmp");
-        self.oracle
-            .judge_on(executor, &argv, Some(&tmp), timeout, cancel)
+        run(&argv, &test.path().join("tmp"))
     }
 
     /// A scratch directory of test `k`'s own, holding its candidate and the compiler's

@@ -171,14 +171,18 @@ fn structure(md: &str) -> Vec<usize> {
 /// a recorder; returns the recorded arguments of the compiler run, and whether the mark file
 /// was made.
 fn run_script(script: &str, dir: &Path, ir: bool) -> (Vec<String>, bool) {
-    use std::os::unix::fs::PermissionsExt;
     let rec = dir.join("rec.sh");
-    std::fs::write(
-        &rec,
-        "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done > \"$ICEPICK_FUZZ_REC\"\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&rec, std::fs::Permissions::from_mode(0o755)).unwrap();
+    if !rec.exists() {
+        // Written once per directory, by a child process: this process never holds it open
+        // for writing, so no fork of another test thread can make running it fail with
+        // ETXTBSY ("text file busy").
+        let o = std::process::Command::new("sh")
+            .args(["-c", "cat > \"$1\" <<'EOF'\n#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done > \"$ICEPICK_FUZZ_REC\"\nEOF\nchmod 755 \"$1\"", "sh"])
+            .arg(&rec)
+            .status()
+            .unwrap();
+        assert!(o.success());
+    }
     let sh = dir.join("repro.sh");
     std::fs::write(&sh, script).unwrap();
     let (out, mark) = (dir.join("args"), dir.join("MARK"));

@@ -119,9 +119,7 @@ fn a_hanging_compile_times_out_and_leaves_nothing_running() {
 /// A shim compiler script in `dir` (chmod +x).
 fn shim(dir: &Path, name: &str, body: &str) -> String {
     let p = dir.join(name);
-    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    crate::util::write_executable(&p, &format!("#!/bin/sh\n{body}\n"));
     p.to_str().unwrap().to_string()
 }
 

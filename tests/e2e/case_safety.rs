@@ -283,16 +283,13 @@ fn capture_into_non_empty_out_is_refused_before_running() {
     // A compiler that leaves a mark each time it runs, then is the real clang-19.
     let marker = d.path().join("ran");
     let cc = d.path().join("marking-cc");
-    std::fs::write(
+    crate::util::write_executable(
         &cc,
-        format!(
+        &format!(
             "#!/bin/sh\necho x >> {}\nexec clang-19 \"$@\"\n",
             marker.display()
         ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let out = d.path().join("taken");
     std::fs::create_dir(&out).unwrap();
     std::fs::write(out.join("keep.txt"), "mine").unwrap();
@@ -335,9 +332,7 @@ fn capture_into_non_empty_out_is_refused_before_running() {
 
 fn script(dir: &Path, name: &str, body: &str, mode: u32) -> PathBuf {
     let p = dir.join(name);
-    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+    crate::util::write_executable_mode(&p, &format!("#!/bin/sh\n{body}\n"), mode);
     p
 }
 

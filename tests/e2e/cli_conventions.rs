@@ -50,9 +50,7 @@ fn script_reduction(dir: &Path) -> (String, String) {
         .collect();
     std::fs::write(dir.join("prog.c"), format!("{body}void needle();\n{body}")).unwrap();
     let script = dir.join("keep.sh");
-    std::fs::write(&script, "#!/bin/sh\ngrep -q 'needle();' prog.c\n").unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    crate::util::write_executable(&script, "#!/bin/sh\ngrep -q 'needle();' prog.c\n");
     (
         script.to_string_lossy().into_owned(),
         dir.join("prog.c").to_string_lossy().into_owned(),

@@ -8,7 +8,6 @@
 //! fallback, with `backed_off` saying so, never "NOT verified"; and an input that is itself
 //! flaky is refused with exit 4 and "k of n".
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::util::*;
@@ -20,9 +19,9 @@ fn fake_flaky_clang(dir: &Path) -> (PathBuf, PathBuf) {
     let state = dir.join("state");
     std::fs::create_dir_all(&state).unwrap();
     let script = dir.join("flaky-clang");
-    std::fs::write(
+    crate::util::write_executable(
         &script,
-        format!(
+        &format!(
             r#"#!/bin/bash
 # FAKE compiler for icepick's tests: real clang-19, but on inputs under {LIMIT} bytes (or any
 # input once {state}/flaky-all exists) only the first two runs of the same content crash, as
@@ -54,9 +53,7 @@ exec "$real" "$@"
 "#,
             state = state.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     (script, state)
 }
 

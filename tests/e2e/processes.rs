@@ -90,9 +90,7 @@ fn start(cwd: &Path, tmp: &Path, args: &[&str]) -> Child {
 }
 
 fn write_script(path: &Path, body: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    crate::util::write_executable(path, &format!("#!/bin/sh\n{body}\n"));
 }
 
 /// Sends `sig`, waits; returns (exit code, seconds from signal to exit, stderr).
@@ -361,17 +359,11 @@ fn backend_error_after_12mb_of_gcc_style_warnings_is_a_crash() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("f.c"), "int f(void) { return 0; }\n").unwrap();
     let cc = dir.path().join("gcc-like");
-    std::fs::write(
-        &cc,
-        "#!/bin/sh\n\
+    crate::util::write_executable(&cc, "#!/bin/sh\n\
          case \"$*\" in *--version*) echo 'gcc-like (GCC) 13.2.0'; exit 0;; *' -E '*|*' -E') exec clang-19 \"$@\";; esac\n\
          i=0; yes 'f.c:2:5: warning: comparison result unused [-Wunused-value]\n    2 |   x == 1;\n      |   ~~^~~~' | head -c 13000000 >&2\n\
          echo 'fatal error: error in backend: Cannot select: 0x55d0 t5: i32 = foo t2' >&2\n\
-         exit 70\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
+         exit 70\n",);
     let case = dir.path().join("case");
     let o = Command::new(BIN)
         .args([
@@ -525,4 +517,54 @@ fn a_disk_that_fills_during_reduce_is_an_error_and_the_best_so_far_is_kept() {
     let best = std::fs::read(case.join(red["output"].as_str().unwrap())).unwrap();
     assert!(best.len() <= src.len());
     assert!(String::from_utf8_lossy(&best).contains("#pragma clang __debug crash"));
+}
+
+#[test]
+fn a_compiler_that_cannot_be_started_any_more_stops_reduce_with_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut src: String = (0..30)
+        .map(|i| format!("int f{i}(int x) {{ return x * {i} + {i}; }}\n"))
+        .collect();
+    src.push_str("#pragma clang __debug crash\n");
+    std::fs::write(d.join("crash.c"), &src).unwrap();
+    // A toolchain that goes away mid-reduction (upgraded, unmounted): from its 10th run on,
+    // the wrapper removes itself, so the next start fails with ENOENT.
+    let cc = d.join("clang-going");
+    write_script(
+        &cc,
+        &format!(
+            "n=$(cat '{count}' 2>/dev/null || echo 0); echo $((n + 1)) > '{count}'\n\
+             if [ \"$n\" -ge 10 ] && [ -e '{armed}' ]; then rm -f \"$0\"; fi\n\
+             exec clang-19 \"$@\"",
+            count = d.join("count").display(),
+            armed = d.join("armed").display(),
+        ),
+    );
+    let case = d.join("case");
+    let o = Command::new(BIN)
+        .args(["capture", "--out", case.to_str().unwrap(), "--"])
+        .args(["./clang-going", "-c", "crash.c"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    expect_success(&o);
+    std::fs::write(d.join("armed"), "").unwrap();
+    std::fs::remove_file(d.join("count")).unwrap();
+    let o = Command::new(BIN)
+        .args(["reduce", "--jobs", "2", case.to_str().unwrap()])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!cc.exists(), "the wrapper went away");
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot run"), "names the failed start: {err}");
+    assert!(!err.contains("does not reproduce"), "{err}");
+    let red = &read_case(&case)["reduction"];
+    assert_eq!(red["status"], "stopped", "{red}");
+    assert!(
+        red["fault"].as_str().unwrap().contains("cannot run"),
+        "{red}"
+    );
 }

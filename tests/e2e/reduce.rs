@@ -261,13 +261,7 @@ fn resume_with_its_best_file_missing_is_a_usage_error() {
 fn creduce_style_interestingness_script() {
     let (_tmp, dir) = scratch_copy(&corpus("fe-gh59446"));
     let script = dir.join("interesting.sh");
-    std::fs::write(
-        &script,
-        "#!/bin/sh\n/usr/lib/llvm-16/bin/clang -fno-crash-diagnostics -c -o /dev/null GH59446.cpp 2>&1 | grep -q 'Sema::getDestructorName'\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    crate::util::write_executable(&script, "#!/bin/sh\n/usr/lib/llvm-16/bin/clang -fno-crash-diagnostics -c -o /dev/null GH59446.cpp 2>&1 | grep -q 'Sema::getDestructorName'\n",);
     let file = dir.join("GH59446.cpp");
     let original = std::fs::read(&file).unwrap();
     let o = icepick(
@@ -299,9 +293,7 @@ fn a_script_that_rejects_the_original_is_reported() {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("f.c"), "int x;\n").unwrap();
     let script = d.path().join("no.sh");
-    std::fs::write(&script, "#!/bin/sh\nexit 1\n").unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    crate::util::write_executable(&script, "#!/bin/sh\nexit 1\n");
     let o = icepick(
         d.path(),
         &["reduce", "--test", script.to_str().unwrap(), "f.c"],

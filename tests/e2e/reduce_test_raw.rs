@@ -50,8 +50,7 @@ int main(void) {
 "#;
 
 fn write_script(path: &Path, body: &str) {
-    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    crate::util::write_executable(path, &format!("#!/bin/sh\n{body}\n"));
 }
 
 /// Runs `icepick reduce --json --test SCRIPT FILES…` in `dir` with `extra` flags and TMPDIR set

@@ -9,14 +9,13 @@
 //! frame #4 (a local function of libclang-cpp, unnamed in the ELF tables) as a debug-info
 //! build would.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::util::*;
 
 fn fake_debuginfo_clang(dir: &Path) -> PathBuf {
     let script = dir.join("debuginfo-clang");
-    std::fs::write(
+    crate::util::write_executable(
         &script,
         r#"#!/bin/bash
 # FAKE compiler for icepick's tests: real clang-19, but with its symbolizer on, the stack dump
@@ -28,9 +27,7 @@ rc=$?
 wait $!
 exit $rc
 "#,
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     script
 }
 

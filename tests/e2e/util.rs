@@ -227,8 +227,34 @@ pub fn run_json_argv(dir: &Path, argv: &serde_json::Value) -> Output {
 }
 
 /// Writes `text` to `path` as an executable (mode 755) file: test scripts and wrappers.
+///
+/// A child process writes it; this process never opens it for writing. Tests run on threads
+/// that fork: a fork while this process held the file open for writing would hand that
+/// descriptor to the child until it execs, and running the file then fails with ETXTBSY
+/// ("text file busy"), a test failure that comes and goes with the load.
 pub fn write_executable(path: &Path, text: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::write(path, text).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    write_executable_mode(path, text, 0o755);
+}
+
+/// [`write_executable`] with another mode.
+pub fn write_executable_mode(path: &Path, text: &str, mode: u32) {
+    use std::io::Write;
+    let mut child = Command::new("sh")
+        .args(["-c", "cat > \"$1\" && chmod \"$2\" \"$1\"", "sh"])
+        .arg(path)
+        .arg(format!("{mode:o}"))
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    assert!(
+        child.wait().unwrap().success(),
+        "cannot write {}",
+        path.display()
+    );
 }
