@@ -188,11 +188,13 @@ impl Unit {
 /// replaced back to front, then `chunk` halves, down to single units. Back to front means a
 /// success never moves the units before it, so the schedule continues where it was. Optional
 /// `prelude` candidates (e.g. "drop every header at once") are tried first, and again after every
-/// success, because a success can make them work.
+/// success, because a success can make them work (unless `retry_prelude` is off: then they are
+/// a first stage only).
 pub(crate) struct Ddmin {
     pub units: Vec<Unit>,
     pub max_chunk: usize,
     pub prelude: Vec<Vec<Edit>>,
+    pub retry_prelude: bool,
 }
 
 impl Ddmin {
@@ -201,6 +203,7 @@ impl Ddmin {
             units,
             max_chunk,
             prelude: Vec::new(),
+            retry_prelude: true,
         }
     }
 }
@@ -245,7 +248,11 @@ impl Plan for Ddmin {
                     edits,
                     next: [p as u64, c as u64, a as u64],
                     // Re-run the prelude (cheap when it is empty), then continue before `a`.
-                    on_success: [0, c as u64, a as u64],
+                    on_success: [
+                        if self.retry_prelude { 0 } else { p as u64 },
+                        c as u64,
+                        a as u64,
+                    ],
                 });
             }
             e = a;

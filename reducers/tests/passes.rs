@@ -179,3 +179,33 @@ fn lone_carriage_returns_end_lines() {
         String::from_utf8_lossy(&r.output)
     );
 }
+
+/// Inputs on which a reduction's result once shrank when reduced again: literals emptied two
+/// adjacent strings (`"(x)" "str"` to `"" ""`, or `R"(x)" ""`) after the last deletions, and
+/// a line marker right before another one (which only `main-only` deleted, and it runs once).
+const ONCE_UNSTABLE: [&[u8]; 3] = [
+    b"'c'xxxxintxintxx1.5f'c'// c\nxR\"(x)\"\"str\"xxstruct'c'",
+    b"intxx# 1 \"a.c\"\nint# 1 \"a.c\"\nR\"(x)\"\"str\"int",
+    b"# 2 \"a.c\"\r\"str\"intx# 2 \"a.c\"\r# 1 \"a.c\"\nxx// c\nx\\\n# 1 \"a.c\"\nx42#pragma x\nstruct",
+];
+
+#[test]
+fn reducing_a_result_again_changes_nothing_for_any_two_byte_needle() {
+    let one = Options {
+        jobs: 1,
+        ..Options::new(default_pipeline(Hints::default()))
+    };
+    for text in ONCE_UNSTABLE {
+        for start in 0..text.len() - 1 {
+            let test = interesting_iff_contains(text[start..start + 2].to_vec());
+            let once = reduce(text, &one, &test, &mut |_| {});
+            let again = reduce(&once.output, &one, &test, &mut |_| {});
+            assert_eq!(
+                String::from_utf8_lossy(&again.output),
+                String::from_utf8_lossy(&once.output),
+                "{:?} at {start}",
+                String::from_utf8_lossy(text)
+            );
+        }
+    }
+}

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use crate::lex::{self, Kind};
-use crate::plan::{Ddmin, Edit, Item, List, Plan, Unit, CONST, EMPTY_STR, INT, ZERO};
+use crate::plan::{Cursor, Ddmin, Edit, Item, List, Plan, Step, Unit, CONST, EMPTY_STR, INT, ZERO};
 
 /// C, C++, CUDA/HIP and GNU words that must keep their spelling.
 const RESERVED: &[&str] = &[
@@ -225,7 +225,8 @@ fn rename_if(text: &[u8], renamable: impl Fn(&[u8]) -> bool) -> Box<dyn Plan> {
 /// type (`unsigned long`, `short`, `long long int`) becomes `int`, `constexpr` becomes `const`
 /// (where deleting it fails: a static member's in-class initialiser needs one of them);
 /// first, every type parameter's `typename` becomes `class` (the same declaration, three
-/// bytes shorter).
+/// bytes shorter). Before that, and again after every success, each string literal of a
+/// concatenation (`"a" "b"`) is deleted on its own (see [`Literals`]).
 pub(crate) fn literals(text: &[u8]) -> Box<dyn Plan> {
     let toks = lex::lex(text);
     let mut units: Vec<Unit> = toks
@@ -243,7 +244,16 @@ pub(crate) fn literals(text: &[u8]) -> Box<dyn Plan> {
         .collect();
     units.extend(integer_types(text, &toks).map(|(a, b)| Unit::new(a, b, INT)));
     units.sort_by_key(|u| u.start);
+    let concatenated = concatenated(&toks);
+    let removes = concatenated
+        .iter()
+        .map(|t| units.binary_search_by_key(&t.start, |u| u.start).ok())
+        .collect();
     let mut plan = Ddmin::new(units, usize::MAX);
+    plan.prelude = concatenated
+        .iter()
+        .map(|t| vec![Edit::delete(t.start as usize, t.end as usize)])
+        .collect();
     let class: Vec<Edit> = (1..toks.len().saturating_sub(1))
         .filter(|&i| type_parameter_keyword(text, &toks, i))
         .map(|i| Edit::replace(toks[i].start as usize, toks[i].end as usize, b"class"))
@@ -251,7 +261,45 @@ pub(crate) fn literals(text: &[u8]) -> Box<dyn Plan> {
     if !class.is_empty() {
         plan.prelude.push(class);
     }
-    Box::new(plan)
+    Box::new(Literals { plan, removes })
+}
+
+/// The string literals next to another one (`"a" "b"`, `R"(x)" ""`): the literal they make
+/// together is still one without any one of them.
+fn concatenated(toks: &[lex::Tok]) -> Vec<lex::Tok> {
+    let string = |i: usize| toks.get(i).is_some_and(|t| t.kind == Kind::Str);
+    (0..toks.len())
+        .filter(|&i| string(i) && ((i > 0 && string(i - 1)) || string(i + 1)))
+        .map(|i| toks[i])
+        .collect()
+}
+
+/// [`literals`]' schedule: a [`Ddmin`] whose prelude starts with one deletion per string
+/// literal of a concatenation. Emptying strings is what makes those deletions work (`"(x)"
+/// "str"` becomes `"" ""`, and then either one can go), and the finishing passes run once, so
+/// the deletions are retried after every success here: no later pass would take them, and a
+/// second reduction of the result would. A successful deletion restarts the prelude and keeps
+/// the ddmin's place, one unit lower when it deleted a unit before it.
+struct Literals {
+    plan: Ddmin,
+    /// For each concatenation deletion (the prelude's first items), the unit it deletes.
+    removes: Vec<Option<usize>>,
+}
+
+impl Plan for Literals {
+    fn step(&self, text: &[u8], at: Cursor) -> Option<Step> {
+        let mut step = self.plan.step(text, at)?;
+        // A prelude step resumes after its own item; a ddmin step at the prelude's start.
+        let Some(item) = (step.on_success[0] as usize).checked_sub(1) else {
+            return Some(step);
+        };
+        if let Some(removed) = self.removes.get(item) {
+            let [_, chunk, end] = step.on_success;
+            let shift = removed.is_some_and(|u| (u as u64) < end);
+            step.on_success = [0, chunk, end - u64::from(shift)];
+        }
+        Some(step)
+    }
 }
 
 /// Byte spans of the integer types spelled with more than `int`: maximal runs of `unsigned`,
@@ -371,6 +419,17 @@ mod tests {
             got.iter().all(|c| c.contains("__builtin_operator_new")),
             "{got:?}"
         );
+    }
+
+    #[test]
+    fn a_string_of_a_concatenation_is_deleted_first_and_again_after_strings_are_emptied() {
+        let got = candidates(crate::passes::CPass::Literals, b"f(R\"(x)\" \"str\", 7);");
+        assert_eq!(got[0], "f( \"str\", 7);");
+        assert_eq!(got[1], "f(R\"(x)\" , 7);");
+        // After `"str"` became `""`, the deletions come before the next literal.
+        let plan = literals(b"f(R\"(x)\" \"\", 7);");
+        let step = plan.step(b"f(R\"(x)\" \"\", 7);", [0, 1, 1]).unwrap();
+        assert_eq!(step.edits, [Edit::delete(2, 8)]);
     }
 
     #[test]

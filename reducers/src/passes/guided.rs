@@ -502,7 +502,13 @@ fn function_bodies(text: &[u8], name: &[u8]) -> Vec<(usize, usize, bool)> {
     bodies
 }
 
-/// Line markers and blank lines: both at once, then each alone.
+/// Line markers and blank lines: both at once, then the markers alone, then [`main_only`]'s
+/// cut (the headers' text and every marker but the first), then the blank lines alone; then
+/// ddmin over the markers that place nothing (see [`redundant_markers`]).
+///
+/// `main_only` runs once, first, and the other passes keep every marker before code (it
+/// places the hints' locations), so without the last two stages a marker made redundant by
+/// later cuts would stay, and a second reduction of the result would take it.
 pub(crate) fn markers(text: &[u8]) -> Box<dyn Plan> {
     let mut marks = Vec::new();
     let mut blanks = Vec::new();
@@ -518,27 +524,52 @@ pub(crate) fn markers(text: &[u8]) -> Box<dyn Plan> {
             both.push(edit);
         }
     }
-    Box::new(List {
-        items: vec![
-            Item {
-                edits: both,
-                on_success: 3,
-            },
-            Item {
-                edits: marks,
-                on_success: 2,
-            },
-            Item {
-                edits: blanks,
-                on_success: 3,
-            },
-        ],
-    })
+    let headers = markers::main_file(text).map_or_else(Vec::new, |main| {
+        let (units, header_units) = units_by_file(text, main);
+        header_edits(&units, &header_units)
+    });
+    let mut plan = Ddmin::new(redundant_markers(text), usize::MAX);
+    // The four cuts are a first stage: retrying them after every redundant marker is
+    // deleted would cost tests they fail again.
+    plan.prelude = vec![both, marks, headers, blanks];
+    plan.retry_prelude = false;
+    Box::new(plan)
+}
+
+/// The marker lines that place no line: each is followed by another marker of the same file,
+/// with nothing but blank lines between. Deleting them moves no location, and the main file
+/// stays the file [`markers::main_file`] names.
+fn redundant_markers(text: &[u8]) -> Vec<Unit> {
+    let mut units = Vec::new();
+    let mut pending: Option<(usize, usize, Option<&[u8]>)> = None;
+    for l in markers::lines(text) {
+        match l.marker {
+            Some(m) => {
+                if let Some((a, b, _)) = pending.filter(|p| p.2 == m.file) {
+                    units.push(Unit::new(a, b, DEL));
+                }
+                pending = Some((l.start, l.end, m.file));
+            }
+            None if text[l.start..l.end].iter().all(u8::is_ascii_whitespace) => {}
+            None => pending = None,
+        }
+    }
+    units
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_marker_right_before_another_of_its_file_is_redundant() {
+        let text = b"# 1 \"a.c\"\n# 2 \"a.c\"\r\n# 1 \"h.h\" 1\nint a;\n# 3 \"a.c\" 2\n\n# 5 \"a.c\"\nint b;\n";
+        let spans: Vec<&[u8]> = redundant_markers(text)
+            .iter()
+            .map(|u| &text[u.start as usize..u.end as usize])
+            .collect();
+        assert_eq!(spans, [&b"# 1 \"a.c\"\n"[..], b"# 3 \"a.c\" 2\n"]);
+    }
 
     #[test]
     fn crash_names() {

@@ -87,7 +87,8 @@ pub enum CPass {
     Provenance,
     /// Empty every function body except the bug's one (needs [`Hints::function`]).
     FunctionFocus,
-    /// Drop line markers and blank lines.
+    /// Drop line markers and blank lines (all at once, or every header's text, or each marker
+    /// that places nothing: one right before another of its file).
     Markers,
     /// ddmin over the statements/declarations at this brace depth (0 = top level).
     Chunks(u8),
@@ -123,7 +124,8 @@ pub enum CPass {
     Rename,
     /// [`CPass::Rename`], `__names` too (for a user's script, which decides).
     RenameAll,
-    /// Numbers become `0`, strings `""`, type parameters' `typename` `class`.
+    /// Numbers become `0`, strings `""`, type parameters' `typename` `class`; a string of a
+    /// concatenation (`"a" "b"`) is deleted.
     Literals,
     /// Lay the text out readably (one statement per line, 2-space indentation; see
     /// `layout.rs`), changing only whitespace. Unlike every other pass its candidate may be
