@@ -11,12 +11,13 @@ use std::collections::HashSet;
 use super::split::Split;
 use crate::lex::{Kind, Tok};
 
-/// For each token, the token closing it if it is a `<`: the first token after it where more
+/// Each `<` token that closes, and the token closing it: the first token after it where more
 /// `>` than `<` have been seen since (a `>>` counts as two), unless a `;` or `{` comes first.
-/// `u32::MAX` for every other token and a `<` left open. One pass with a stack of the open
-/// `<`, each with the nesting it closes at.
-pub(super) fn closes(text: &[u8], toks: &[Tok]) -> Vec<u32> {
-    let mut out = vec![u32::MAX; toks.len()];
+/// Sorted by the `<`; only closed `<` are listed (they are few among the tokens, and a table
+/// of them all would be as big as the token list). One pass with a stack of the open `<`,
+/// each with the nesting it closes at.
+pub(super) fn closes(text: &[u8], toks: &[Tok]) -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
     // The open `<` and the depth at which each closes, deepest on top.
     let mut open: Vec<(usize, i64)> = Vec::new();
     let mut depth = 0i64;
@@ -39,10 +40,12 @@ pub(super) fn closes(text: &[u8], toks: &[Tok]) -> Vec<u32> {
             if depth > at {
                 break;
             }
-            out[o] = u32::try_from(k).unwrap_or(u32::MAX);
+            // Token indices fit in `u32`: the text's offsets do (`lex::too_big`).
+            out.push((o as u32, k as u32));
             open.pop();
         }
     }
+    out.sort_unstable();
     out
 }
 
@@ -54,7 +57,14 @@ impl Split<'_> {
             return None;
         }
         match self.b(open) {
-            b"<" => Some(self.closes[open] as usize).filter(|&c| c <= last),
+            b"<" => {
+                let k = self
+                    .closes
+                    .binary_search_by_key(&open, |&(o, _)| o as usize);
+                k.ok()
+                    .map(|k| self.closes[k].1 as usize)
+                    .filter(|&c| c <= last)
+            }
             b";" | b"{" => None,
             _ => Some(open),
         }

@@ -246,7 +246,7 @@ fn keep_banned<'t>(s: &Split<'t>, roots: &[usize], banned: &HashSet<&[u8]>) -> K
     };
     loop {
         walk.keep_queued();
-        match walk.names.pop() {
+        match walk.next_name() {
             Some((n, by, mask)) => walk.follow(n, by, mask),
             None if walk.names_ran_out() => continue,
             None => break,
@@ -266,8 +266,11 @@ struct Walk<'s, 't> {
     used: HashSet<&'t [u8]>,
     /// The argument counts each used name is called with so far (see `arity.rs`).
     counts: HashMap<&'t [u8], u32>,
-    /// Names to follow: the name, the declaration using it, its argument counts there.
-    names: Vec<(&'t [u8], usize, u32)>,
+    /// Names to follow, last first: kept declarations, each with how many of its names
+    /// ([`Walk::name`]) are left. One entry per declaration rather than per name: a main file
+    /// of small functions keeps them all, and their names at 32 bytes each were the biggest
+    /// list of the walk.
+    names: Vec<(u32, u32)>,
     /// The first declaration that used each name.
     from: HashMap<&'t [u8], usize>,
     /// Declarations to keep, first in first out: a declaration's `why` is the first use
@@ -296,10 +299,12 @@ impl<'t> Walk<'_, 't> {
             // A kept class or variable keeps its other declarations; a kept function does
             // not make its name used (a `begin` kept because range-for calls it must not keep
             // the `ranges::begin` object, nor every other overload).
-            let declares = if d.function { &[][..] } else { &d.declares[..] };
-            let names = &mut self.names;
-            names.extend(d.uses.iter().map(|&n| (n, k, d.calls_of(n))));
-            names.extend(d.spells.iter().chain(declares).map(|&n| (n, k, arity::ANY)));
+            let declares = if d.function { 0 } else { d.declares.len() };
+            let count = d.uses.len() + d.spells.len() + declares;
+            if count > 0 {
+                // Declaration and name counts fit in `u32`: there is one per token at most.
+                self.names.push((k as u32, count as u32));
+            }
             for (found, n) in self.scopes.reached(s, k) {
                 if self.banned.contains(n) {
                     continue;
@@ -308,6 +313,35 @@ impl<'t> Walk<'_, 't> {
                 self.work.push_back((found, Some((k, n))));
             }
         }
+    }
+
+    /// The next name to follow, the declaration using it and its argument counts there.
+    fn next_name(&mut self) -> Option<(&'t [u8], usize, u32)> {
+        let (k, left) = self.names.last_mut()?;
+        let (k, i) = (*k as usize, *left as usize - 1);
+        *left -= 1;
+        if *left == 0 {
+            self.names.pop();
+        }
+        Some(Walk::name(self.s, k, i))
+    }
+
+    /// Name `i` of kept declaration `k`: its uses (with the argument counts it calls them
+    /// with), the operators it spells, then what it declares unless it is a function (a kept
+    /// class or variable keeps its other declarations; a kept function does not make its name
+    /// used: a `begin` kept because range-for calls it must not keep the `ranges::begin`
+    /// object, nor every other overload).
+    fn name(s: &Split<'t>, k: usize, i: usize) -> (&'t [u8], usize, u32) {
+        let d = &s.decls[k];
+        if let Some(&n) = d.uses.get(i) {
+            return (n, k, d.calls_of(n));
+        }
+        let i = i - d.uses.len();
+        let n = d
+            .spells
+            .get(i)
+            .unwrap_or_else(|| &d.declares[i - d.spells.len()]);
+        (n, k, arity::ANY)
     }
 
     /// Declaration `by` uses name `n` with argument counts `mask`.

@@ -129,6 +129,22 @@ pub(super) struct Decl<'t> {
 }
 
 impl<'t> Decl<'t> {
+    /// Frees the slack of the lists: a text has a declaration per 50 bytes or so, and the
+    /// lists of all of them are alive at once.
+    fn shrink(&mut self) {
+        self.declares.shrink_to_fit();
+        self.attached.shrink_to_fit();
+        self.uses.shrink_to_fit();
+        self.spells.shrink_to_fit();
+        self.params.iter_mut().for_each(Vec::shrink_to_fit);
+        self.params.shrink_to_fit();
+        self.calls.shrink_to_fit();
+        self.spec_args.shrink_to_fit();
+        self.classes.shrink_to_fit();
+        self.directives.shrink_to_fit();
+        self.scoped.shrink_to_fit();
+    }
+
     /// The argument counts this declaration calls `name` with ([`ANY`] unless only called).
     pub(super) fn calls_of(&self, name: &[u8]) -> u32 {
         self.calls
@@ -177,9 +193,8 @@ pub(super) struct Split<'t> {
     pub(super) text: &'t [u8],
     pub(super) toks: Vec<Tok>,
     pub(super) mate: Vec<u32>,
-    /// For each `<` token, the token closing it (see `angles.rs`); `u32::MAX` for other
-    /// tokens and a `<` that nothing closes.
-    pub(super) closes: Vec<u32>,
+    /// Each `<` token that closes and the token closing it, sorted (see `angles.rs`).
+    pub(super) closes: Vec<(u32, u32)>,
     pub(super) decls: Vec<Decl<'t>>,
     /// Every name that follows `namespace` (blocks, aliases, also in function bodies, and
     /// `using namespace`): a name qualified by anything else is a class member.
@@ -236,6 +251,10 @@ impl<'t> Split<'t> {
             }
         }
         s.split(0, n, text.len(), None);
+        // Both grew by doubling and live as long as the pass's plan is built: up to half of
+        // each would be slack.
+        s.toks.shrink_to_fit();
+        s.decls.shrink_to_fit();
         s
     }
 
@@ -419,6 +438,7 @@ impl<'t> Split<'t> {
                 }
             }
         }
+        d.shrink();
         self.decls.push(d);
         self.decls.len() - 1
     }
