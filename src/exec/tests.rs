@@ -361,7 +361,7 @@ fn a_runnable_file_written_while_other_threads_spawn_runs_every_time() {
                 }
             });
         }
-        let failed = (0..200).find_map(|k| {
+        let failed = (0..500).find_map(|k| {
             let script = dir.path().join(format!("t{k}.sh"));
             write_runnable(&script, b"#!/bin/sh\nexit 0\n", 0o755).unwrap();
             match run(&Cmd::new(&script)) {

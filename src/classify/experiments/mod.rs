@@ -290,3 +290,31 @@ fn run_each(
     ));
     evidence
 }
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+
+    #[test]
+    fn past_the_budget_no_experiment_runs_and_none_reads_as_a_timeout() {
+        let fixture =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report-kinds/fe-gh59446");
+        let case = Case::load(&fixture).unwrap();
+        let opts = Options {
+            deadline: Some(std::time::Instant::now()),
+            sysroot: None,
+            ..Options::default()
+        };
+        let started = std::time::Instant::now();
+        let evidence = run_all(&fixture, &case, &opts);
+        // Nothing ran: a compiler run of this case takes seconds.
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        assert!(evidence.iter().all(|e| e.outcome != o::TIMEOUT));
+        let e1 = evidence.iter().find(|e| e.id == "E1").unwrap();
+        assert_eq!((e1.outcome.as_str(), e1.ran), (o::NOT_RUN, false));
+        assert_eq!(e1.detail, BUDGET_SPENT);
+        assert_eq!(e1.experiment, determinism::experiment(opts.runs));
+        let e7 = evidence.iter().find(|e| e.id == "E7").unwrap();
+        assert_eq!(e7.detail, BUDGET_SPENT);
+    }
+}
