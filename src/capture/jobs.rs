@@ -46,7 +46,7 @@ pub(super) fn find_job(
         let (sel, info) = job_info(kind, listed.clone());
         progress(&format!("trying job {}", info_label(&info)));
         let only = job_alone(command, &sel);
-        let r = runner.run(&only.without_build_outputs("/dev/null"), None)?;
+        let r = runner.run_sandboxed(&only, None)?;
         if same_crash(crash, signature, &r) {
             return Ok((sel, info, Some(r)));
         }
@@ -71,7 +71,9 @@ fn list_jobs(
 ) -> Result<(Vec<JobKind>, Vec<String>), ExecError> {
     let mut listing = command.with_extra_args(&["-###"]);
     listing.args.retain(|a| a != "-fno-crash-diagnostics");
-    let r = runner.run(&listing, None)?;
+    // Sandboxed like a compile: the driver writes its own warnings into the build's
+    // `--serialize-diagnostics` file even under `-###`.
+    let r = runner.run_sandboxed(&listing, None)?;
     let jobs = parse_hash_hash_hash(&r.output.stderr_text());
     let listed = jobs
         .iter()
