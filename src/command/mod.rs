@@ -450,14 +450,18 @@ impl CompilerCommand {
         c
     }
 
-    /// A copy with every `-o FILE` replaced by `-o out`.
+    /// A copy with every `-o FILE` replaced by `-o out`, before the inputs (on a cc1 line,
+    /// before the `-x LANG` of the first: cc1's inputs are told by the `-x` before them).
     pub fn with_output(&self, out: &str) -> Self {
         let mut args = self.filtered(|a, _, _| !options::is_output(a));
-        let at = self
+        let mut at = self
             .input_indices()
             .first()
             .map(|_| args.len() - self.inputs().len())
             .unwrap_or(args.len());
+        if self.is_cc1() && at >= 2 && args[at - 2] == "-x" {
+            at -= 2;
+        }
         args.insert(at, out.into());
         args.insert(at, "-o".into());
         Self {

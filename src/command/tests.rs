@@ -431,8 +431,26 @@ fn a_cc1_line_writes_its_named_files_into_the_sink() {
     let c = cmd("clang -cc1 -triple x86_64-pc-linux-gnu -emit-obj -dependency-file x.d -MT x.o -sys-header-deps -serialize-diagnostic-file x.dia -stack-usage-file b/x.su -split-dwarf-file x.dwo -split-dwarf-output b/x.dwo -opt-record-file x.opt.yaml -ftime-trace=x.json -o b/x.o -x c x.c");
     assert_eq!(
         c.without_build_outputs(&Sink::Dir(dir)).args,
-        args("-cc1 -triple x86_64-pc-linux-gnu -emit-obj -stack-usage-file /s/x.su -split-dwarf-file x.dwo -split-dwarf-output /s/x.dwo -opt-record-file /s/x.opt.yaml -x c -o /s/x.o x.c")
+        args("-cc1 -triple x86_64-pc-linux-gnu -emit-obj -stack-usage-file /s/x.su -split-dwarf-file x.dwo -split-dwarf-output /s/x.dwo -opt-record-file /s/x.opt.yaml -o /s/x.o -x c x.c")
     );
+}
+
+#[test]
+fn a_cc1_replay_moved_twice_keeps_its_input() {
+    // The case keeps a cc1 replay at `-o /dev/null`; capture runs it once more with the
+    // output in scratch. cc1's input is told by the `-x` before it, so `-o` goes before both.
+    let c = cmd("clang -cc1 -triple x86_64-pc-linux-gnu -emit-obj -O2 -x c x.c");
+    let kept = c.without_build_outputs(&Sink::Nowhere);
+    assert_eq!(
+        kept.args,
+        args("-cc1 -triple x86_64-pc-linux-gnu -emit-obj -O2 -o /dev/null -x c x.c")
+    );
+    let run = kept.without_build_outputs(&Sink::Dir(std::path::Path::new("/s")));
+    assert_eq!(
+        run.args,
+        args("-cc1 -triple x86_64-pc-linux-gnu -emit-obj -O2 -o /s/null -x c x.c")
+    );
+    assert_eq!(run.inputs(), ["x.c"]);
 }
 
 #[test]
