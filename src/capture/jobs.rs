@@ -69,11 +69,9 @@ fn list_jobs(
     runner: &mut Runner,
     command: &CompilerCommand,
 ) -> Result<(Vec<JobKind>, Vec<String>), ExecError> {
-    let mut listing = command.with_extra_args(&["-###"]);
+    let mut listing = command.clone();
     listing.args.retain(|a| a != "-fno-crash-diagnostics");
-    // Sandboxed like a compile: the driver writes its own warnings into the build's
-    // `--serialize-diagnostics` file even under `-###`.
-    let r = runner.run_sandboxed(&listing, None)?;
+    let r = runner.run_listing(&listing)?;
     let jobs = parse_hash_hash_hash(&r.output.stderr_text());
     let listed = jobs
         .iter()

@@ -159,6 +159,17 @@ impl Runner {
         let dir = scratch_for(&cmd.program)?;
         self.run(&cmd.without_build_outputs(&Sink::Dir(dir.path())), cwd)
     }
+
+    /// Runs `cmd -###` for its listing of the jobs, as if it wrote nowhere: `-###` compiles
+    /// nothing, but the driver still writes its own warnings into the build's
+    /// `--serialize-diagnostics` file. The cc1 lines it prints (one goes into the bug
+    /// report) then name `/dev/null`, the same in every capture, not a scratch path.
+    fn run_listing(&mut self, cmd: &CompilerCommand) -> Result<Run, ExecError> {
+        let listing = cmd
+            .without_build_outputs(&Sink::Nowhere)
+            .with_extra_args(&["-###"]);
+        self.run(&listing, None)
+    }
 }
 
 /// A fresh scratch directory for one run of `program`.
@@ -447,9 +458,7 @@ fn bug_report_facts(
         if command.is_cc1() {
             bug_info::from_cc1(&mut bug, command);
         } else {
-            // Even `-###` writes: the driver serializes its own warnings into the build's
-            // `--serialize-diagnostics` file.
-            let r = runner.run_sandboxed(&replay_base.with_extra_args(&["-###"]), None)?;
+            let r = runner.run_listing(replay_base)?;
             bug_info::from_listing(&mut bug, &r.output.stderr_text(), job_sel);
         }
     }
