@@ -46,7 +46,7 @@ pub(super) fn find_job(
         let (sel, info) = job_info(kind, listed.clone());
         progress(&format!("trying job {}", info_label(&info)));
         let only = job_alone(command, &sel);
-        let r = runner.run(&only.without_build_outputs("/dev/null"), None)?;
+        let r = runner.run_sandboxed(&only, None)?;
         if same_crash(crash, signature, &r) {
             return Ok((sel, info, Some(r)));
         }
@@ -69,9 +69,9 @@ fn list_jobs(
     runner: &mut Runner,
     command: &CompilerCommand,
 ) -> Result<(Vec<JobKind>, Vec<String>), ExecError> {
-    let mut listing = command.with_extra_args(&["-###"]);
+    let mut listing = command.clone();
     listing.args.retain(|a| a != "-fno-crash-diagnostics");
-    let r = runner.run(&listing, None)?;
+    let r = runner.run_listing(&listing)?;
     let jobs = parse_hash_hash_hash(&r.output.stderr_text());
     let listed = jobs
         .iter()

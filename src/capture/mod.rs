@@ -8,7 +8,9 @@
 //! the crashing one ([`jobs`]); `-###` once more for the crashing job's cc1 line and triple
 //! ([`bug_info`]); then per attempted preprocessing mode one `-E` and one replay.
 //! Only the original command may write clang's reproducer files; they move into the case
-//! ([`reproducer`]).
+//! ([`reproducer`]). No run writes into the build's directory, the first included: each
+//! writes its output, and what it writes beside it, into a fresh scratch directory
+//! ([`CompilerCommand::without_build_outputs`]); the replay the case keeps writes nowhere.
 
 mod bug_info;
 mod embed;
@@ -25,7 +27,7 @@ use crate::case::{
     CaptureStats, Case, CaseError, CaseStatus, Compiler, JobInfo, NewCaseDir, Preprocessing,
     Reproducibility, SCHEMA_VERSION,
 };
-use crate::command::{CompilerCommand, JobSelector};
+use crate::command::{CompilerCommand, JobSelector, Sink};
 use crate::crash::{self, Crash, ExitInfo, Signature, Symbolizer};
 use crate::exec::{self, Cmd, ExecError, Output, Status};
 
@@ -145,6 +147,37 @@ impl Runner {
             signature,
         })
     }
+
+    /// Runs `cmd` (a build's command, or a replay) so that it writes nothing where the
+    /// build's command would: its output and the files it writes beside it go into a fresh
+    /// scratch directory, removed after the run ([`CompilerCommand::without_build_outputs`]).
+    fn run_sandboxed(
+        &mut self,
+        cmd: &CompilerCommand,
+        cwd: Option<&Path>,
+    ) -> Result<Run, ExecError> {
+        let dir = scratch_for(&cmd.program)?;
+        self.run(&cmd.without_build_outputs(&Sink::Dir(dir.path())), cwd)
+    }
+
+    /// Runs `cmd -###` for its listing of the jobs, as if it wrote nowhere: `-###` compiles
+    /// nothing, but the driver still writes its own warnings into the build's
+    /// `--serialize-diagnostics` file. The cc1 lines it prints (one goes into the bug
+    /// report) then name `/dev/null`, the same in every capture, not a scratch path.
+    fn run_listing(&mut self, cmd: &CompilerCommand) -> Result<Run, ExecError> {
+        let listing = cmd
+            .without_build_outputs(&Sink::Nowhere)
+            .with_extra_args(&["-###"]);
+        self.run(&listing, None)
+    }
+}
+
+/// A fresh scratch directory for one run of `program`.
+fn scratch_for(program: &str) -> Result<tempfile::TempDir, ExecError> {
+    exec::fresh_scratch("run-").map_err(|source| ExecError::Spawn {
+        program: program.to_string(),
+        source,
+    })
 }
 
 /// The exit status as the crash parser takes it ([`Status::exit_info`], in the process
@@ -171,7 +204,10 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
     };
 
     progress(&format!("running {}", original.to_shell()));
-    let first = runner.run(&command, None)?;
+    // Even the first run leaves the build's directory as it was: it writes its output and
+    // side outputs into scratch (clang's reproducer files go to the temp directory, and
+    // into the case from there).
+    let first = runner.run_sandboxed(&command, None)?;
     let (crash, signature) = match (first.crash, first.signature) {
         (Some(c), Some(s)) => (c, s),
         _ if first.output.status == Status::TimedOut => {
@@ -270,8 +306,7 @@ fn observe(
     } else {
         seen.command.clone()
     };
-    let quiet = replay_base.without_build_outputs("/dev/null");
-    let (reruns, reproducibility) = rerun(runner, &quiet, req.reruns, &seen.signature)?;
+    let (reruns, reproducibility) = rerun(runner, &replay_base, req.reruns, &seen.signature)?;
     let job = crashing_job(
         runner,
         &replay_base,
@@ -423,7 +458,7 @@ fn bug_report_facts(
         if command.is_cc1() {
             bug_info::from_cc1(&mut bug, command);
         } else {
-            let r = runner.run(&replay_base.with_extra_args(&["-###"]), None)?;
+            let r = runner.run_listing(replay_base)?;
             bug_info::from_listing(&mut bug, &r.output.stderr_text(), job_sel);
         }
     }
@@ -475,12 +510,7 @@ fn retry_out_of_process(
     }
     progress("no stack dump; rerunning with -fno-integrated-cc1");
     let retry = command.with_extra_args(&["-fno-integrated-cc1"]);
-    // Only the user's own run writes the build's files (its `-o`, dependency files …):
-    // every rerun in the build directory writes its output to /dev/null.
-    let r = runner.run(
-        &no_crash_diagnostics(&retry).without_build_outputs("/dev/null"),
-        None,
-    )?;
+    let r = runner.run_sandboxed(&no_crash_diagnostics(&retry), None)?;
     Ok(match (r.crash, r.signature) {
         (Some(c), Some(s)) if !c.frames.is_empty() => Some((c, s, r.output.stderr, retry)),
         _ => None,
@@ -488,7 +518,7 @@ fn retry_out_of_process(
 }
 
 /// The reruns that tell whether "same signature" means "same crash": `reruns` runs of
-/// `command` (which writes no build output), and how many gave the case's signature (the
+/// `command` (each writing into scratch), and how many gave the case's signature (the
 /// first run counted).
 fn rerun(
     runner: &mut Runner,
@@ -498,7 +528,7 @@ fn rerun(
 ) -> Result<(Vec<Run>, Reproducibility), CaptureError> {
     let mut same = 1;
     let runs: Vec<Run> = (0..reruns)
-        .map(|_| runner.run(command, None))
+        .map(|_| runner.run_sandboxed(command, None))
         .collect::<Result<_, _>>()?;
     for r in &runs {
         if r.signature.as_ref().map(|s| &s.id) == Some(&signature.id) {
@@ -665,9 +695,9 @@ fn case_parent(req: &Request) -> &Path {
 }
 
 /// The replay of a command whose input was already preprocessed: the same command with the
-/// input replaced.
+/// input replaced, writing nothing.
 fn given_replay(command: &CompilerCommand, input_name: &str) -> CompilerCommand {
-    let mut c = command.with_output("/dev/null");
+    let mut c = command.without_build_outputs(&Sink::Nowhere);
     if let Some(&i) = c.input_indices().last() {
         c.args[i] = input_name.to_string();
     }

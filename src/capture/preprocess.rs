@@ -5,9 +5,11 @@
 
 use std::path::Path;
 
-use super::{carry_embeds, embed, first_line, given_replay, CaptureError, Request, Runner};
+use super::{
+    carry_embeds, embed, first_line, given_replay, scratch_for, CaptureError, Request, Runner,
+};
 use crate::case::{NewCaseDir, Preprocessing};
-use crate::command::{CompilerCommand, JobSelector, Lang};
+use crate::command::{CompilerCommand, JobSelector, Lang, Sink};
 use crate::crash::Signature;
 
 /// The crashing job and the command it comes from.
@@ -60,7 +62,7 @@ pub(super) fn preprocess_and_replay(
             case_dir,
             mode,
             given_input.as_deref(),
-            (&input_name, &input_abs),
+            &input_name,
             progress,
         )?;
         if let Err(detail) = made {
@@ -94,6 +96,7 @@ pub(super) fn preprocess_and_replay(
     }
     let replay = last_replay.unwrap_or_else(|| {
         replay_base
+            .without_side_outputs(&Sink::Nowhere)
             .compile_preprocessed(job_sel, &input_name, lang, "/dev/null", false)
             .argv()
     });
@@ -124,7 +127,7 @@ fn make_input(
     case_dir: &NewCaseDir,
     mode: &str,
     given_input: Option<&Path>,
-    (input_name, input_abs): (&str, &Path),
+    input_name: &str,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(Vec<String>, Result<(), String>), CaptureError> {
     let Job {
@@ -141,27 +144,37 @@ fn make_input(
         }
         _ => {
             progress(&format!("preprocessing ({mode})"));
-            let pp = replay_base.preprocess(
-                job_sel,
-                &input_abs.to_string_lossy(),
-                mode == "rewrite-includes",
-            );
+            // `-E` runs in the build's directory: it writes the input and anything beside it
+            // into scratch, and the input is copied into the case from there.
+            let scratch = scratch_for(&replay_base.program)?;
+            let made_at = scratch.path().join(input_name);
+            let pp = replay_base
+                .without_side_outputs(&Sink::Dir(scratch.path()))
+                .preprocess(
+                    job_sel,
+                    &made_at.to_string_lossy(),
+                    mode == "rewrite-includes",
+                );
             let r = runner.run(&pp, None)?;
             case_dir.write(&format!("logs/preprocess-{mode}.stderr"), &r.output.stderr)?;
             let made = if r.crash.is_some() {
                 Err(format!("`-E` itself crashed ({})", first_line(&r.output)))
             } else if !r.output.success() {
                 Err(format!("preprocessing failed: {}", first_line(&r.output)))
-            } else if !input_abs.is_file() {
-                Err("preprocessing wrote no output".to_string())
             } else {
-                Ok(())
+                match std::fs::read(&made_at) {
+                    Ok(bytes) => {
+                        case_dir.write(input_name, &bytes)?;
+                        Ok(())
+                    }
+                    Err(_) => Err("preprocessing wrote no output".to_string()),
+                }
             };
             let recorded = pp
                 .argv()
                 .into_iter()
                 .map(|a| {
-                    if Path::new(&a) == input_abs {
+                    if Path::new(&a) == made_at {
                         input_name.to_owned()
                     } else {
                         a
@@ -192,13 +205,16 @@ fn replay_on_input(
         signature,
     } = *job;
     let lang = command.language();
-    let replay = replay_base.compile_preprocessed(
-        job_sel,
-        input_name,
-        lang,
-        "/dev/null",
-        mode == "rewrite-includes",
-    );
+    // The replay the case keeps is run later by every stage: it writes nowhere.
+    let replay = replay_base
+        .without_side_outputs(&Sink::Nowhere)
+        .compile_preprocessed(
+            job_sel,
+            input_name,
+            lang,
+            "/dev/null",
+            mode == "rewrite-includes",
+        );
     let replay = if given {
         given_replay(replay_base, input_name)
     } else {
@@ -210,7 +226,7 @@ fn replay_on_input(
         replay
     };
     progress("replaying on the preprocessed input");
-    let r = runner.run(&replay, Some(case_dir.path()))?;
+    let r = runner.run_sandboxed(&replay, Some(case_dir.path()))?;
     case_dir.write(&format!("logs/replay-{mode}.stderr"), &r.output.stderr)?;
     let (status, detail) = match &r.signature {
         Some(s) if s.id == signature.id => ("reproduced", None),

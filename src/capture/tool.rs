@@ -3,8 +3,8 @@
 //!
 //! Their input is already portable (`.ll` or `.bc`), so there is nothing to preprocess and no
 //! job to find: the input is copied into the case, the replay is the same command on that
-//! copy with its output sent to `/dev/null`, and it must crash with the same signature in
-//! the case directory. None of clang's driver flags is added (`llc` rejects
+//! copy with its output sent to `/dev/null` (run here with it in scratch), and it must crash
+//! with the same signature in the case directory. None of clang's driver flags is added (`llc` rejects
 //! `-fno-crash-diagnostics`, and writes no reproducer files to keep out of the way).
 
 use std::path::Path;
@@ -14,7 +14,7 @@ use super::{
     bug_info, compiler_version, finish, first_line, CaptureError, Outcome, Parts, Run, Runner,
 };
 use crate::case::{JobInfo, NewCaseDir, Preprocessing};
-use crate::command::CompilerCommand;
+use crate::command::{CompilerCommand, Sink};
 use crate::crash::{Crash, Signature};
 
 /// What the caller already found out: the command as replayed, where its program is, and
@@ -37,9 +37,8 @@ pub(super) fn capture_tool(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Outcome, CaptureError> {
     let version = compiler_version(runner, &f.command)?;
-    // Reruns write nothing: the build's own output file is the build's.
-    let quiet = f.command.with_output("/dev/null");
-    let (reruns, reproducibility) = super::rerun(runner, &quiet, req.reruns, &f.signature)?;
+    // Reruns write into scratch: the build's own output file is the build's.
+    let (reruns, reproducibility) = super::rerun(runner, &f.command, req.reruns, &f.signature)?;
 
     let input = f
         .command
@@ -61,7 +60,7 @@ pub(super) fn capture_tool(
 
     let replay = replay_on(&f.command, &input_name);
     progress("replaying on the case's copy of the IR");
-    let r = runner.run(&replay, Some(case_dir.path()))?;
+    let r = runner.run_sandboxed(&replay, Some(case_dir.path()))?;
     case_dir.write("logs/replay-given.stderr", &r.output.stderr)?;
     let (status, detail) = replay_status(&r, &f.signature);
     let mut bug = bug_info::with_diagnostics(&String::from_utf8_lossy(&f.stderr));
@@ -130,7 +129,7 @@ fn ir_extension(bytes: &[u8]) -> &'static str {
 
 /// The command on `input_name` (in the case directory), writing nothing: `-o /dev/null`.
 fn replay_on(command: &CompilerCommand, input_name: &str) -> CompilerCommand {
-    let mut c = command.with_output("/dev/null");
+    let mut c = command.without_build_outputs(&Sink::Nowhere);
     if let Some(&i) = c.input_indices().first() {
         c.args[i] = input_name.to_string();
     }

@@ -9,7 +9,8 @@ mod jobs;
 mod options;
 
 pub use jobs::{job_of_cc1, parse_hash_hash_hash, Job, JobKind};
-use options::takes_value;
+pub use options::{side_output, Handling, SideOutput, Where, SIDE_OUTPUTS};
+use options::{takes_value, Spelling};
 
 /// Which compile job of a (possibly multi-job) command to work on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -449,14 +450,18 @@ impl CompilerCommand {
         c
     }
 
-    /// A copy with every `-o FILE` replaced by `-o out`.
+    /// A copy with every `-o FILE` replaced by `-o out`, before the inputs (on a cc1 line,
+    /// before the `-x LANG` of the first: cc1's inputs are told by the `-x` before them).
     pub fn with_output(&self, out: &str) -> Self {
         let mut args = self.filtered(|a, _, _| !options::is_output(a));
-        let at = self
+        let mut at = self
             .input_indices()
             .first()
             .map(|_| args.len() - self.inputs().len())
             .unwrap_or(args.len());
+        if self.is_cc1() && at >= 2 && args[at - 2] == "-x" {
+            at -= 2;
+        }
         args.insert(at, out.into());
         args.insert(at, "-o".into());
         Self {
@@ -465,32 +470,239 @@ impl CompilerCommand {
         }
     }
 
-    /// A copy that writes nothing where the original would: its output goes to `out` (a
-    /// scratch file), and the options that write other files ([`options::is_side_output`])
-    /// are dropped. For reruns of a build's command, which must not touch the build's files.
-    /// A compile for several offload arches makes one output per arch, and clang refuses one
-    /// `-o` for them all: such a command keeps its own `-o`.
-    pub fn without_build_outputs(&self, out: &str) -> Self {
-        let kept = Self {
-            program: self.program.clone(),
-            args: self.filtered(|a, _, input| input || !options::is_side_output(a)),
-        };
-        let arches = self
-            .args
-            .iter()
-            .filter(|a| a.starts_with("--offload-arch") || a.starts_with("--cuda-gpu-arch"))
-            .count();
-        if arches > 1 {
-            kept
-        } else {
-            kept.with_output(out)
+    /// The output file as written in any spelling of `-o` (the last one), if any.
+    pub fn output(&self) -> Option<String> {
+        let mut found = None;
+        for (_, opt, val) in self.options() {
+            if opt == "-o" || opt == "--output" {
+                found = val.map(str::to_string).or(found);
+            } else if let Some(v) = opt.strip_prefix("--output=") {
+                found = Some(v.to_string());
+            } else if options::is_output(opt) {
+                found = Some(opt[2..].to_string());
+            }
         }
+        found
+    }
+
+    /// A copy whose options that write files besides the output ([`options::SIDE_OUTPUTS`],
+    /// also inside `-Xclang`, `-Xpreprocessor` and `-Wp,`) write into `sink` or nowhere:
+    /// those that only make their file are dropped, those that may change the code stay with
+    /// their file moved ([`options::Handling`]). The `-o` is left as it is
+    /// ([`Self::without_build_outputs`] moves it too).
+    pub fn without_side_outputs(&self, sink: &Sink<'_>) -> Self {
+        let cc1 = self.is_cc1();
+        let gcc = self.is_gcc();
+        let units: Vec<(usize, usize, bool)> = self
+            .roles()
+            .into_iter()
+            .map(|(i, r)| match r {
+                ArgRole::Option { len } => (i, len, false),
+                ArgRole::Input => (i, 1, true),
+            })
+            .collect();
+        let mut args = Vec::with_capacity(self.args.len());
+        let mut pins: Vec<&'static str> = Vec::new();
+        let mut k = 0;
+        while k < units.len() {
+            let (i, len, input) = units[k];
+            k += 1;
+            let a = self.args[i].as_str();
+            let val = (len == 2).then(|| self.args[i + 1].as_str());
+            if input {
+                args.push(a.to_string());
+            } else if let Some(list) = a.strip_prefix(options::WP) {
+                args.extend(wp_without_side_outputs(list));
+            } else if let (true, Some(inner)) = (options::CC1_WRAPPERS.contains(&a), val) {
+                let Some((o, joined)) = options::side_output(inner, true, false) else {
+                    args.extend([a.to_string(), inner.to_string()]);
+                    continue;
+                };
+                // A separate value comes in the next pair of the same wrapper.
+                let separate = joined.is_none()
+                    && matches!(o.spelling, Spelling::Separate | Spelling::JoinedOrSeparate);
+                let next = units.get(k).and_then(|&(j, l, inp)| {
+                    (separate && !inp && l == 2 && self.args[j] == a)
+                        .then(|| self.args[j + 1].as_str())
+                });
+                if next.is_some() {
+                    k += 1;
+                }
+                for v in rewrite(o, inner, joined.or(next), sink, None) {
+                    args.extend([a.to_string(), v]);
+                }
+            } else {
+                match options::side_output(a, cc1, gcc) {
+                    None => args.extend(self.args[i..i + len].iter().cloned()),
+                    Some((o, joined)) => {
+                        let pin_to = (!gcc && !cc1).then_some(&mut pins);
+                        args.extend(rewrite(o, a, joined.or(val), sink, pin_to));
+                    }
+                }
+            }
+        }
+        let c = Self {
+            program: self.program.clone(),
+            args,
+        };
+        // The cc1 options that name the files a `/dev/null` output would have beside it:
+        // clang puts `-Xclang` values after its own, and cc1 takes the last.
+        let mut extra: Vec<String> = Vec::new();
+        for pin in pins {
+            let named = |e: &String| e == pin || (pin.ends_with('=') && e.starts_with(pin));
+            if extra.iter().any(named)
+                || c.args.windows(2).any(|w| w[0] == "-Xclang" && named(&w[1]))
+            {
+                continue;
+            }
+            if pin.ends_with('=') {
+                extra.extend(["-Xclang".into(), format!("{pin}/dev/null")]);
+            } else {
+                extra.extend([
+                    "-Xclang".into(),
+                    pin.into(),
+                    "-Xclang".into(),
+                    "/dev/null".into(),
+                ]);
+            }
+        }
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+        c.with_extra_args(&extra)
+    }
+
+    /// A copy that writes nothing where the original would: [`Self::without_side_outputs`],
+    /// and its output in `sink` (a file named like the build's output inside the directory,
+    /// or `/dev/null`). For every run icepick makes of a build's command (its first run,
+    /// reruns, preprocessing, probes) and for replays: none may touch the build's files or
+    /// put one beside `/dev/null`.
+    ///
+    /// A compile for several offload arches that writes one output per arch takes no `-o`
+    /// (clang refuses one for them all): a HIP one is given `--gpu-bundle-output`, which
+    /// bundles them into the one file `-o` names (its device jobs run as before, a bundling
+    /// step follows); CUDA has no such option, and such a compile keeps writing the outputs
+    /// it names itself into its working directory.
+    pub fn without_build_outputs(&self, sink: &Sink<'_>) -> Self {
+        let mut kept = self.without_side_outputs(sink);
+        let out = match sink {
+            Sink::Dir(dir) => {
+                let name = self
+                    .output()
+                    .as_deref()
+                    .and_then(|o| o.rsplit('/').next())
+                    .filter(|n| !matches!(*n, "" | "-" | "." | ".."))
+                    .unwrap_or("out")
+                    .to_string();
+                dir.join(name).to_string_lossy().into_owned()
+            }
+            Sink::Nowhere => "/dev/null".to_string(),
+        };
+        let several = !self.is_cc1() && self.offload_arches().len() > 1;
+        if several && self.output().is_none() {
+            if self.language() != Lang::Hip {
+                return kept;
+            }
+            kept.args.retain(|a| a != "--no-gpu-bundle-output");
+            if !kept.args.iter().any(|a| a == "--gpu-bundle-output") {
+                kept = kept.with_extra_args(&["--gpu-bundle-output"]);
+            }
+        }
+        kept.with_output(&out)
     }
 
     /// The command as one line of POSIX shell, every argument quoted where needed.
     pub fn to_shell(&self) -> String {
         shell_join(&self.argv())
     }
+}
+
+/// Where a rerun of a build's command writes: its output and every side output it keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sink<'a> {
+    /// Into this directory (a fresh one in icepick's scratch, removed after the run).
+    Dir(&'a std::path::Path),
+    /// Nowhere: `-o /dev/null`, and each file kept beside it named `/dev/null` by its cc1
+    /// option (see [`options::Handling::BesideOutput`]). For a command kept in the case and
+    /// run later, when no scratch directory of this run exists any more.
+    Nowhere,
+}
+
+/// The arguments that replace side output `o`, written `arg` with `value`, for `sink`. Each
+/// cc1 option pinned to `/dev/null` for the output is added to `pins` (when given: the
+/// clang driver).
+fn rewrite(
+    o: &options::SideOutput,
+    arg: &str,
+    value: Option<&str>,
+    sink: &Sink<'_>,
+    pins: Option<&mut Vec<&'static str>>,
+) -> Vec<String> {
+    use options::Handling;
+    let respell = |new: String| -> Vec<String> {
+        match (o.spelling, value) {
+            (Spelling::Joined, _) => vec![format!("{}{new}", o.name)],
+            (Spelling::JoinedOrSeparate, Some(v))
+                if arg.len() > o.name.len() && arg.ends_with(v) =>
+            {
+                vec![format!("{}{new}", o.name)]
+            }
+            _ => vec![arg.to_string(), new],
+        }
+    };
+    match (o.handling, sink) {
+        (Handling::Remove, _) => Vec::new(),
+        (Handling::Replace(_), Sink::Nowhere) => Vec::new(),
+        (Handling::Replace(with), Sink::Dir(_)) => vec![with.to_string()],
+        (Handling::BesideOutput { .. }, Sink::Dir(_)) => vec![arg.to_string()],
+        (Handling::BesideOutput { pin }, Sink::Nowhere) => match (pin, pins) {
+            (Some(p), Some(pins)) => {
+                pins.push(p);
+                vec![arg.to_string()]
+            }
+            _ => Vec::new(),
+        },
+        (Handling::RedirectFile | Handling::RedirectDir, _) if value.is_none() => {
+            vec![arg.to_string()]
+        }
+        (Handling::RedirectFile, Sink::Nowhere) => respell("/dev/null".into()),
+        (Handling::RedirectDir, Sink::Nowhere) => Vec::new(),
+        (Handling::RedirectFile | Handling::RedirectDir, Sink::Dir(dir)) => {
+            let v = value.unwrap_or_default();
+            let name = v
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .filter(|n| !matches!(*n, "" | "." | ".."))
+                .unwrap_or("side-output");
+            let slash = if v.ends_with('/') { "/" } else { "" };
+            respell(format!("{}{slash}", dir.join(name).display()))
+        }
+    }
+}
+
+/// A `-Wp,` argument's list without the side outputs in it (`-Wp,-MD,t.d`: the driver reads
+/// it as `-MD -MF t.d`); nothing when nothing is left.
+fn wp_without_side_outputs(list: &str) -> Option<String> {
+    let items: Vec<&str> = list.split(',').collect();
+    let mut kept = Vec::new();
+    let mut i = 0;
+    while i < items.len() {
+        let item = items[i];
+        i += 1;
+        if item == "-MD" || item == "-MMD" {
+            i += 1;
+            continue;
+        }
+        match options::side_output(item, true, false) {
+            Some((o, None))
+                if matches!(o.spelling, Spelling::Separate | Spelling::JoinedOrSeparate) =>
+            {
+                i += 1;
+            }
+            Some(_) => {}
+            None => kept.push(item),
+        }
+    }
+    (!kept.is_empty()).then(|| format!("{}{}", options::WP, kept.join(",")))
 }
 
 /// Driver arguments that select one job.

@@ -271,11 +271,225 @@ fn llvm_tools_are_told_by_their_name_whatever_the_version_suffix() {
     assert_eq!(c.inputs(), ["x.ll"]);
 }
 
+fn args(line: &str) -> Vec<String> {
+    shlex::split(line).unwrap()
+}
+
 #[test]
-fn without_build_outputs_writes_nothing_of_the_builds() {
-    let c = cmd("clang -c -MD -MF dir/f.d -MT f.o -o out/f.o -save-temps=obj -ftime-trace=t.json -gsplit-dwarf -MJ cdb.json --serialize-diagnostics f.dia -DX=1 f.c");
+fn the_side_output_table_is_well_formed() {
+    for (k, o) in SIDE_OUTPUTS.iter().enumerate() {
+        assert!(o.name.starts_with('-'), "{o:?}");
+        if o.spelling == Spelling::Joined {
+            assert!(o.name.ends_with('=') || o.name == "-fdump-", "{o:?}");
+        }
+        if matches!(o.spelling, Spelling::Separate | Spelling::JoinedOrSeparate) {
+            // The command's own parser must take the value along, or it becomes an input.
+            let cc1 = o.r#where == Where::Cc1;
+            assert!(options::takes_value(o.name, cc1), "{o:?}");
+        }
+        if let Handling::BesideOutput { pin: Some(p) } = o.handling {
+            let pinned = SIDE_OUTPUTS
+                .iter()
+                .find(|q| q.name == p)
+                .unwrap_or_else(|| panic!("{p} is not in the table"));
+            assert_eq!(pinned.handling, Handling::RedirectFile, "{p}");
+        }
+        let twin = SIDE_OUTPUTS[k + 1..]
+            .iter()
+            .find(|q| q.name == o.name && q.r#where == o.r#where);
+        assert!(twin.is_none(), "{o:?} twice");
+    }
+}
+
+#[test]
+fn side_outputs_are_told_in_every_spelling() {
+    fn name(a: &str, cc1: bool, gcc: bool) -> Option<(&'static str, Option<&str>)> {
+        side_output(a, cc1, gcc).map(|(o, v)| (o.name, v))
+    }
+    assert_eq!(name("-MF", false, false), Some(("-MF", None)));
+    assert_eq!(name("-MFd.d", false, false), Some(("-MF", Some("d.d"))));
+    assert_eq!(name("-MD", false, false), Some(("-MD", None)));
     assert_eq!(
-        c.without_build_outputs("/dev/null").args,
-        shlex::split("-c -MT f.o -DX=1 -o /dev/null f.c").unwrap()
+        name("-ftime-trace", false, false),
+        Some(("-ftime-trace", None))
+    );
+    assert_eq!(
+        name("-ftime-trace=t.json", false, false),
+        Some(("-ftime-trace=", Some("t.json")))
+    );
+    assert_eq!(
+        name("--serialize-diagnostics", false, false),
+        Some(("--serialize-diagnostics", None))
+    );
+    assert_eq!(
+        name("-gsplit-dwarf", false, false).unwrap().0,
+        "-gsplit-dwarf"
+    );
+    assert_eq!(name("-gsplit-dwarf=single", false, false), None);
+    // cc1 options only on cc1 lines; GCC's dumps only for GCC; clang's dumps print.
+    assert_eq!(name("-stack-usage-file", false, false), None);
+    assert!(name("-stack-usage-file", true, false).is_some());
+    assert!(name("-fdump-tree-all", false, true).is_some());
+    assert_eq!(name("-fdump-tree-all", false, false), None);
+    assert_eq!(name("-fdump-record-layouts", false, true), None);
+    // Not side outputs: options that only look alike, and those writing at run time.
+    for a in [
+        "-MM",
+        "-M",
+        "-fprofile-generate",
+        "-fprofile-arcs",
+        "-o",
+        "-MDx",
+        "-fno-stack-usage",
+    ] {
+        assert_eq!(name(a, false, false), None, "{a}");
+    }
+}
+
+/// The crashing command of the end-to-end test: every file it writes lands in the scratch
+/// directory or nowhere.
+const EVERY_KIND: &str = "clang-19 -O1 -g -Iinclude -c -Wp,-MMD,t.d -ftime-trace=tt.json -fstack-usage -MD -MF d.d --serialize-diagnostics s.dia -save-temps=obj -gsplit-dwarf -ftest-coverage -o out/x.o src/x.c";
+
+#[test]
+fn without_build_outputs_moves_every_file_into_the_sink() {
+    let dir = std::path::Path::new("/scratch/run-1");
+    let c = cmd(EVERY_KIND);
+    assert_eq!(
+        c.without_build_outputs(&Sink::Dir(dir)).args,
+        args("-O1 -g -Iinclude -c -fstack-usage -save-temps=obj -gsplit-dwarf -ftest-coverage -o /scratch/run-1/x.o src/x.c")
+    );
+    let nowhere = c.without_build_outputs(&Sink::Nowhere);
+    assert_eq!(
+        nowhere.args,
+        args("-O1 -g -Iinclude -c -fstack-usage -gsplit-dwarf -ftest-coverage \
+              -Xclang -stack-usage-file -Xclang /dev/null -Xclang -split-dwarf-output -Xclang /dev/null \
+              -Xclang -coverage-notes-file=/dev/null -o /dev/null src/x.c")
+    );
+    // Made twice, the same: a replay that writes nowhere is left as it is.
+    assert_eq!(nowhere.without_build_outputs(&Sink::Nowhere), nowhere);
+    // The pins follow the output into scratch.
+    assert_eq!(
+        nowhere.without_build_outputs(&Sink::Dir(dir)).args,
+        args("-O1 -g -Iinclude -c -fstack-usage -gsplit-dwarf -ftest-coverage \
+              -Xclang -stack-usage-file -Xclang /scratch/run-1/null -Xclang -split-dwarf-output -Xclang /scratch/run-1/null \
+              -Xclang -coverage-notes-file=/scratch/run-1/null -o /scratch/run-1/null src/x.c")
+    );
+}
+
+#[test]
+fn without_build_outputs_takes_every_spelling_of_the_output() {
+    let dir = std::path::Path::new("/s");
+    for line in [
+        "clang -c --output=out/x.o f.c",
+        "clang -c --output out/x.o f.c",
+        "clang -c -oout/x.o f.c",
+        "clang -c -o out/x.o f.c",
+    ] {
+        let c = cmd(line);
+        assert_eq!(c.output().as_deref(), Some("out/x.o"), "{line}");
+        assert_eq!(
+            c.without_build_outputs(&Sink::Dir(dir)).args,
+            args("-c -o /s/x.o f.c"),
+            "{line}"
+        );
+    }
+    assert_eq!(
+        cmd("clang -c f.c")
+            .without_build_outputs(&Sink::Dir(dir))
+            .args,
+        args("-c -o /s/out f.c")
+    );
+}
+
+#[test]
+fn side_outputs_inside_wrappers_go_too() {
+    let dir = std::path::Path::new("/s");
+    let c = cmd("clang -c -Wp,-MD,t.d -Wp,-DX,-MMD,u.d -Wp,-MF,w.d,-MT,x -Xclang -dependency-file -Xclang d.d -Xpreprocessor -MD -Xclang -stack-usage-file -Xclang b/x.su -Xclang -coverage-notes-file=b/x.gcno -Xclang -fno-pch-timestamp f.c");
+    assert_eq!(
+        c.without_side_outputs(&Sink::Dir(dir)).args,
+        args("-c -Wp,-DX -Xclang -stack-usage-file -Xclang /s/x.su -Xclang -coverage-notes-file=/s/x.gcno -Xclang -fno-pch-timestamp f.c")
+    );
+}
+
+#[test]
+fn named_files_are_redirected_or_dropped() {
+    let dir = std::path::Path::new("/s");
+    let c = cmd("clang -c -save-temps -fmodules -fmodules-cache-path=build/mc -foptimization-record-file=r/x.yaml -MJ cdb/x.json -fcrash-diagnostics-dir=crash -fproc-stat-report=p.txt -save-stats=obj -dumpdir d/ f.c");
+    assert_eq!(
+        c.without_side_outputs(&Sink::Dir(dir)).args,
+        args("-c -save-temps=obj -fmodules -fmodules-cache-path=/s/mc -foptimization-record-file=/s/x.yaml f.c")
+    );
+    assert_eq!(
+        c.without_side_outputs(&Sink::Nowhere).args,
+        args("-c -fmodules -foptimization-record-file=/dev/null f.c")
+    );
+}
+
+#[test]
+fn a_cc1_line_writes_its_named_files_into_the_sink() {
+    let dir = std::path::Path::new("/s");
+    let c = cmd("clang -cc1 -triple x86_64-pc-linux-gnu -emit-obj -dependency-file x.d -MT x.o -sys-header-deps -serialize-diagnostic-file x.dia -stack-usage-file b/x.su -split-dwarf-file x.dwo -split-dwarf-output b/x.dwo -opt-record-file x.opt.yaml -ftime-trace=x.json -o b/x.o -x c x.c");
+    assert_eq!(
+        c.without_build_outputs(&Sink::Dir(dir)).args,
+        args("-cc1 -triple x86_64-pc-linux-gnu -emit-obj -stack-usage-file /s/x.su -split-dwarf-file x.dwo -split-dwarf-output /s/x.dwo -opt-record-file /s/x.opt.yaml -o /s/x.o -x c x.c")
+    );
+}
+
+#[test]
+fn a_cc1_replay_moved_twice_keeps_its_input() {
+    // The case keeps a cc1 replay at `-o /dev/null`; capture runs it once more with the
+    // output in scratch. cc1's input is told by the `-x` before it, so `-o` goes before both.
+    let c = cmd("clang -cc1 -triple x86_64-pc-linux-gnu -emit-obj -O2 -x c x.c");
+    let kept = c.without_build_outputs(&Sink::Nowhere);
+    assert_eq!(
+        kept.args,
+        args("-cc1 -triple x86_64-pc-linux-gnu -emit-obj -O2 -o /dev/null -x c x.c")
+    );
+    let run = kept.without_build_outputs(&Sink::Dir(std::path::Path::new("/s")));
+    assert_eq!(
+        run.args,
+        args("-cc1 -triple x86_64-pc-linux-gnu -emit-obj -O2 -o /s/null -x c x.c")
+    );
+    assert_eq!(run.inputs(), ["x.c"]);
+}
+
+#[test]
+fn gcc_keeps_what_it_cannot_pin_only_in_scratch() {
+    let dir = std::path::Path::new("/s");
+    let c = cmd("gcc -c -fdump-tree-all -dumpbase x -fstack-usage -MD -o out/x.o x.c");
+    assert_eq!(
+        c.without_build_outputs(&Sink::Dir(dir)).args,
+        args("-c -fstack-usage -o /s/x.o x.c")
+    );
+    // GCC has no cc1 option to name the `.su`: where there is no scratch, it goes.
+    assert_eq!(
+        c.without_build_outputs(&Sink::Nowhere).args,
+        args("-c -o /dev/null x.c")
+    );
+}
+
+#[test]
+fn several_offload_arches_get_one_output_where_clang_allows_it() {
+    let dir = std::path::Path::new("/s");
+    let hip = cmd(
+        "clang -x hip --offload-device-only --offload-arch=gfx906 --offload-arch=gfx908 -S k.hip",
+    );
+    assert_eq!(
+        hip.without_build_outputs(&Sink::Dir(dir)).args,
+        args("-x hip --offload-device-only --offload-arch=gfx906 --offload-arch=gfx908 -S --gpu-bundle-output -o /s/out k.hip")
+    );
+    // CUDA cannot bundle: the compile names its outputs itself.
+    let cuda = cmd(
+        "clang -x cuda --cuda-device-only --offload-arch=sm_70 --offload-arch=sm_80 -S -MD k.cu",
+    );
+    assert_eq!(
+        cuda.without_build_outputs(&Sink::Dir(dir)).args,
+        args("-x cuda --cuda-device-only --offload-arch=sm_70 --offload-arch=sm_80 -S k.cu")
+    );
+    // With an -o of its own, clang took one output: it moves.
+    let both = cmd("clang -x cuda --offload-arch=sm_70 --offload-arch=sm_80 -c -o b/k.o k.cu");
+    assert_eq!(
+        both.without_build_outputs(&Sink::Dir(dir)).args,
+        args("-x cuda --offload-arch=sm_70 --offload-arch=sm_80 -c -o /s/k.o k.cu")
     );
 }

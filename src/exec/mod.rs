@@ -45,7 +45,9 @@ mod session;
 
 pub use capped::{marker, one_line, ONE_LINE_MAX};
 pub use passthrough::{become_program, passthrough, run_fed};
-pub use session::{remove_at_exit, scratch_dir, shutdown, RemoveAtExit, SCRATCH_PREFIX};
+pub use session::{
+    fresh_scratch, remove_at_exit, scratch_dir, shutdown, RemoveAtExit, SCRATCH_PREFIX,
+};
 
 /// Held shared by every spawn, exclusively while a file that a child may run is written
 /// ([`write_runnable`]). A fork copies every open descriptor into the child until it execs;

@@ -109,6 +109,15 @@ pub fn scratch_dir() -> PathBuf {
     }
 }
 
+/// A fresh, empty directory inside [`scratch_dir`] for one run's files (a rerun's output and
+/// what it writes beside it), removed when the guard drops (and with the scratch directory
+/// at exit in any case).
+pub fn fresh_scratch(prefix: &str) -> io::Result<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(scratch_dir())
+}
+
 /// The TMPDIR given to children (`None` when the session could not be made).
 pub(crate) fn child_tmp() -> Option<&'static Path> {
     session().map(|s| s.tmp.as_path())

@@ -27,44 +27,6 @@ pub(crate) fn is_confounded(name: &str) -> bool {
     )
 }
 
-/// Options of an original command that write files besides `-o` (dependency files,
-/// serialized diagnostics, saved temporaries): a probe in the user's build directory must
-/// not touch them. `(flag, takes a separate value)`.
-const WRITES_FILES: &[(&str, bool)] = &[
-    ("-MD", false),
-    ("-MMD", false),
-    ("-MF", true),
-    ("-MT", true),
-    ("-MQ", true),
-    ("-MJ", true),
-    ("--serialize-diagnostics", true),
-    ("-save-temps", false),
-    ("-ftime-trace", false),
-];
-
-/// The original command with every option that writes a file besides its `-o` removed
-/// (`-MF deps.d`, `-MD`, `-save-temps=obj` …). The caller sets `-o /dev/null`.
-pub(crate) fn without_side_outputs(argv: &[String]) -> Vec<String> {
-    let mut out = Vec::with_capacity(argv.len());
-    let mut it = argv.iter();
-    if let Some(p) = it.next() {
-        out.push(p.clone());
-    }
-    while let Some(a) = it.next() {
-        let hit = WRITES_FILES.iter().find(|(f, _)| {
-            a == f || a.starts_with(&format!("{f}=")) || (f.len() == 3 && a.starts_with(f))
-        });
-        match hit {
-            Some((f, true)) if a == f => {
-                it.next();
-            }
-            Some(_) => {}
-            None => out.push(a.clone()),
-        }
-    }
-    out
-}
-
 /// Replaces (or qualifies) the confounded rows of `flags`. `base`: the original command,
 /// ready to run in its build directory (`-o /dev/null`, no crash diagnostics), or why there
 /// is none; `t` runs it there. Rows are re-probed only when the original command still gives
@@ -238,11 +200,5 @@ mod tests {
         recheck(&mut f, Err("the source is gone".into()), &mut t2);
         assert_eq!(std_row(&f).needed, None);
         assert_eq!(f.original_note.as_deref(), Some("the source is gone"));
-    }
-
-    #[test]
-    fn side_outputs_are_dropped() {
-        let a = v("clang -c -MD -MF deps.d -MT x.o -save-temps=obj -o x.o x.c -MMD");
-        assert_eq!(without_side_outputs(&a), v("clang -c -o x.o x.c"));
     }
 }

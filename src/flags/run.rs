@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use super::ddmin::{Outcome, Tester};
 use super::{analyse, original, Flags};
 use crate::case::{Case, CaseError};
-use crate::command::CompilerCommand;
+use crate::command::{CompilerCommand, Sink};
 use crate::crash::{self, Symbolizer};
 use crate::exec::{Output, Status};
 use crate::executor::{Executor, Job};
@@ -129,6 +129,11 @@ struct Runner<'a, 'b> {
     limit: Cell<Option<Duration>>,
     /// Said before every batch: `batch N` or `original command, batch N`.
     label: &'static str,
+    /// Every run writes its output and side outputs into a fresh scratch directory of its
+    /// own: for runs of the original command in the build's directory. Otherwise only a
+    /// candidate that would write beside its output does (ddmin may have dropped the
+    /// `-Xclang` pair that pinned its `.su` to `/dev/null`, and not `-fstack-usage`).
+    outputs_in_scratch: bool,
     batches: Cell<usize>,
     progress: &'a RefCell<&'b mut dyn FnMut(&str)>,
 }
@@ -154,9 +159,29 @@ impl Runner<'_, '_> {
     }
 
     fn run_batch(&self, cands: &[Vec<String>], timeout: Duration) -> Vec<Outcome> {
+        // Kept until the batch has run, then removed with what the runs wrote.
+        let mut scratch = Vec::new();
         let argvs: Vec<Vec<String>> = cands
             .iter()
-            .map(|argv| crate::case::emulated(self.emulator, argv))
+            .map(|argv| {
+                let cmd = CompilerCommand::from_argv(argv);
+                let writes_beside = |c: &CompilerCommand| {
+                    self.outputs_in_scratch || c.without_side_outputs(&Sink::Nowhere) != *c
+                };
+                let argv = match cmd.filter(writes_beside) {
+                    Some(c) => match crate::exec::fresh_scratch("run-") {
+                        Ok(dir) => {
+                            let c = c.without_build_outputs(&Sink::Dir(dir.path()));
+                            scratch.push(dir);
+                            c.argv()
+                        }
+                        // No scratch: the command as made, which writes nowhere.
+                        Err(_) => c.without_build_outputs(&Sink::Nowhere).argv(),
+                    },
+                    None => argv.clone(),
+                };
+                crate::case::emulated(self.emulator, &argv)
+            })
             .collect();
         let cmds: Vec<Job<'_>> = argvs
             .iter()
@@ -219,7 +244,9 @@ fn preprocessed_by_icepick(case: &Case) -> bool {
 }
 
 /// The original command, ready to run in its build directory without writing anything
-/// there (`-o /dev/null`, no dependency files, no crash reproducers), or why it cannot run.
+/// there or beside `/dev/null` (`-o /dev/null`, its side outputs dropped or pinned to
+/// `/dev/null`, no crash reproducers; each run moves them into scratch), or why it cannot
+/// run.
 fn original_base(case: &Case) -> Result<Vec<String>, String> {
     let cmd = CompilerCommand::from_argv(&case.command)
         .ok_or_else(|| "the case has no original command".to_string())?;
@@ -235,9 +262,7 @@ fn original_base(case: &Case) -> Result<Vec<String>, String> {
             ));
         }
     }
-    let stripped = CompilerCommand::from_argv(&original::without_side_outputs(&cmd.argv()))
-        .ok_or_else(|| "the case has no original command".to_string())?;
-    let mut out = stripped.with_output("/dev/null");
+    let mut out = cmd.without_build_outputs(&Sink::Nowhere);
     if !out.is_cc1() && !out.args.iter().any(|a| a == "-fno-crash-diagnostics") {
         out = out.with_extra_args(&["-fno-crash-diagnostics"]);
     }
@@ -312,6 +337,7 @@ fn recheck_on_original(case: &Case, on_case: &Runner<'_, '_>, flags: &mut Flags)
     let on_original = Runner {
         cwd: &cwd,
         label: "original command, ",
+        outputs_in_scratch: true,
         executor: &local,
         limit: Cell::new(None),
         batches: Cell::new(0),
@@ -351,6 +377,7 @@ pub fn flags_for_case(
         symbolize: false,
         limit: Cell::new(None),
         label: "",
+        outputs_in_scratch: false,
         batches: Cell::new(0),
         progress: &progress,
     };

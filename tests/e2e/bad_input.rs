@@ -272,29 +272,28 @@ fn huge_jobs_and_timeouts_are_usage_errors_not_panics() {
 }
 
 /// A crash that does not repeat: the reruns compile successfully, and must not write the
-/// build's output, dependency file or any other file of the build behind the failed build's
-/// back. Only the user's own run (which crashed and wrote nothing) ran with them.
+/// build's output (`-o` or `--output=`), dependency file or any other file of the build
+/// behind the failed build's back, nor anything beside `/dev/null`.
 #[test]
 fn reruns_never_write_the_builds_outputs() {
-    let d = tempfile::tempdir().unwrap();
-    write(d.path(), "f.c", CRASH_UNLESS_NO_CRASH);
-    let counter = d.path().join("count");
-    // Crashes on the first run only.
-    let cc = shim(
-        d.path(),
-        "once-cc",
-        &format!(
-            "n=$(cat {c} 2>/dev/null || echo 0); echo $((n+1)) > {c}\n\
-             case \"$*\" in *--version*) exec clang-19 \"$@\";; esac\n\
-             if [ \"$n\" -eq 0 ]; then exec clang-19 \"$@\"; else exec clang-19 -DNO_CRASH \"$@\"; fi",
-            c = counter.display()
-        ),
-    );
-    std::fs::create_dir(d.path().join("obj")).unwrap();
-    let out = d.path().join("case");
-    let o = icepick(
-        d.path(),
-        &[
+    for output in [&["-o", "obj/f.o"][..], &["--output=obj/f.o"]] {
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), "f.c", CRASH_UNLESS_NO_CRASH);
+        let counter = d.path().join("count");
+        // Crashes on the first run only.
+        let cc = shim(
+            d.path(),
+            "once-cc",
+            &format!(
+                "n=$(cat {c} 2>/dev/null || echo 0); echo $((n+1)) > {c}\n\
+                 case \"$*\" in *--version*) exec clang-19 \"$@\";; esac\n\
+                 if [ \"$n\" -eq 0 ]; then exec clang-19 \"$@\"; else exec clang-19 -DNO_CRASH \"$@\"; fi",
+                c = counter.display()
+            ),
+        );
+        std::fs::create_dir(d.path().join("obj")).unwrap();
+        let out = d.path().join("case");
+        let mut args = vec![
             "capture",
             "--reruns",
             "3",
@@ -303,20 +302,51 @@ fn reruns_never_write_the_builds_outputs() {
             "--",
             &cc,
             "-c",
+            "-g",
             "-MD",
             "-MF",
             "obj/f.d",
             "-save-temps=obj",
-            "-o",
-            "obj/f.o",
-            "f.c",
-        ],
-    );
-    assert_eq!(o.status.code(), Some(4), "{}", stderr_of(&o));
-    assert_eq!(read_case(&out)["status"], "flaky");
-    let left: Vec<_> = std::fs::read_dir(d.path().join("obj"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    assert!(left.is_empty(), "the reruns wrote {left:?} into the build");
+            "-fstack-usage",
+            "-gsplit-dwarf",
+            "-ftest-coverage",
+            "-fsave-optimization-record",
+            "-ftime-trace",
+            "--serialize-diagnostics",
+            "obj/f.dia",
+        ];
+        args.extend_from_slice(output);
+        args.push("f.c");
+        let dev_before: Vec<_> = std::fs::read_dir("/dev")
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        let o = icepick(d.path(), &args);
+        assert_eq!(o.status.code(), Some(4), "{}", stderr_of(&o));
+        assert_eq!(read_case(&out)["status"], "flaky");
+        let left: Vec<_> = std::fs::read_dir(d.path().join("obj"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "the reruns wrote {left:?} into the build");
+        let mut top: Vec<_> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        top.sort();
+        assert_eq!(
+            top,
+            ["case", "count", "f.c", "obj", "once-cc"],
+            "{output:?}"
+        );
+        let new_in_dev: Vec<_> = std::fs::read_dir("/dev")
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| !dev_before.contains(n))
+            .filter(|n| {
+                n.to_string_lossy().starts_with("null.") || n.to_string_lossy().starts_with("f.")
+            })
+            .collect();
+        assert!(new_in_dev.is_empty(), "beside /dev/null: {new_in_dev:?}");
+    }
 }

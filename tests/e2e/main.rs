@@ -3,6 +3,7 @@
 //! it models something no real binary shows on demand.
 
 mod bad_input;
+mod build_readonly;
 mod capture;
 mod capture_jobs;
 mod case_safety;
