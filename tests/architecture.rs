@@ -122,11 +122,12 @@ const SRC_PAIRS: &[(&str, &str, bool, &str)] = &[
 /// `pool`, `schedule`, `speculate`, `window`, `simulate`, `types`) sees passes only through the
 /// `pass` trait and never the C/C++ passes (`passes`, `lex`, `markers`).
 const REDUCERS: &[(&str, &[&str])] = &[
-    ("lex", &[]),
-    ("plan", &[]),
-    ("markers", &["lex"]),
+    ("newline", &[]),
+    ("lex", &["newline"]),
+    ("plan", &["newline"]),
+    ("markers", &["lex", "newline"]),
     ("pass", &["plan"]),
-    ("passes", &["lex", "markers", "pass", "plan"]),
+    ("passes", &["lex", "markers", "newline", "pass", "plan"]),
     ("types", &["pass"]),
     ("pool", &["types"]),
     ("window", &["types"]),

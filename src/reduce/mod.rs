@@ -134,6 +134,8 @@ pub enum ReduceError {
     },
     #[error(transparent)]
     Exec(#[from] exec::ExecError),
+    #[error("the compiler could not start: {0}; that is this machine (a memory limit such as `ulimit -v`, too many processes, a broken installation), not the crash: fix it and run again")]
+    CompilerCannotStart(String),
     #[error("{cause}; the reduction stopped there, and its best so far ({bytes} B, not verified) is kept in {output}: free what ran out (disk space, memory, open files), then continue with `icepick reduce --resume`")]
     Fault {
         cause: Box<ReduceError>,

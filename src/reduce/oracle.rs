@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::fault::Faults;
+use super::ReduceError;
 use crate::case::Case;
 use crate::command::CompilerCommand;
 use crate::crash::{self, Symbolizer};
@@ -99,7 +100,7 @@ impl Oracle {
     ) -> Option<Judged> {
         self.try_judge_on(executor, argv, tmpdir, timeout, cancel)
             .unwrap_or_else(|e| {
-                self.faults.record(e.into());
+                self.faults.record(e);
                 None
             })
     }
@@ -112,7 +113,7 @@ impl Oracle {
         tmpdir: Option<&std::path::Path>,
         timeout: Duration,
         cancel: &(dyn Fn() -> bool + Sync),
-    ) -> Result<Option<Judged>, crate::exec::ExecError> {
+    ) -> Result<Option<Judged>, ReduceError> {
         let argv = crate::case::emulated(&self.emulator, argv);
         let job = Job {
             argv: &argv,
@@ -122,26 +123,31 @@ impl Oracle {
             tmpdir,
         };
         let out = executor.run(&job, cancel)?;
-        Ok(self.judged(&out))
+        self.judged(&out)
     }
 
     /// What one finished run shows: `None` when it did not crash (or timed out, was
-    /// cancelled).
-    fn judged(&self, out: &crate::exec::Output) -> Option<Judged> {
+    /// cancelled); `Err` when the compiler never got to compiling ([`cannot_start`]).
+    fn judged(&self, out: &crate::exec::Output) -> Result<Option<Judged>, ReduceError> {
         if matches!(out.status, Status::TimedOut | Status::Cancelled) {
-            return None;
+            return Ok(None);
         }
         let stderr = String::from_utf8_lossy(&out.stderr);
-        let mut c = crash::parse(&stderr, crate::capture::exit_info(out.status))?;
+        let Some(mut c) = crash::parse(&stderr, crate::capture::exit_info(out.status)) else {
+            return match cannot_start(&stderr) {
+                Some(line) => Err(ReduceError::CompilerCannotStart(line)),
+                None => Ok(None),
+            };
+        };
         self.symbolizer.symbolize(&mut c);
-        Some(Judged {
+        Ok(Some(Judged {
             same: crash::signature(&c).id == self.signature,
             errors: c.source_errors,
             first_error: stderr
                 .lines()
                 .find(|l| crash::is_source_error(l))
                 .map(|l| l.chars().take(300).collect()),
-        })
+        }))
     }
 
     /// True when `j` counts as the case's crash: its signature, and no source error when
@@ -149,6 +155,18 @@ impl Oracle {
     pub fn accepts(&self, j: &Option<Judged>) -> bool {
         matches!(j, Some(j) if j.same && (!self.keep_valid || j.errors == 0))
     }
+}
+
+/// The line of `stderr` that says the compiler could not even start, from the dynamic
+/// loader: `clang-19: error while loading shared libraries: libLLVM.so.19.1: failed to map
+/// segment from shared object` is what a memory limit (`ulimit -v`) or a broken install
+/// gives. No candidate can cause it, so it is a fault of the machine, not "no crash". (An
+/// out-of-memory error once compiling is not here: a candidate can cause that.)
+pub(super) fn cannot_start(stderr: &str) -> Option<String> {
+    stderr
+        .lines()
+        .find(|l| l.contains("error while loading shared libraries"))
+        .map(|l| crate::exec::one_line(l, crate::exec::ONE_LINE_MAX))
 }
 
 /// The executor for a reduction's candidate tests: the chosen farm when the crash travels,
@@ -239,6 +257,40 @@ mod tests {
         let cc1 =
             CompilerCommand::from_argv(&["clang".into(), "-cc1".into(), "f.c".into()]).unwrap();
         assert_eq!(test_flags(&cc1, true), ["-w"]);
+    }
+
+    #[test]
+    fn a_compiler_the_loader_cannot_start_is_a_fault_not_no_crash() {
+        let oracle = Oracle {
+            case_dir: PathBuf::from("."),
+            signature: "s".into(),
+            symbolizer: Symbolizer::new(Vec::new()),
+            emulator: Vec::new(),
+            keep_valid: true,
+            executor: Arc::new(Executor::local()),
+            symbolize: false,
+            faults: Arc::new(Faults::new(Default::default())),
+        };
+        let out = |stderr: &str, code| crate::exec::Output {
+            status: Status::Exited(code),
+            stdout: Vec::new(),
+            stderr: stderr.as_bytes().to_vec(),
+            stdout_dropped: 0,
+            stderr_dropped: 0,
+            elapsed: Duration::ZERO,
+        };
+        // What clang-19 prints under `ulimit -v 100000`.
+        let loader = "clang-19: error while loading shared libraries: libLLVM.so.19.1: failed to map segment from shared object\n";
+        match oracle.judged(&out(loader, 127)) {
+            Err(ReduceError::CompilerCannotStart(line)) => assert!(line.contains("libLLVM")),
+            other => panic!("{other:?}"),
+        }
+        // Ordinary errors are no crash; an out-of-memory a candidate may cause is its own
+        // crash, judged as any other, never a fault.
+        let errors = "f.c:1:1: error: unknown type name 'x'\n1 error generated.\n";
+        assert!(matches!(oracle.judged(&out(errors, 1)), Ok(None)));
+        let oom = "LLVM ERROR: out of memory\nAllocation failed\n";
+        assert!(oracle.judged(&out(oom, 1)).is_ok());
     }
 
     #[test]

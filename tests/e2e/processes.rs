@@ -450,43 +450,57 @@ fn a_second_writer_of_a_case_exits_2_and_names_the_first() {
     assert!(read_case(&case)["flags"].is_object());
 }
 
-#[test]
-fn a_disk_that_fills_during_reduce_is_an_error_and_the_best_so_far_is_kept() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    // Something to reduce before the crash: 30 functions the crash does not need.
+/// A case of 30 functions the crash does not need and the crash, captured with a wrapper
+/// compiler `name` that, once armed (after capture), runs `action` (shell) from its
+/// `after`-th run on before it runs clang-19. Returns the case and the source.
+fn case_with_a_turning_compiler(
+    d: &Path,
+    name: &str,
+    after: u32,
+    action: &str,
+) -> (PathBuf, String) {
     let mut src: String = (0..30)
         .map(|i| format!("int f{i}(int x) {{ return x * {i} + {i}; }}\n"))
         .collect();
     src.push_str("#pragma clang __debug crash\n");
     std::fs::write(d.join("crash.c"), &src).unwrap();
-    // The compiler fills the scratch file system from its 12th run on (a build beside the
-    // reduction, say): later candidates cannot be written.
-    let mnt = d.join("mnt");
-    std::fs::create_dir(&mnt).unwrap();
     write_script(
-        &d.join("clang-filling"),
+        &d.join(name),
         &format!(
             "n=$(cat '{count}' 2>/dev/null || echo 0); echo $((n + 1)) > '{count}'\n\
-             if [ \"$n\" -ge 12 ] && [ -e '{armed}' ]; then\n\
-               dd if=/dev/zero of='{mnt}/filler' bs=64k count=1000 2>/dev/null\n\
-             fi\n\
+             if [ \"$n\" -ge {after} ] && [ -e '{armed}' ]; then {action}; fi\n\
              exec clang-19 \"$@\"",
             count = d.join("count").display(),
             armed = d.join("armed").display(),
-            mnt = mnt.display(),
         ),
     );
     let case = d.join("case");
     let o = Command::new(BIN)
         .args(["capture", "--out", case.to_str().unwrap(), "--"])
-        .args(["./clang-filling", "-c", "crash.c"])
+        .args([&format!("./{name}"), "-c", "crash.c"])
         .current_dir(d)
         .output()
         .unwrap();
     expect_success(&o);
+    // Counted from the reduction's first run on.
     std::fs::write(d.join("armed"), "").unwrap();
     std::fs::remove_file(d.join("count")).unwrap();
+    (case, src)
+}
+
+#[test]
+fn a_disk_that_fills_during_reduce_is_an_error_and_the_best_so_far_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The compiler fills the scratch file system from its 12th run on (a build beside the
+    // reduction, say): later candidates cannot be written.
+    let mnt = d.join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let fill = format!(
+        "dd if=/dev/zero of='{}/filler' bs=64k count=1000 2>/dev/null",
+        mnt.display()
+    );
+    let (case, src) = case_with_a_turning_compiler(d, "clang-filling", 12, &fill);
     // icepick's scratch (TMPDIR) on a 4 MiB tmpfs of a mount namespace of its own.
     let script = format!(
         "mount -t tmpfs -o size=4m tmpfs '{mnt}' && mkdir '{mnt}/tmp' && \
@@ -513,7 +527,7 @@ fn a_disk_that_fills_during_reduce_is_an_error_and_the_best_so_far_is_kept() {
         "{red}"
     );
     assert_eq!(red["verified"], false, "{red}");
-    // The best so far is in the case, and it still crashes the case's way.
+    // The best so far is in the case, and it still has the crash.
     let best = std::fs::read(case.join(red["output"].as_str().unwrap())).unwrap();
     assert!(best.len() <= src.len());
     assert!(String::from_utf8_lossy(&best).contains("#pragma clang __debug crash"));
@@ -523,41 +537,16 @@ fn a_disk_that_fills_during_reduce_is_an_error_and_the_best_so_far_is_kept() {
 fn a_compiler_that_cannot_be_started_any_more_stops_reduce_with_exit_1() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let mut src: String = (0..30)
-        .map(|i| format!("int f{i}(int x) {{ return x * {i} + {i}; }}\n"))
-        .collect();
-    src.push_str("#pragma clang __debug crash\n");
-    std::fs::write(d.join("crash.c"), &src).unwrap();
     // A toolchain that goes away mid-reduction (upgraded, unmounted): from its 10th run on,
     // the wrapper removes itself, so the next start fails with ENOENT.
-    let cc = d.join("clang-going");
-    write_script(
-        &cc,
-        &format!(
-            "n=$(cat '{count}' 2>/dev/null || echo 0); echo $((n + 1)) > '{count}'\n\
-             if [ \"$n\" -ge 10 ] && [ -e '{armed}' ]; then rm -f \"$0\"; fi\n\
-             exec clang-19 \"$@\"",
-            count = d.join("count").display(),
-            armed = d.join("armed").display(),
-        ),
-    );
-    let case = d.join("case");
-    let o = Command::new(BIN)
-        .args(["capture", "--out", case.to_str().unwrap(), "--"])
-        .args(["./clang-going", "-c", "crash.c"])
-        .current_dir(d)
-        .output()
-        .unwrap();
-    expect_success(&o);
-    std::fs::write(d.join("armed"), "").unwrap();
-    std::fs::remove_file(d.join("count")).unwrap();
+    let (case, _) = case_with_a_turning_compiler(d, "clang-going", 10, "rm -f \"$0\"");
     let o = Command::new(BIN)
         .args(["reduce", "--jobs", "2", case.to_str().unwrap()])
         .current_dir(d)
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!cc.exists(), "the wrapper went away");
+    assert!(!d.join("clang-going").exists(), "the wrapper went away");
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("cannot run"), "names the failed start: {err}");
     assert!(!err.contains("does not reproduce"), "{err}");
