@@ -29,9 +29,10 @@ impl Faults {
         }
     }
 
-    /// Records `e` (only the first counts) and stops the reduction.
+    /// Records `e` (only the first counts) and stops the reduction; the stage's error says
+    /// it once the tests in flight have wound down.
     pub(super) fn record(&self, e: ReduceError) {
-        log::warn!("{e}");
+        log::debug!("fault: {e}");
         let mut first = self.first.lock().unwrap_or_else(|p| p.into_inner());
         first.get_or_insert(e);
         self.stop.store(true, Ordering::SeqCst);
