@@ -1,16 +1,17 @@
 //! Prints how long passes take to plan their first candidate on large generated inputs: main
 //! files of 8 MB and 22 MB under line markers (the size of an amalgamation such as sqlite3.c)
-//! and template arguments nested 10^5 deep.
+//! and template arguments nested 10^5 deep (and, when asked, namespaces nested deep).
 //!
 //! ```text
 //! cargo run -p reducers --release --example plan_bench              # the closure pass
 //! cargo run -p reducers --release --example plan_bench -- --all     # every built-in pass
 //! cargo run -p reducers --release --example plan_bench -- --pass=hollow main:8
 //! cargo run -p reducers --release --example plan_bench -- main:8 deep:100000
+//! cargo run -p reducers --release --example plan_bench -- nest:20000
 //! ```
 //!
-//! Inputs are `main:MB` (a main file of that many megabytes) or `deep:N` (templates nested
-//! `N` deep); a pass's time is that of building its plan and its first candidate.
+//! Inputs are `main:MB` (a main file of that many megabytes), `deep:N` (templates nested
+//! `N` deep) or `nest:N` (namespaces nested `N` deep); a pass's time is that of building its plan and its first candidate.
 
 use std::io::Write;
 use std::time::Instant;
@@ -48,7 +49,7 @@ fn main() {
     }
     for input in &inputs {
         let Some(text) = generated(input) else {
-            eprintln!("unknown input {input:?}: expected main:MB or deep:N");
+            eprintln!("unknown input {input:?}: expected main:MB, deep:N or nest:N");
             std::process::exit(2);
         };
         for pass in &passes {
@@ -73,6 +74,7 @@ fn generated(arg: &str) -> Option<Vec<u8>> {
     match kind {
         "main" => Some(generate::main_file(n << 20)),
         "deep" => Some(generate::nested_templates(n)),
+        "nest" => Some(generate::nested_namespaces(n)),
         _ => None,
     }
 }

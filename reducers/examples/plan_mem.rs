@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! cargo run -p reducers --release --example plan_mem              # main files of 2 and 8 MB
-//! cargo run -p reducers --release --example plan_mem -- main:17 deep:100000
+//! cargo run -p reducers --release --example plan_mem -- main:17 deep:100000 nest:300
 //! ```
 //!
 //! The heap is counted by a global allocator that wraps the system's: the peak of live bytes
@@ -58,7 +58,7 @@ fn main() {
     }
     for input in &inputs {
         let Some(text) = generated(input) else {
-            eprintln!("unknown input {input:?}: expected main:MB or deep:N");
+            eprintln!("unknown input {input:?}: expected main:MB, deep:N or nest:N");
             std::process::exit(2);
         };
         let before = LIVE.load(Relaxed);
@@ -77,13 +77,15 @@ fn main() {
             peak as f64 / text.len() as f64
         );
         // The closure located at a line of the main file (more candidates), for the fingerprint.
-        let file = if input.starts_with("deep") {
-            "deep.cc"
+        let (file, line) = if input.starts_with("deep") {
+            ("deep.cc", 12)
+        } else if input.starts_with("nest") {
+            ("nest.cc", 2)
         } else {
-            "big.c"
+            ("big.c", 12)
         };
         let hints = Hints {
-            location: Some((file.into(), 12)),
+            location: Some((file.into(), line)),
             ..Hints::default()
         };
         let cands = CPass::Closure.candidates(&text, &hints).take(20);
@@ -101,6 +103,7 @@ fn generated(arg: &str) -> Option<Vec<u8>> {
     match kind {
         "main" => Some(generate::main_file(n << 20)),
         "deep" => Some(generate::nested_templates(n)),
+        "nest" => Some(generate::nested_namespaces(n)),
         _ => None,
     }
 }

@@ -37,3 +37,23 @@ pub fn nested_templates(depth: usize) -> Vec<u8> {
     out.push_str("int main() { return g(); }\n");
     out.into_bytes()
 }
+
+/// Namespaces nested `depth` deep in a header under line markers, with a few declarations in
+/// the innermost (one the main file uses, one nothing uses, and a line marker between them)
+/// and a function of the main file calling the used one.
+pub fn nested_namespaces(depth: usize) -> Vec<u8> {
+    let mut out = String::with_capacity(16 * depth + 256);
+    out.push_str("# 1 \"nest.cc\"\n# 1 \"h.h\" 1\n");
+    for k in 0..depth {
+        out.push_str(&format!("namespace n{k} {{\n"));
+    }
+    out.push_str("struct Used { int a; };\n# 7 \"h.h\"\nstruct Unused { int b; };\n");
+    out.push_str("int used(Used);\n");
+    out.push_str(&"}\n".repeat(depth));
+    out.push_str("# 2 \"nest.cc\" 2\n");
+    let path: String = (0..depth).map(|k| format!("n{k}::")).collect();
+    out.push_str(&format!(
+        "int main() {{ return {path}used({path}Used{{1}}); }}\n"
+    ));
+    out.into_bytes()
+}
