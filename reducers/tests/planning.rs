@@ -1,6 +1,6 @@
 //! Planning stays near-linear on inputs that are big in the ways real translation units are:
 //! a main file of many declarations under line markers (an amalgamation such as sqlite3.c),
-//! and template arguments nested very deep. The sizes are ones that a quadratic planner takes
+//! template arguments nested very deep, and namespaces nested very deep. The sizes are ones that a quadratic planner takes
 //! minutes on and the crate plans in well under a second in release; no time is asserted,
 //! only that planning finishes with the candidates it should offer (`examples/plan_bench.rs`
 //! prints the times).
@@ -33,4 +33,13 @@ fn deeply_nested_templates_are_planned() {
     let cut = first_candidate(CPass::Closure, &text).expect("the closure offers a cut");
     assert!(!cut.contains("int unused;") && cut.contains("struct A"));
     assert!(cut.contains("return f<A<A<"));
+}
+
+#[test]
+fn deeply_nested_namespaces_are_planned() {
+    let text = generate::nested_namespaces(20_000);
+    let cut = first_candidate(CPass::Closure, &text).expect("the closure offers a cut");
+    assert!(!cut.contains("struct Unused") && cut.contains("struct Used"));
+    // The marker between the two stays, so the lines after it keep their place.
+    assert!(cut.contains("# 7 \"h.h\"") && cut.contains("namespace n19999 {"));
 }

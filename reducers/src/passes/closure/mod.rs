@@ -545,14 +545,12 @@ fn unmet_using<'t>(
 
 /// Deletions for everything not kept (a block stays if any child stays).
 fn edits_for(s: &Split, kept: &mut [bool]) -> Vec<Edit> {
-    // A block stays if any child stays.
+    // A block stays if any child stays. A parent comes before its children, so going
+    // backwards each declaration hands its keeping to its parent only, before the parent
+    // is looked at (a walk to the top from each would cost the depth of every block).
     for k in (0..s.decls.len()).rev() {
-        if kept[k] {
-            let mut p = s.decls[k].parent;
-            while let Some(q) = p {
-                kept[q] = true;
-                p = s.decls[q].parent;
-            }
+        if let Some(q) = s.decls[k].parent.filter(|_| kept[k]) {
+            kept[q] = true;
         }
     }
     let mut edits = Vec::new();
