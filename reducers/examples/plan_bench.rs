@@ -48,7 +48,7 @@ fn main() {
             .to_vec();
     }
     for input in &inputs {
-        let Some(text) = generated(input) else {
+        let Some(text) = generate::named(input) else {
             eprintln!("unknown input {input:?}: expected main:MB, deep:N or nest:N");
             std::process::exit(2);
         };
@@ -64,17 +64,5 @@ fn main() {
             );
             std::io::stdout().flush().ok();
         }
-    }
-}
-
-/// The input an argument names.
-fn generated(arg: &str) -> Option<Vec<u8>> {
-    let (kind, n) = arg.split_once(':')?;
-    let n: usize = n.parse().ok()?;
-    match kind {
-        "main" => Some(generate::main_file(n << 20)),
-        "deep" => Some(generate::nested_templates(n)),
-        "nest" => Some(generate::nested_namespaces(n)),
-        _ => None,
     }
 }

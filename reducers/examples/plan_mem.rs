@@ -57,7 +57,7 @@ fn main() {
         inputs = vec!["main:2".into(), "main:8".into()];
     }
     for input in &inputs {
-        let Some(text) = generated(input) else {
+        let Some(text) = generate::named(input) else {
             eprintln!("unknown input {input:?}: expected main:MB, deep:N or nest:N");
             std::process::exit(2);
         };
@@ -93,17 +93,5 @@ fn main() {
             h.rotate_left(5) ^ reducers::content_hash(&c) as u64
         });
         println!("{:>12} located  fingerprint {hash:016x}", "");
-    }
-}
-
-/// The input an argument names.
-fn generated(arg: &str) -> Option<Vec<u8>> {
-    let (kind, n) = arg.split_once(':')?;
-    let n: usize = n.parse().ok()?;
-    match kind {
-        "main" => Some(generate::main_file(n << 20)),
-        "deep" => Some(generate::nested_templates(n)),
-        "nest" => Some(generate::nested_namespaces(n)),
-        _ => None,
     }
 }

@@ -57,3 +57,17 @@ pub fn nested_namespaces(depth: usize) -> Vec<u8> {
     ));
     out.into_bytes()
 }
+
+/// The input a benchmark argument names: `main:MB` ([`main_file`] of that many megabytes),
+/// `deep:N` ([`nested_templates`]) or `nest:N` ([`nested_namespaces`]).
+#[allow(dead_code)] // Used by the examples, not by every test that includes this file.
+pub fn named(arg: &str) -> Option<Vec<u8>> {
+    let (kind, n) = arg.split_once(':')?;
+    let n: usize = n.parse().ok()?;
+    match kind {
+        "main" => Some(main_file(n << 20)),
+        "deep" => Some(nested_templates(n)),
+        "nest" => Some(nested_namespaces(n)),
+        _ => None,
+    }
+}
