@@ -22,9 +22,13 @@ fn fake_debuginfo_clang(dir: &Path) -> PathBuf {
 # names frame #4 as a clang built with debug info would (Debian's has none to do so).
 real=/usr/lib/llvm-19/bin/clang
 if [ -n "$LLVM_DISABLE_SYMBOLIZATION" ]; then exec "$real" "$@"; fi
-"$real" "$@" 2> >(sed -E 's/^( *#4 0x[0-9a-f]+) \(/\1 (anonymous namespace)::PragmaDebugHandler::HandlePragma(clang::Preprocessor\&, clang::PragmaIntroducer, clang::Token\&) (/' >&2)
+# The dump goes through a file, not a pipe to sed: the rewritten text is whole before this
+# script ends, however loaded the machine is.
+err=$(mktemp)
+"$real" "$@" 2> "$err"
 rc=$?
-wait $!
+sed -E 's/^( *#4 0x[0-9a-f]+) \(/\1 (anonymous namespace)::PragmaDebugHandler::HandlePragma(clang::Preprocessor\&, clang::PragmaIntroducer, clang::Token\&) (/' "$err" >&2
+rm -f "$err"
 exit $rc
 "#,
     );
