@@ -585,13 +585,12 @@ impl CompilerCommand {
         let mut kept = self.without_side_outputs(sink);
         let out = match sink {
             Sink::Dir(dir) => {
-                let name = self
-                    .output()
+                let output = self.output();
+                let name = output
                     .as_deref()
-                    .and_then(|o| o.rsplit('/').next())
-                    .filter(|n| !matches!(*n, "" | "-" | "." | ".."))
-                    .unwrap_or("out")
-                    .to_string();
+                    .and_then(file_name)
+                    .filter(|n| *n != "-")
+                    .unwrap_or("out");
                 dir.join(name).to_string_lossy().into_owned()
             }
             Sink::Nowhere => "/dev/null".to_string(),
@@ -667,16 +666,19 @@ fn rewrite(
         (Handling::RedirectDir, Sink::Nowhere) => Vec::new(),
         (Handling::RedirectFile | Handling::RedirectDir, Sink::Dir(dir)) => {
             let v = value.unwrap_or_default();
-            let name = v
-                .trim_end_matches('/')
-                .rsplit('/')
-                .next()
-                .filter(|n| !matches!(*n, "" | "." | ".."))
-                .unwrap_or("side-output");
+            let name = file_name(v.trim_end_matches('/')).unwrap_or("side-output");
             let slash = if v.ends_with('/') { "/" } else { "" };
             respell(format!("{}{slash}", dir.join(name).display()))
         }
     }
+}
+
+/// The last component of `path`, when it names a file (not empty, `.` or `..`): what a
+/// file the build names is called in the scratch directory.
+fn file_name(path: &str) -> Option<&str> {
+    path.rsplit('/')
+        .next()
+        .filter(|n| !matches!(*n, "" | "." | ".."))
 }
 
 /// A `-Wp,` argument's list without the side outputs in it (`-Wp,-MD,t.d`: the driver reads

@@ -58,7 +58,7 @@ pub use session::{
 static SPAWN_LOCK: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
 /// The shared side of [`SPAWN_LOCK`], held across one spawn.
-pub(crate) fn spawning() -> std::sync::RwLockReadGuard<'static, ()> {
+fn spawning() -> std::sync::RwLockReadGuard<'static, ()> {
     SPAWN_LOCK.read().unwrap_or_else(|e| e.into_inner())
 }
 

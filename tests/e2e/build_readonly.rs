@@ -56,6 +56,14 @@ fn dev_leftovers() -> Vec<String> {
         .collect()
 }
 
+/// The files beside `/dev/null` that were not there before (`before`, from [`dev_leftovers`]).
+fn new_in_dev(before: &[String]) -> Vec<String> {
+    dev_leftovers()
+        .into_iter()
+        .filter(|n| !before.contains(n))
+        .collect()
+}
+
 /// A build tree whose compile of `src/x.c` crashes in the parser, with the build's earlier
 /// outputs already in `out/` (so an overwrite shows as well as a new file).
 fn build_tree(root: &Path) {
@@ -142,27 +150,15 @@ fn capture_and_flags_leave_the_tree_alone(output: &[&str]) {
         changed.is_empty(),
         "icepick changed the build tree: {changed:?}\nbefore: {before:#?}\nafter: {after:#?}"
     );
-    let new_in_dev: Vec<String> = dev_leftovers()
-        .into_iter()
-        .filter(|n| !dev_before.contains(n))
-        .collect();
-    assert!(
-        new_in_dev.is_empty(),
-        "files beside /dev/null: {new_in_dev:?}"
-    );
+    let new = new_in_dev(&dev_before);
+    assert!(new.is_empty(), "files beside /dev/null: {new:?}");
     // The replay the case keeps writes nothing beside /dev/null either when later stages run
     // it (they run it as root here, where /dev is writable).
     let replay = read_case(&case)["replay_command"].clone();
     let r = run_json_argv(&case, &replay);
     assert!(!r.status.success(), "the replay no longer crashes");
-    let new_in_dev: Vec<String> = dev_leftovers()
-        .into_iter()
-        .filter(|n| !dev_before.contains(n))
-        .collect();
-    assert!(
-        new_in_dev.is_empty(),
-        "the replay wrote beside /dev/null: {new_in_dev:?}"
-    );
+    let new = new_in_dev(&dev_before);
+    assert!(new.is_empty(), "the replay wrote beside /dev/null: {new:?}");
 }
 
 #[test]
