@@ -15,6 +15,8 @@
 mod bug_info;
 mod embed;
 mod jobs;
+mod link;
+mod lto;
 mod preprocess;
 mod reproducer;
 mod sources;
@@ -85,6 +87,8 @@ pub enum CaptureError {
     NoInput,
     #[error("input file {0} cannot be read: {1}")]
     UnreadableInput(PathBuf, std::io::Error),
+    #[error("the link crashed, but its crash could not be moved onto IR: {0}")]
+    LinkNotReproduced(String),
     #[error(transparent)]
     Exec(#[from] ExecError),
     #[error(transparent)]
@@ -101,6 +105,7 @@ impl crate::error::ExitCoded for CaptureError {
             | CaptureError::UnreadableInput(..) => crate::error::USAGE,
             CaptureError::Case(e) => crate::error::ExitCoded::exit_code(e),
             CaptureError::Exec(_) => crate::error::FAILED,
+            CaptureError::LinkNotReproduced(_) => crate::error::NOT_REPRODUCED,
         }
     }
 }
@@ -222,7 +227,8 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
             })
         }
     };
-    if command.llvm_tool().is_some() {
+    let is_link = link::is_link_crash(&command, &first.output.stderr, &crash);
+    if is_link || command.llvm_tool().is_some() {
         progress(&format!(
             "crashed: {} (signature {})",
             crate::crash::kind_words(crash.kind),
@@ -236,7 +242,11 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
             signature,
             stderr: first.output.stderr,
             started,
+            link: None,
         };
+        if is_link {
+            return link::capture_link(req, &mut runner, found_tool, progress);
+        }
         return tool::capture_tool(req, &mut runner, found_tool, progress);
     }
     let seen = Observed {
@@ -393,6 +403,7 @@ fn record(
             started,
             added_flags: o.added_flags,
             bug: o.bug,
+            link: None,
         },
     )
 }
@@ -559,6 +570,7 @@ struct Parts<'a> {
     started: Instant,
     added_flags: Vec<String>,
     bug: BugInfo,
+    link: Option<crate::case::link::LinkInfo>,
 }
 
 fn finish(req: &Request, dir: NewCaseDir, p: Parts<'_>) -> Result<Outcome, CaptureError> {
@@ -614,6 +626,7 @@ fn finish(req: &Request, dir: NewCaseDir, p: Parts<'_>) -> Result<Outcome, Captu
         versions: None,
         ir: None,
         triage: None,
+        link: p.link,
     };
     let dest = dir.finish(&case, req.out.as_deref())?;
     Ok(Outcome::Case {

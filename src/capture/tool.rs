@@ -13,6 +13,7 @@ use std::time::Instant;
 use super::{
     bug_info, compiler_version, finish, first_line, CaptureError, Outcome, Parts, Run, Runner,
 };
+use crate::case::link::LinkInfo;
 use crate::case::{JobInfo, NewCaseDir, Preprocessing};
 use crate::command::{CompilerCommand, Sink};
 use crate::crash::{Crash, Signature};
@@ -27,6 +28,9 @@ pub(super) struct Found<'a> {
     pub signature: Signature,
     pub stderr: Vec<u8>,
     pub started: Instant,
+    /// A link's LTO crash that this command reproduces ([`super::link`]), with the link's
+    /// stderr.
+    pub link: Option<(LinkInfo, Vec<u8>)>,
 }
 
 /// Captures the crash of an `llc`/`opt` command whose first run crashed.
@@ -57,24 +61,46 @@ pub(super) fn capture_tool(
         case_dir.write(&format!("logs/rerun-{}.stderr", i + 1), &r.output.stderr)?;
     }
     case_dir.write(&input_name, &bytes)?;
+    let link = match f.link {
+        Some((info, stderr)) => {
+            case_dir.write("logs/link.stderr", &stderr)?;
+            Some(info)
+        }
+        None => None,
+    };
 
     let replay = replay_on(&f.command, &input_name);
     progress("replaying on the case's copy of the IR");
     let r = runner.run_sandboxed(&replay, Some(case_dir.path()))?;
     case_dir.write("logs/replay-given.stderr", &r.output.stderr)?;
     let (status, detail) = replay_status(&r, &f.signature);
+    let (mut crash, mut signature) = (f.crash, f.signature);
+    if link.is_some() && status == "reproduced" {
+        // The link's IR command ran on a scratch file: the crash as the case's copy gives it
+        // names no scratch path.
+        if let (Some(c), Some(s)) = (r.crash, r.signature) {
+            (crash, signature) = (c, s);
+            case_dir.write("original.stderr", &r.output.stderr)?;
+        }
+    }
     let mut bug = bug_info::with_diagnostics(&String::from_utf8_lossy(&f.stderr));
     bug.triple = triple_of(&f.command, &bytes);
     finish(
         req,
         case_dir,
         Parts {
-            command: f.command.argv(),
+            // A link's IR command ran on a save-temps file in scratch: the case's own copy
+            // is its input from now on.
+            command: if link.is_some() {
+                replay.argv()
+            } else {
+                f.command.argv()
+            },
             found: f.found,
             resolved: f.resolved,
             version,
-            crash: f.crash,
-            signature: f.signature,
+            crash,
+            signature,
             job: JobInfo {
                 kind: "single".into(),
                 offload_arch: None,
@@ -93,6 +119,7 @@ pub(super) fn capture_tool(
             started: f.started,
             added_flags: Vec::new(),
             bug,
+            link,
         },
     )
 }

@@ -171,6 +171,10 @@ pub struct Case {
     /// The triage pipeline's record: which stages ran, how each ended, and the budget.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub triage: Option<triage::Triage>,
+    /// Capture: the crash is the linker's LTO step's ([`link::LinkInfo`]); the case's command
+    /// is then `llc`/`opt` on the module that step saw.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<link::LinkInfo>,
 }
 
 /// Problems reading or writing a case directory. Every variant but [`CaseError::Io`] is about
@@ -489,6 +493,7 @@ pub mod fileio;
 pub mod flags;
 pub mod host;
 pub mod ir;
+pub mod link;
 pub mod lock;
 pub mod reduction;
 pub mod triage;

@@ -73,6 +73,7 @@ pub(crate) fn sample_case() -> Case {
         versions: None,
         ir: None,
         triage: None,
+        link: None,
     }
 }
 

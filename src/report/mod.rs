@@ -14,6 +14,7 @@ mod files;
 pub mod flags;
 pub mod godbolt;
 mod ir;
+mod link;
 pub mod markdown;
 mod page;
 mod redact;

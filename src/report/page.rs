@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::markdown::{code, fence, table_code, table_text, text};
 use super::{
-    chart, classification, environment, facts, flags, godbolt, involves_riscv, ir,
+    chart, classification, environment, facts, flags, godbolt, involves_riscv, ir, link,
     release_build_note, title, upstream, verified_reduction, versions,
 };
 use crate::case::{Case, CaseStatus};
@@ -32,6 +32,7 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
     s.push_str(&budget_note(case));
     // A verified IR reproducer comes first: it is what becomes the regression test.
     s.push_str(&ir::section(case));
+    s.push_str(&link::section(case));
     if let Some(((replay, output), source)) = &reduction {
         s.push_str(&reduced_section(case, replay, output, source));
     }
@@ -64,15 +65,20 @@ fn opening(case: &Case, reduced_shown: bool) -> String {
     let on = if reduced_shown {
         "the reduced test case below".to_string()
     } else {
-        let what = if case.is_llvm_tool() {
+        let what = if case.link.is_some() {
+            "LTO module saved from the link,"
+        } else if case.is_llvm_tool() {
             "input"
         } else {
             "preprocessed input"
         };
         format!("its {what} {}", code(&case.input))
     };
+    let at = link::crashed_in(case)
+        .map(|w| format!(" {w}"))
+        .unwrap_or_default();
     format!(
-        "# {}\n\n{} crashes ({}) on {on}. Signature {} (coarse {}).\n\n",
+        "# {}\n\n{} crashes ({}){at} on {on}. Signature {} (coarse {}).\n\n",
         text(&title(case)),
         code(&case.compiler.version),
         kind_words(case.crash.kind),
@@ -181,8 +187,11 @@ fn reproducer_section(case: &Case, link: &godbolt::Link, replay: &[String]) -> S
         "Run `sh repro.sh` from anywhere, or inside this directory:\n\n{}",
         fence("sh", &shell_join(replay))
     );
-    let _ = writeln!(s, "Original command (in {}):\n", code(&case.cwd));
-    let _ = writeln!(s, "{}", fence("sh", &shell_join(&case.command)));
+    // A link's case: its command is the IR command above; the link is in its own section.
+    if case.link.is_none() {
+        let _ = writeln!(s, "Original command (in {}):\n", code(&case.cwd));
+        let _ = writeln!(s, "{}", fence("sh", &shell_join(&case.command)));
+    }
     if case.job.kind != "single" {
         let arch = case
             .job

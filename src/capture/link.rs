@@ -1,0 +1,249 @@
+//! Capture of a crash in a link's LTO step: rerun the link in scratch with its inputs copied
+//! there and `save-temps` on, take the module the crashing step was working on, and make
+//! the case an `llc`/`opt` case on that module ([`tool::capture_tool`]), with a `link`
+//! section that keeps the link, its inputs and how the module was got. What is read from
+//! the commands and the output is in [`lto`]; this module runs them.
+//!
+//! The build's directory stays as it was: the inputs are copied (a ThinLTO backend writes its
+//! save-temps beside its input), the output goes into scratch.
+
+use std::path::{Path, PathBuf};
+
+use super::lto::{self, Saved};
+use super::tool::{self, Found};
+use super::{CaptureError, Outcome, Runner};
+use crate::case::link::{LinkInfo, LinkInput};
+use crate::command::CompilerCommand;
+use crate::crash;
+use crate::exec::ExecError;
+
+/// Captures a link whose LTO step crashed in its first run (`f`: that run, on the command as
+/// the build gave it).
+pub(super) fn capture_link(
+    req: &super::Request,
+    runner: &mut Runner,
+    f: Found<'_>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Outcome, CaptureError> {
+    progress("the linker crashed: rerunning the link with save-temps for its LTO module");
+    let linker_argv = linker_argv(runner, &f.command)?;
+    let scratch = super::scratch_for(&f.command.program)?;
+    let (staged, inputs) = stage_inputs(&f.command, &req.cwd, scratch.path())?;
+    let out = scratch.path().join("out").join("a.out");
+    std::fs::create_dir_all(out.parent().unwrap_or(scratch.path()))
+        .map_err(|e| spawn_error(&f.command, e))?;
+    let out_name = out.to_string_lossy().into_owned();
+    let extra = lto::save_temps_args(&f.command);
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    let rerun = runner.run(&staged.with_extra_args(&extra).with_output(&out_name), None)?;
+    let Some(link_crash) = rerun.crash else {
+        return Err(lost(format!(
+            "the link did not crash when rerun with save-temps ({})",
+            super::first_line(&rerun.output)
+        )));
+    };
+    let files = files_by_age(scratch.path());
+    let module = lto::crashing_module(&link_crash);
+    let saved = lto::pick_saved(&files, &out_name, module.as_deref()).ok_or_else(|| {
+        lost(format!(
+            "the link crashed again, but wrote no LTO module of the crashing step (module {}); \
+             is it an LTO link (-flto) through lld, gold or the LLVM gold plugin?",
+            module.as_deref().unwrap_or("not named")
+        ))
+    })?;
+    let options = lto::lto_options(linker_argv.get(1..).unwrap_or_default());
+    let bindir = llvm_bindir(&linker_argv, f.resolved, &saved).ok_or_else(|| {
+        lost(format!(
+            "the crash is in LTO's {}, but no {} was found beside the linker or the compiler; \
+             install LLVM's tools (llvm-19 for clang 19)",
+            saved.step.name(),
+            tool_name(&saved)
+        ))
+    })?;
+    let ir = lto::ir_command(&bindir.to_string_lossy(), &saved, &options, &saved.file);
+    progress(&format!("running {}", ir.to_shell()));
+    let ir_run = runner.run(&ir, None)?;
+    let (Some(ir_crash), Some(ir_sig)) = (ir_run.crash, ir_run.signature) else {
+        return Err(lost(format!(
+            "the LTO module does not crash under `{}` ({})",
+            ir.to_shell(),
+            super::first_line(&ir_run.output)
+        )));
+    };
+    let link_sig = f.signature;
+    if ir_sig.coarse_id != link_sig.coarse_id {
+        return Err(lost(format!(
+            "the LTO module crashes differently under {} (signature {} instead of the link's {})",
+            tool_name(&saved),
+            ir_sig.id,
+            link_sig.id
+        )));
+    }
+    let link = LinkInfo {
+        command: f.command.argv(),
+        linker: linker_argv.first().cloned(),
+        lto: saved.lto.name().into(),
+        stage: saved.step.name().into(),
+        module,
+        saved_as: file_name(&saved.file),
+        link_signature: link_sig.id.clone(),
+        same_signature: ir_sig.id == link_sig.id,
+        inputs,
+    };
+    progress(&format!(
+        "{} {} crash reproduced by {} on the saved module (signature {})",
+        link.lto_words(),
+        saved.step.name(),
+        tool_name(&saved),
+        ir_sig.id
+    ));
+    let found_ir = Found {
+        found: &bindir.join(tool_name(&saved)),
+        resolved: &bindir.join(tool_name(&saved)),
+        command: ir,
+        crash: ir_crash,
+        signature: ir_sig,
+        stderr: ir_run.output.stderr,
+        started: f.started,
+        link: Some((link, f.stderr)),
+    };
+    tool::capture_tool(req, runner, found_ir, progress)
+}
+
+fn tool_name(saved: &Saved) -> &'static str {
+    match saved.step {
+        lto::Step::Codegen => "llc",
+        lto::Step::Optimizer => "opt",
+    }
+}
+
+fn lost(detail: String) -> CaptureError {
+    CaptureError::LinkNotReproduced(detail)
+}
+
+fn spawn_error(command: &CompilerCommand, source: std::io::Error) -> CaptureError {
+    CaptureError::Exec(ExecError::Spawn {
+        program: command.program.clone(),
+        source,
+    })
+}
+
+/// The linker's own command line: the command itself for a linker, else the linker line of
+/// the driver's `-###` listing (empty when it lists none).
+fn linker_argv(runner: &mut Runner, command: &CompilerCommand) -> Result<Vec<String>, ExecError> {
+    if lto::is_linker(&command.program) {
+        return Ok(command.argv());
+    }
+    let listing = runner.run_listing(command)?;
+    Ok(lto::linker_line(&listing.output.stderr_text()).unwrap_or_default())
+}
+
+/// The command with each input file copied into `scratch/in` (ThinLTO writes a backend's
+/// save-temps beside its input), and what each input is.
+fn stage_inputs(
+    command: &CompilerCommand,
+    cwd: &Path,
+    scratch: &Path,
+) -> Result<(CompilerCommand, Vec<LinkInput>), CaptureError> {
+    let dir = scratch.join("in");
+    std::fs::create_dir_all(&dir).map_err(|e| spawn_error(command, e))?;
+    let mut staged = command.clone();
+    let mut inputs = Vec::new();
+    for (k, i) in command.input_indices().into_iter().enumerate() {
+        let name = &command.args[i];
+        let path = cwd.join(name);
+        let meta = match std::fs::metadata(&path) {
+            Ok(m) if m.is_file() => m,
+            _ => continue, // a library searched for, or a word the table took for an input
+        };
+        let bytes = std::fs::read(&path).map_err(|e| CaptureError::UnreadableInput(path, e))?;
+        let copy = dir.join(format!("{k}-{}", file_name(name)));
+        std::fs::write(&copy, &bytes).map_err(|e| spawn_error(command, e))?;
+        staged.args[i] = copy.to_string_lossy().into_owned();
+        inputs.push(describe_input(name, &bytes, meta.len()));
+    }
+    Ok((staged, inputs))
+}
+
+fn describe_input(name: &str, bytes: &[u8], len: u64) -> LinkInput {
+    let kind = lto::input_kind(&bytes[..bytes.len().min(512)]);
+    let (members, bitcode_members) = match (kind, lto::archive_members(bytes)) {
+        ("archive", Some((m, b))) => (Some(m), Some(b)),
+        _ => (None, None),
+    };
+    LinkInput {
+        name: name.to_string(),
+        kind: kind.to_string(),
+        bytes: len,
+        members,
+        bitcode_members,
+    }
+}
+
+/// Every file under `dir`, as full paths, oldest first (the newest save-temps file is the
+/// step LTO was in when it crashed).
+fn files_by_age(dir: &Path) -> Vec<String> {
+    let mut found: Vec<(std::time::SystemTime, String)> = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let Ok(meta) = e.metadata() else { continue };
+            if meta.is_dir() {
+                todo.push(e.path());
+            } else if meta.is_file() {
+                let when = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
+                found.push((when, e.path().to_string_lossy().into_owned()));
+            }
+        }
+    }
+    found.sort();
+    found.into_iter().map(|(_, p)| p).collect()
+}
+
+/// The directory of the LLVM tools that match the link's LTO: beside the linker, beside the
+/// gold plugin it loads (`…/lib/LLVMgold.so` → `…/bin`), else beside the compiler.
+fn llvm_bindir(linker_argv: &[String], compiler: &Path, saved: &Saved) -> Option<PathBuf> {
+    let tool = tool_name(saved);
+    let plugin = linker_argv
+        .windows(2)
+        .find(|w| w[0] == "-plugin" || w[0] == "--plugin")
+        .map(|w| PathBuf::from(&w[1]));
+    let linker = linker_argv.first().map(PathBuf::from);
+    let candidates = [
+        linker.as_deref().and_then(resolve_dir),
+        plugin
+            .as_deref()
+            .and_then(resolve_dir)
+            .map(|lib| lib.join("../bin")),
+        resolve_dir(compiler),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|d| d.join(tool).is_file())
+        .map(|d| std::fs::canonicalize(&d).unwrap_or(d))
+}
+
+/// The directory of the file `p` resolves to (a linker called `ld.lld` on PATH is a link
+/// into an LLVM's `bin`).
+fn resolve_dir(p: &Path) -> Option<PathBuf> {
+    let found = if p.components().count() > 1 {
+        p.to_path_buf()
+    } else {
+        crate::exec::which(&p.to_string_lossy(), Path::new("/"))?
+    };
+    let real = std::fs::canonicalize(&found).unwrap_or(found);
+    real.parent().map(Path::to_path_buf)
+}
+
+fn file_name(path: &str) -> String {
+    path.rsplit('/').next().unwrap_or(path).to_string()
+}
+
+/// Whether the crash is the linker's: the case then follows [`capture_link`].
+pub(super) fn is_link_crash(command: &CompilerCommand, stderr: &[u8], c: &crash::Crash) -> bool {
+    lto::is_link_crash(command, &String::from_utf8_lossy(stderr), c)
+}

@@ -1,0 +1,323 @@
+//! What a link-time crash is, read from its command and its output: whether the linker's LTO
+//! step crashed, which module it was working on, which of the linker's save-temps files holds
+//! that module as the crashing step saw it, and the `llc`/`opt` command that runs the same
+//! step on it.
+//!
+//! In an LTO build the compile of each file only writes bitcode; the linker runs LLVM's
+//! optimizer and code generator on the merged module (full LTO) or on each module after
+//! importing (ThinLTO). `-plugin-opt=save-temps` (lld, and the gold plugin that bfd and gold
+//! load) writes those modules at each step: `OUT.0.2.internalize.bc` and
+//! `OUT.0.5.precodegen.bc` for full LTO, `INPUT.3.import.bc` and `INPUT.5.precodegen.bc` for
+//! each ThinLTO backend. A crash in the code generator reproduces with `llc` on the
+//! pre-codegen module; one in the optimizer with `opt -passes=lto<On>` (`thinlto<On>`) on the
+//! module before it. Pure: the flow that runs the link is `capture::link`.
+
+use crate::command::CompilerCommand;
+use crate::crash::Crash;
+
+/// The LTO flavour of the crashing step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lto {
+    Full,
+    Thin,
+}
+
+impl Lto {
+    pub fn name(self) -> &'static str {
+        match self {
+            Lto::Full => "full",
+            Lto::Thin => "thin",
+        }
+    }
+}
+
+/// Which LTO step crashed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// The code generator: `llc` on the pre-codegen module.
+    Codegen,
+    /// The optimizer: `opt` with the LTO pipeline on the module before it.
+    Optimizer,
+}
+
+impl Step {
+    pub fn name(self) -> &'static str {
+        match self {
+            Step::Codegen => "codegen",
+            Step::Optimizer => "optimizer",
+        }
+    }
+}
+
+/// The save-temps file holding the crashing step's module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Saved {
+    pub file: String,
+    pub lto: Lto,
+    pub step: Step,
+}
+
+/// The name full LTO gives its merged module.
+const FULL_LTO_MODULE: &str = "ld-temp.o";
+
+/// The save-temps suffixes: full LTO's after the output's name, ThinLTO's after each input's.
+const FULL_CODEGEN: &str = ".0.5.precodegen.bc";
+const FULL_OPTIMIZER: &str = ".0.2.internalize.bc";
+const THIN_CODEGEN: &str = ".5.precodegen.bc";
+const THIN_OPTIMIZER: &str = ".3.import.bc";
+/// Every step's file; the newest of them says how far LTO got.
+const STEP_FILES: [&str; 6] = [
+    ".0.preopt.bc",
+    ".1.promote.bc",
+    ".2.internalize.bc",
+    ".3.import.bc",
+    ".4.opt.bc",
+    ".5.precodegen.bc",
+];
+
+/// Whether `program` is a linker: `ld`, `ld.lld`, `ld.gold`, `ld.bfd`, `lld`, with or
+/// without a version suffix (`ld.lld-19`) or a target prefix (`riscv64-linux-gnu-ld`).
+pub fn is_linker(program: &str) -> bool {
+    let name = program.rsplit('/').next().unwrap_or(program);
+    let base = match name.rsplit_once('-') {
+        Some((b, v)) if !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.') => b,
+        _ => name,
+    };
+    let tool = base.rsplit('-').next().unwrap_or(base);
+    matches!(tool, "ld" | "ld.lld" | "ld.gold" | "ld.bfd" | "lld")
+}
+
+/// Whether the crash is the linker's, not a compiler's: the command is a linker, or a clang
+/// driver says its linker failed, or the crash's first pretty-stack line runs a linker.
+pub fn is_link_crash(command: &CompilerCommand, stderr: &str, crash: &Crash) -> bool {
+    if is_linker(&command.program) {
+        return true;
+    }
+    if command.is_cc1() || command.llvm_tool().is_some() || command.is_gcc() {
+        return false;
+    }
+    let driver_says = stderr
+        .lines()
+        .any(|l| l.contains("error: linker command failed"));
+    let stack_says = crash
+        .program_arguments
+        .as_deref()
+        .and_then(|args| args.split_whitespace().next())
+        .is_some_and(is_linker);
+    driver_says || stack_says
+}
+
+/// The arguments that make the link keep every LTO module (`save-temps`) and run ThinLTO's
+/// backends one at a time, so that the newest file is the crashing step's.
+pub fn save_temps_args(command: &CompilerCommand) -> Vec<String> {
+    let opts = ["-plugin-opt=save-temps", "-plugin-opt=jobs=1"];
+    if is_linker(&command.program) {
+        opts.iter().map(|o| o.to_string()).collect()
+    } else {
+        opts.iter().map(|o| format!("-Wl,{o}")).collect()
+    }
+}
+
+/// The module the crash names (`Running pass '…' on module 'X'.`), innermost last.
+pub fn crashing_module(crash: &Crash) -> Option<String> {
+    crash.pretty_stack.iter().rev().find_map(|e| {
+        let rest = e.text.split(" on module '").nth(1)?;
+        let end = rest.rfind('\'')?;
+        Some(rest[..end].to_string())
+    })
+}
+
+/// The file that holds the crashing step's module. `files` are every file the link wrote,
+/// oldest first; `output` is the link's output path as given to it, and `module` the name
+/// the crash gave the module, when it did.
+pub fn pick_saved(files: &[String], output: &str, module: Option<&str>) -> Option<Saved> {
+    let has = |f: &str| files.iter().any(|x| x == f);
+    let found = |file: String, lto, step| has(&file).then_some(Saved { file, lto, step });
+    match module {
+        Some(m) if m == FULL_LTO_MODULE || m.ends_with("/ld-temp.o") => {
+            found(format!("{output}{FULL_CODEGEN}"), Lto::Full, Step::Codegen).or_else(|| {
+                found(
+                    format!("{output}{FULL_OPTIMIZER}"),
+                    Lto::Full,
+                    Step::Optimizer,
+                )
+            })
+        }
+        Some(m) => found(format!("{m}{THIN_CODEGEN}"), Lto::Thin, Step::Codegen)
+            .or_else(|| found(format!("{m}{THIN_OPTIMIZER}"), Lto::Thin, Step::Optimizer))
+            .or_else(|| newest_step(files, output)),
+        None => newest_step(files, output),
+    }
+}
+
+/// Without a module name: the newest step file says where LTO stopped.
+fn newest_step(files: &[String], output: &str) -> Option<Saved> {
+    let newest = files
+        .iter()
+        .rev()
+        .find(|f| STEP_FILES.iter().any(|s| f.ends_with(s)))?;
+    let full = newest.starts_with(&format!("{output}.0."));
+    let (lto, codegen_file, optimizer_file) = if full {
+        let stem = format!("{output}.0");
+        (
+            Lto::Full,
+            format!("{stem}.5.precodegen.bc"),
+            format!("{stem}.2.internalize.bc"),
+        )
+    } else {
+        let suffix = STEP_FILES.iter().find(|s| newest.ends_with(**s))?;
+        let stem = &newest[..newest.len() - suffix.len()];
+        (
+            Lto::Thin,
+            format!("{stem}{THIN_CODEGEN}"),
+            format!("{stem}{THIN_OPTIMIZER}"),
+        )
+    };
+    let codegen_done = newest.ends_with(".4.opt.bc") || newest.ends_with(".5.precodegen.bc");
+    if codegen_done && files.contains(&codegen_file) {
+        return Some(Saved {
+            file: codegen_file,
+            lto,
+            step: Step::Codegen,
+        });
+    }
+    files.contains(&optimizer_file).then_some(Saved {
+        file: optimizer_file,
+        lto,
+        step: Step::Optimizer,
+    })
+}
+
+/// The LTO settings a link passes its optimizer and code generator.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LtoOptions {
+    /// `--lto-O`/`-plugin-opt=O` (2 when not given, as lld and the gold plugin default).
+    pub opt_level: Option<u8>,
+    /// `--lto-CGO` (the optimization level otherwise).
+    pub codegen_level: Option<u8>,
+    pub mcpu: Option<String>,
+    /// LLVM options the link passes on (`-mllvm X`, `-plugin-opt=-X`).
+    pub llvm_args: Vec<String>,
+    /// A position-independent output (`-shared`, `-pie`).
+    pub pic: bool,
+}
+
+/// Reads the LTO settings from a linker's arguments.
+pub fn lto_options(linker_args: &[String]) -> LtoOptions {
+    let mut o = LtoOptions::default();
+    let mut args = linker_args.iter();
+    while let Some(a) = args.next() {
+        let plugin = a
+            .strip_prefix("--plugin-opt=")
+            .or_else(|| a.strip_prefix("-plugin-opt="));
+        if let Some(p) = plugin {
+            if let Some(level) = p.strip_prefix('O').and_then(|l| l.parse().ok()) {
+                o.opt_level = Some(level);
+            } else if let Some(cpu) = p.strip_prefix("mcpu=") {
+                o.mcpu = Some(cpu.to_string());
+            } else if p.starts_with('-') {
+                o.llvm_args.push(p.to_string());
+            }
+        } else if let Some(level) = a.strip_prefix("--lto-O").and_then(|l| l.parse().ok()) {
+            o.opt_level = Some(level);
+        } else if let Some(level) = a.strip_prefix("--lto-CGO").and_then(|l| l.parse().ok()) {
+            o.codegen_level = Some(level);
+        } else if a == "-mllvm" {
+            o.llvm_args.extend(args.next().cloned());
+        } else if let Some(v) = a.strip_prefix("-mllvm=") {
+            o.llvm_args.push(v.to_string());
+        } else if matches!(a.as_str(), "-shared" | "--shared" | "-pie" | "--pie") {
+            o.pic = true;
+        } else if matches!(a.as_str(), "-no-pie" | "--no-pie") {
+            o.pic = false;
+        }
+    }
+    o
+}
+
+/// The linker's line in a clang driver's `-###` listing, as its arguments (program first).
+pub fn linker_line(listing: &str) -> Option<Vec<String>> {
+    listing
+        .lines()
+        .filter(|l| l.trim_start().starts_with('"'))
+        .filter_map(|l| shlex::split(l.trim()))
+        .find(|argv| argv.first().is_some_and(|p| is_linker(p)))
+}
+
+/// The `llc`/`opt` command that runs the crashing step on `input` (in `bindir`, the LLVM the
+/// link used), writing nothing.
+pub fn ir_command(bindir: &str, saved: &Saved, o: &LtoOptions, input: &str) -> CompilerCommand {
+    let level = o.opt_level.unwrap_or(2);
+    let mut args = Vec::new();
+    let program = match saved.step {
+        Step::Codegen => {
+            args.push(format!("-O{}", o.codegen_level.unwrap_or(level)));
+            if let Some(cpu) = &o.mcpu {
+                args.push(format!("-mcpu={cpu}"));
+            }
+            if o.pic {
+                args.push("-relocation-model=pic".to_string());
+            }
+            args.extend(o.llvm_args.iter().cloned());
+            args.extend(["-o".to_string(), "/dev/null".to_string()]);
+            "llc"
+        }
+        Step::Optimizer => {
+            let pipeline = match saved.lto {
+                Lto::Full => "lto",
+                Lto::Thin => "thinlto",
+            };
+            args.push(format!("-passes={pipeline}<O{level}>"));
+            args.extend(o.llvm_args.iter().cloned());
+            args.push("-disable-output".to_string());
+            "opt"
+        }
+    };
+    args.push(input.to_string());
+    CompilerCommand {
+        program: format!("{}/{program}", bindir.trim_end_matches('/')),
+        args,
+    }
+}
+
+/// What an input file of a link is, from its first bytes.
+pub fn input_kind(head: &[u8]) -> &'static str {
+    if is_bitcode(head) {
+        "bitcode"
+    } else if head.starts_with(b"\x7fELF") {
+        "object"
+    } else if head.starts_with(b"!<arch>\n") || head.starts_with(b"!<thin>\n") {
+        "archive"
+    } else if std::str::from_utf8(&head[..head.len().min(256)]).is_ok() && !head.is_empty() {
+        "linker-script"
+    } else {
+        "other"
+    }
+}
+
+/// LLVM bitcode: its magic, or the wrapper's.
+pub fn is_bitcode(head: &[u8]) -> bool {
+    head.starts_with(b"BC\xC0\xDE") || head.starts_with(&[0xDE, 0xC0, 0x17, 0x0B])
+}
+
+/// An archive's members and how many are bitcode (`None`: not a readable archive, or a thin
+/// one, whose members are files of their own).
+pub fn archive_members(bytes: &[u8]) -> Option<(u32, u32)> {
+    let archive = object::read::archive::ArchiveFile::parse(bytes).ok()?;
+    if archive.is_thin() {
+        return None;
+    }
+    let (mut members, mut bitcode) = (0u32, 0u32);
+    for m in archive.members() {
+        let data = m.ok()?.data(bytes).ok()?;
+        members += 1;
+        if is_bitcode(data) {
+            bitcode += 1;
+        }
+    }
+    Some((members, bitcode))
+}
+
+#[cfg(test)]
+#[path = "lto_tests.rs"]
+mod tests;

@@ -1,0 +1,69 @@
+//! The `link` section: the case is a crash of the linker's LTO step (full LTO, ThinLTO, a
+//! device link). Such a case is an `llc`/`opt` case on the module the crashing step saw; this
+//! section keeps what the user ran and how that module was got from it, for the report and
+//! for the stages that go back from the IR to the link's inputs.
+
+use serde::{Deserialize, Serialize};
+
+/// How a link-time crash became the case's IR command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinkInfo {
+    /// The link command the build ran, program first.
+    pub command: Vec<String>,
+    /// The linker the link ran (`/usr/lib/llvm-19/bin/ld.lld`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linker: Option<String>,
+    /// `full` or `thin`.
+    pub lto: String,
+    /// Where in LTO it crashed: `codegen` (the module after LTO's optimizer, run by `llc`) or
+    /// `optimizer` (the module before it, run through `opt -passes=lto<On>`).
+    pub stage: String,
+    /// The module's name in the link (`ld-temp.o` for full LTO, the input's name for a
+    /// ThinLTO backend), from the crash's `on module` line when it had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub module: Option<String>,
+    /// The save-temps file the case's input was copied from (its name, not a path).
+    pub saved_as: String,
+    /// The link's own crash signature (its stack ends in the linker, the IR command's in
+    /// `llc`/`opt`: the case's `signature` is the IR command's).
+    pub link_signature: String,
+    /// Whether the IR command's crash has the link's exact signature, or only its coarse one
+    /// (same kind, message, pass and top frame).
+    pub same_signature: bool,
+    /// The link's inputs, in command-line order.
+    pub inputs: Vec<LinkInput>,
+}
+
+/// One input file of the link.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinkInput {
+    /// As the command names it.
+    pub name: String,
+    /// `bitcode`, `object`, `archive`, `linker-script` or `other` (`missing` when it could
+    /// not be read).
+    pub kind: String,
+    pub bytes: u64,
+    /// For an archive: its members, and how many of them are bitcode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub members: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bitcode_members: Option<u32>,
+}
+
+impl LinkInfo {
+    /// The inputs that carry bitcode (bitcode files, archives with bitcode members).
+    pub fn bitcode_inputs(&self) -> impl Iterator<Item = &LinkInput> {
+        self.inputs
+            .iter()
+            .filter(|i| i.kind == "bitcode" || i.bitcode_members.unwrap_or(0) > 0)
+    }
+
+    /// "full LTO" / "ThinLTO", as the report says it.
+    pub fn lto_words(&self) -> &'static str {
+        if self.lto == "thin" {
+            "ThinLTO"
+        } else {
+            "full LTO"
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! The report's link section: a crash in a link's LTO step is reported as what the user
+//! ran (the link, its inputs) and how its IR reproducer was got from it, so that a
+//! maintainer sees it is not a compile's crash and can rerun either.
+
+use std::fmt::Write as _;
+
+use super::markdown::{code, fence, table_code, table_text};
+use crate::case::link::LinkInfo;
+use crate::case::Case;
+use crate::command::shell_join;
+
+/// The opening's words for what crashed: "the link's full LTO code generator", or `None`
+/// when the case is not a link's.
+pub fn crashed_in(case: &Case) -> Option<String> {
+    let l = case.link.as_ref()?;
+    Some(format!("in the link's {} {}", l.lto_words(), step_words(l)))
+}
+
+/// The crashing step, in words.
+fn step_words(l: &LinkInfo) -> &'static str {
+    if l.stage == "optimizer" {
+        "optimizer"
+    } else {
+        "code generator"
+    }
+}
+
+/// `## Link`: the link command, its inputs and where the IR came from; empty when the case
+/// is not a link's.
+pub fn section(case: &Case) -> String {
+    let Some(l) = &case.link else {
+        return String::new();
+    };
+    let mut s = String::from("## Link\n\n");
+    let linker = l
+        .linker
+        .as_deref()
+        .map(|p| format!(" (linker {})", code(p)))
+        .unwrap_or_default();
+    let _ = writeln!(
+        s,
+        "The crash is at link time, in {}'s {}{linker}. The link (in {}):\n\n{}",
+        l.lto_words(),
+        step_words(l),
+        code(&case.cwd),
+        fence("sh", &shell_join(&l.command))
+    );
+    s.push_str(&inputs_table(l));
+    let module = l
+        .module
+        .as_deref()
+        .map(|m| format!(" (module {})", code(m)))
+        .unwrap_or_default();
+    let tool = case.llvm_tool().unwrap_or("llc");
+    let same = if l.same_signature {
+        format!("with the link's signature {}", code(&l.link_signature))
+    } else {
+        format!(
+            "with the link's kind, message, pass and top frame (the link's signature is {})",
+            code(&l.link_signature)
+        )
+    };
+    let _ = writeln!(
+        s,
+        "The link rerun with `-plugin-opt=save-temps` wrote the module the crashing step saw{module} \
+         as {}; it is this case's {}, and `{tool}` on it crashes {same}.\n",
+        code(&l.saved_as),
+        code(&case.input),
+    );
+    s
+}
+
+/// One row per input: its name, what it is, its size, and an archive's bitcode members.
+fn inputs_table(l: &LinkInfo) -> String {
+    if l.inputs.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("| input | kind | bytes |\n|---|---|---:|\n");
+    for i in &l.inputs {
+        let kind = match (i.members, i.bitcode_members) {
+            (Some(m), Some(b)) => format!("{} ({b} of {m} members bitcode)", i.kind),
+            _ => i.kind.clone(),
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} |",
+            table_code(&i.name),
+            table_text(&kind),
+            i.bytes
+        );
+    }
+    s.push('\n');
+    s
+}
