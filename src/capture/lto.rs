@@ -96,6 +96,12 @@ pub fn is_link_crash(command: &CompilerCommand, stderr: &str, crash: &Crash) -> 
     if command.is_cc1() || command.llvm_tool().is_some() || command.is_gcc() {
         return false;
     }
+    is_link_output(stderr, crash)
+}
+
+/// Whether a crash's output is a linker's: a clang driver says its linker failed, or the
+/// crash's program line runs a linker.
+pub fn is_link_output(stderr: &str, crash: &Crash) -> bool {
     let driver_says = stderr
         .lines()
         .any(|l| l.contains("error: linker command failed"));

@@ -35,6 +35,7 @@ use crate::exec::{self, Cmd, ExecError, Output, Status};
 
 pub use bug_info::BugInfo;
 use jobs::{find_job, info_label};
+pub use lto::is_link_output;
 pub use reproducer::REPRODUCER_DIR;
 use reproducer::{move_reproducer_files, no_crash_diagnostics};
 pub use sources::{command_from_compdb, command_from_reproducer, FoundCommand, SourceError};

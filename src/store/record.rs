@@ -75,7 +75,7 @@ pub fn analyse(stderr: &str, exit: ExitInfo, compiler: &Path) -> Option<Analysed
     let key = BucketKey {
         id: signature.id.clone(),
         coarse_id: signature.coarse_id.clone(),
-        title: title(&crash, &signature),
+        title: title(&crash, &signature, capture::is_link_output(stderr, &crash)),
         kind: signature.kind.clone(),
     };
     Some(Analysed {
@@ -88,9 +88,12 @@ pub fn analyse(stderr: &str, exit: ExitInfo, compiler: &Path) -> Option<Analysed
 
 /// The bucket title: the verbatim error, else the crash kind and the top meaningful frame
 /// (the shape of LLVM issue titles; `report::title` says the same for a whole case).
-pub fn title(crash: &Crash, sig: &Signature) -> String {
+/// A crash of a link's LTO step (`link`) says so: it is not a compile's.
+pub fn title(crash: &Crash, sig: &Signature, link: bool) -> String {
     let who = if crash.family == Family::Gcc {
         "gcc"
+    } else if link {
+        "clang (LTO link)"
     } else {
         "clang"
     };

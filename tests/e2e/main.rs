@@ -15,6 +15,7 @@ mod flags;
 mod flaky;
 mod inspect;
 mod ir;
+mod link;
 mod processes;
 mod quoting;
 mod reduce;

@@ -1,0 +1,244 @@
+//! Crashes at link time: a real clang 19 backend crash built the LTO way (the compiles write
+//! bitcode and succeed, lld's LTO step crashes), through `capture`, `triage`, and `wrap` into
+//! the store. The crash is corpus/x86-avx512-no-evex512's (llvm/llvm-project#113420): its
+//! function carries its target features, so LTO's code generator meets them from bitcode.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::util::*;
+
+const CLANG: &str = "/usr/lib/llvm-19/bin/clang";
+
+/// The target and options of every compile and link here (no libc: the link stands alone).
+const TARGET: [&str; 2] = ["--target=x86_64-linux-gnu", "-O1"];
+
+/// A function that calls into `masks.c`'s crashing `f` from another file.
+const CALLER_C: &str = "\
+typedef short v32hi __attribute__((vector_size(64)));
+unsigned f(v32hi a, v32hi b);
+unsigned g(v32hi a) { return f(a, a) + 1; }
+";
+
+/// A project directory with `masks.c` and `caller.c`, compiled with `lto` (`-flto`,
+/// `-flto=thin`) to `masks.o` and `caller.o`.
+fn project(lto: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("build");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::copy(
+        corpus("x86-avx512-no-evex512").join("masks.c"),
+        dir.join("masks.c"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("caller.c"), CALLER_C).unwrap();
+    for name in ["masks", "caller"] {
+        let o = Command::new(CLANG)
+            .arg(lto)
+            .args(TARGET)
+            .args(["-c", &format!("{name}.c"), "-o", &format!("{name}.o")])
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        expect_success(&o);
+    }
+    (tmp, dir)
+}
+
+/// The link a build runs: the driver with lld, a shared object with no libc.
+fn link_argv(lto: &str, inputs: &[&str]) -> Vec<String> {
+    let mut argv: Vec<String> = [CLANG, lto, "-fuse-ld=lld"]
+        .iter()
+        .chain(TARGET.iter())
+        .chain(["-nostdlib", "-shared"].iter())
+        .map(|s| s.to_string())
+        .collect();
+    argv.extend(inputs.iter().map(|s| s.to_string()));
+    argv.extend(["-o".to_string(), "libm.so".to_string()]);
+    argv
+}
+
+/// Every file of `dir`, with its size and modification time.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
+    walk(dir)
+        .into_iter()
+        .map(|p| {
+            let m = std::fs::metadata(dir.join(&p)).unwrap();
+            (p, m.len(), m.modified().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn a_full_lto_link_crash_becomes_an_llc_case_that_keeps_the_link() {
+    let (_tmp, dir) = project("-flto");
+    let argv = link_argv("-flto", &["caller.o", "masks.o"]);
+    let before = snapshot(&dir);
+    let out = dir.parent().unwrap().join("case");
+    let (code, case, stderr) = capture_json(&dir, &out, &argv);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(case["status"], "captured", "{case:#}");
+    // The build's directory is as it was: the link, its reruns and save-temps ran in scratch.
+    assert_eq!(snapshot(&dir), before);
+    let link = &case["link"];
+    assert_eq!(link["lto"], "full", "{link:#}");
+    assert_eq!(link["stage"], "codegen");
+    assert_eq!(link["module"], "ld-temp.o");
+    assert_eq!(link["same_signature"], true);
+    assert_eq!(link["linker"], "/usr/lib/llvm-19/bin/ld.lld");
+    let inputs: Vec<(&str, &str)> = link["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["name"].as_str().unwrap(), i["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(inputs, [("caller.o", "bitcode"), ("masks.o", "bitcode")]);
+    assert_eq!(link["command"][0], CLANG);
+    // The case is llc on the merged module; it crashes alone, from anywhere.
+    assert!(
+        case["command"][0].as_str().unwrap().ends_with("/llc"),
+        "{case:#}"
+    );
+    assert_eq!(case["input"], "input.bc");
+    assert_eq!(case["signature"]["id"], link["link_signature"]);
+    assert_eq!(
+        case["signature"]["phase"],
+        "X86 DAG->DAG Instruction Selection"
+    );
+    let r = run_repro(&out);
+    assert!(String::from_utf8_lossy(&r.stderr).contains("Cannot select"));
+    let stderr = std::fs::read_to_string(out.join("logs/link.stderr")).unwrap();
+    assert!(stderr.contains("ld.lld"), "{stderr}");
+}
+
+#[test]
+fn a_thin_lto_backend_crash_takes_the_module_of_the_file_that_crashed() {
+    let (_tmp, dir) = project("-flto=thin");
+    let before = snapshot(&dir);
+    let out = dir.parent().unwrap().join("case");
+    let argv = link_argv("-flto=thin", &["caller.o", "masks.o"]);
+    let (code, case, stderr) = capture_json(&dir, &out, &argv);
+    assert_eq!(code, 0, "{stderr}");
+    // No backend's save-temps beside the build's objects.
+    assert_eq!(snapshot(&dir), before);
+    let link = &case["link"];
+    assert_eq!(link["lto"], "thin", "{link:#}");
+    assert_eq!(link["stage"], "codegen");
+    assert!(
+        link["module"].as_str().unwrap().ends_with("-masks.o"),
+        "{link:#}"
+    );
+    assert!(
+        link["saved_as"]
+            .as_str()
+            .unwrap()
+            .ends_with("masks.o.5.precodegen.bc"),
+        "{link:#}"
+    );
+    // The module is masks.c's (with what it imported), not caller.c's.
+    let dis = Command::new("/usr/lib/llvm-19/bin/llvm-dis")
+        .args([out.join("input.bc").to_str().unwrap(), "-o", "-"])
+        .output()
+        .unwrap();
+    let ir = String::from_utf8_lossy(&dis.stdout);
+    assert!(ir.contains("define") && ir.contains("@f("), "{ir}");
+    assert!(!ir.contains("define dso_local i32 @g("), "{ir}");
+}
+
+#[test]
+fn an_archive_of_bitcode_members_is_an_input_the_case_describes() {
+    let (_tmp, dir) = project("-flto");
+    let ar = Command::new("/usr/lib/llvm-19/bin/llvm-ar")
+        .args(["rcs", "libmasks.a", "masks.o"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    expect_success(&ar);
+    let out = dir.parent().unwrap().join("case");
+    let argv = link_argv("-flto", &["caller.o", "libmasks.a"]);
+    let (code, case, stderr) = capture_json(&dir, &out, &argv);
+    assert_eq!(code, 0, "{stderr}");
+    let archive = &case["link"]["inputs"][1];
+    assert_eq!(archive["name"], "libmasks.a", "{case:#}");
+    assert_eq!(archive["kind"], "archive");
+    assert_eq!(archive["members"], 1);
+    assert_eq!(archive["bitcode_members"], 1);
+}
+
+#[test]
+fn triage_of_a_link_ends_in_a_verified_llc_test_and_a_report_of_the_link() {
+    let (_tmp, dir) = project("-flto");
+    let out = dir.parent().unwrap().join("t");
+    let mut args = vec!["triage", "--jobs", "2", "--json", "--out"];
+    args.push(out.to_str().unwrap());
+    args.push("--");
+    let argv = link_argv("-flto", &["caller.o", "masks.o"]);
+    args.extend(argv.iter().map(String::as_str));
+    let o = icepick(&dir, &args);
+    expect_success(&o);
+    let case = read_case(&out);
+    assert_eq!(case["ir"]["verified"], true, "{case:#}");
+    assert_eq!(case["ir"]["tool"], "llc");
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("## Link"), "{report}");
+    assert!(
+        report.contains("in the link's full LTO code generator"),
+        "{report}"
+    );
+    assert!(report.contains("| `masks.o` | bitcode |"), "{report}");
+    assert!(report.contains(&argv.join(" ")), "{report}");
+}
+
+#[test]
+fn wrap_on_a_link_line_records_an_lto_link_crash() {
+    let (tmp, dir) = project("-flto=thin");
+    let store = tmp.path().join("store");
+    let argv = link_argv("-flto=thin", &["caller.o", "masks.o"]);
+    let o = Command::new(BIN)
+        .arg("wrap")
+        .args(&argv)
+        .current_dir(&dir)
+        .env("ICEPICK_STORE", &store)
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("crash captured as bucket"), "{err}");
+    let listed = crate::store::list(&store);
+    let b = &listed["buckets"][0];
+    assert!(
+        b["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("clang (LTO link) crash"),
+        "{b:#}"
+    );
+    let shown = icepick_json(&store, &dir, &["show", b["id"].as_str().unwrap(), "--json"]);
+    let case = read_case(Path::new(shown["case_dir"].as_str().unwrap()));
+    assert_eq!(case["link"]["lto"], "thin", "{case:#}");
+}
+
+#[test]
+fn a_link_that_fails_without_crashing_is_not_a_crash() {
+    let (_tmp, dir) = project("-flto");
+    // caller.o alone: `f` is undefined, and -z defs makes that an error.
+    let mut argv = link_argv("-flto", &["caller.o"]);
+    argv.push("-Wl,-z,defs".into());
+    let out = dir.parent().unwrap().join("case");
+    let mut args = vec!["capture", "--out", out.to_str().unwrap(), "--"];
+    args.extend(argv.iter().map(String::as_str));
+    let o = icepick(&dir, &args);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!out.exists());
+}
+
+fn icepick_json(store: &Path, cwd: &Path, args: &[&str]) -> serde_json::Value {
+    let o = crate::store::icepick_in(store, cwd, args);
+    expect_success(&o);
+    serde_json::from_slice(&o.stdout).unwrap()
+}
