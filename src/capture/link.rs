@@ -12,10 +12,12 @@ use std::path::{Path, PathBuf};
 use super::lto::{self, Saved};
 use super::tool::{self, Found};
 use super::{CaptureError, Outcome, Runner};
+use crate::case::flags::Outcome as Candidate;
 use crate::case::link::{LinkInfo, LinkInput};
 use crate::command::CompilerCommand;
 use crate::crash;
-use crate::exec::ExecError;
+use crate::ddmin::Tester;
+use crate::exec::{Cmd, ExecError};
 
 /// Captures a link whose LTO step crashed in its first run (`f`: that run, on the command as
 /// the build gave it).
@@ -71,6 +73,15 @@ pub(super) fn capture_link(
         )));
     };
     let link_sig = f.signature;
+    let needed = minimal_inputs(
+        runner,
+        &staged,
+        &inputs,
+        &link_sig,
+        scratch.path(),
+        progress,
+    );
+    let inputs: Vec<LinkInput> = inputs.into_iter().map(|(_, i)| i).collect();
     if ir_sig.coarse_id != link_sig.coarse_id {
         return Err(lost(format!(
             "the LTO module crashes differently under {} (signature {} instead of the link's {})",
@@ -89,6 +100,8 @@ pub(super) fn capture_link(
         link_signature: link_sig.id.clone(),
         same_signature: ir_sig.id == link_sig.id,
         inputs,
+        needed_inputs: needed.as_ref().map(|n| n.names.clone()),
+        input_tests: needed.as_ref().map(|n| n.tests),
     };
     progress(&format!(
         "{} {} crash reproduced by {} on the saved module (signature {})",
@@ -139,12 +152,12 @@ fn linker_argv(runner: &mut Runner, command: &CompilerCommand) -> Result<Vec<Str
 }
 
 /// The command with each input file copied into `scratch/in` (ThinLTO writes a backend's
-/// save-temps beside its input), and what each input is.
+/// save-temps beside its input), and what each input is, with its index in the arguments.
 fn stage_inputs(
     command: &CompilerCommand,
     cwd: &Path,
     scratch: &Path,
-) -> Result<(CompilerCommand, Vec<LinkInput>), CaptureError> {
+) -> Result<(CompilerCommand, Vec<(usize, LinkInput)>), CaptureError> {
     let dir = scratch.join("in");
     std::fs::create_dir_all(&dir).map_err(|e| spawn_error(command, e))?;
     let mut staged = command.clone();
@@ -160,7 +173,7 @@ fn stage_inputs(
         let copy = dir.join(format!("{k}-{}", file_name(name)));
         std::fs::write(&copy, &bytes).map_err(|e| spawn_error(command, e))?;
         staged.args[i] = copy.to_string_lossy().into_owned();
-        inputs.push(describe_input(name, &bytes, meta.len()));
+        inputs.push((i, describe_input(name, &bytes, meta.len())));
     }
     Ok((staged, inputs))
 }
@@ -246,4 +259,79 @@ fn file_name(path: &str) -> String {
 /// Whether the crash is the linker's: the case then follows [`capture_link`].
 pub(super) fn is_link_crash(command: &CompilerCommand, stderr: &[u8], c: &crash::Crash) -> bool {
     lto::is_link_crash(command, &String::from_utf8_lossy(stderr), c)
+}
+
+/// The bitcode inputs the link needs to crash, found by ddmin.
+struct Needed {
+    names: Vec<String>,
+    /// Links run to find them.
+    tests: u32,
+}
+
+/// The fewest of the link's bitcode inputs (bitcode files, archives with bitcode members)
+/// with which it still crashes with `signature`, the others left in place; `None` when there
+/// is only one such input. Each candidate link writes into a directory of its own; two run at
+/// once.
+fn minimal_inputs(
+    runner: &Runner,
+    staged: &CompilerCommand,
+    inputs: &[(usize, LinkInput)],
+    signature: &crate::crash::Signature,
+    scratch: &Path,
+    progress: &mut dyn FnMut(&str),
+) -> Option<Needed> {
+    let units: Vec<(usize, &LinkInput)> = inputs
+        .iter()
+        .filter(|(_, i)| i.kind == "bitcode" || i.bitcode_members.unwrap_or(0) > 0)
+        .map(|(at, i)| (*at, i))
+        .collect();
+    if units.len() < 2 {
+        return None;
+    }
+    progress(&format!(
+        "finding which of the link's {} bitcode inputs it needs",
+        units.len()
+    ));
+    let build = |kept: &[usize]| -> Vec<String> {
+        let dropped: Vec<usize> = (0..units.len())
+            .filter(|k| !kept.contains(k))
+            .map(|k| units[k].0)
+            .collect();
+        let mut argv = vec![staged.program.clone()];
+        argv.extend(
+            staged
+                .args
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !dropped.contains(i))
+                .map(|(_, a)| a.clone()),
+        );
+        argv
+    };
+    let tries = std::sync::atomic::AtomicUsize::new(0);
+    let oracle = |cands: &[Vec<String>]| -> Vec<Candidate> {
+        let cmds: Vec<Cmd> = cands
+            .iter()
+            .map(|argv| {
+                let n = tries.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let out = scratch.join(format!("try-{n}"));
+                let _ = std::fs::create_dir_all(&out);
+                Cmd::new(&argv[0])
+                    .args(&argv[1..])
+                    .args(["-o", &out.join("a.out").to_string_lossy()])
+                    .cwd(&runner.cwd)
+                    .timeout(runner.timeout)
+            })
+            .collect();
+        crate::exec::run_all(&cmds, 2)
+            .into_iter()
+            .map(|r| r.map_or(Candidate::Error, |o| runner.outcome(&o, signature)))
+            .collect()
+    };
+    let mut tester = Tester::new(&oracle);
+    let kept = crate::ddmin::minimize(units.len(), &build, &mut tester);
+    Some(Needed {
+        names: kept.iter().map(|&k| units[k].1.name.clone()).collect(),
+        tests: tester.runs() as u32,
+    })
 }

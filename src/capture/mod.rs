@@ -166,6 +166,31 @@ impl Runner {
         self.run(&cmd.without_build_outputs(&Sink::Dir(dir.path())), cwd)
     }
 
+    /// What an output of a candidate run says against the case's `signature`.
+    fn outcome(&self, output: &Output, signature: &Signature) -> crate::case::flags::Outcome {
+        use crate::case::flags::Outcome;
+        match output.status {
+            Status::TimedOut => return Outcome::Timeout,
+            Status::Cancelled => return Outcome::Error,
+            _ => {}
+        }
+        match crash::parse(&output.stderr_text(), output.status.exit_info()) {
+            Some(mut c) => {
+                self.symbolizer.symbolize(&mut c);
+                let s = crash::signature(&c);
+                if s.id == signature.id {
+                    Outcome::SameCrash
+                } else if s.coarse_id == signature.coarse_id {
+                    Outcome::SameCrashCoarse
+                } else {
+                    Outcome::OtherCrash
+                }
+            }
+            None if output.status == Status::Exited(0) => Outcome::NoCrash,
+            None => Outcome::Error,
+        }
+    }
+
     /// Runs `cmd -###` for its listing of the jobs, as if it wrote nowhere: `-###` compiles
     /// nothing, but the driver still writes its own warnings into the build's
     /// `--serialize-diagnostics` file. The cc1 lines it prints (one goes into the bug

@@ -32,6 +32,13 @@ pub struct LinkInfo {
     pub same_signature: bool,
     /// The link's inputs, in command-line order.
     pub inputs: Vec<LinkInput>,
+    /// The bitcode inputs the link needs to crash (ddmin over them, the other inputs kept),
+    /// when it had more than one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needed_inputs: Option<Vec<String>>,
+    /// Links run to find them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tests: Option<u32>,
 }
 
 /// One input file of the link.

@@ -46,6 +46,17 @@ pub fn section(case: &Case) -> String {
         fence("sh", &shell_join(&l.command))
     );
     s.push_str(&inputs_table(l));
+    if let (Some(needed), Some(tests)) = (&l.needed_inputs, l.input_tests) {
+        let names: Vec<String> = needed.iter().map(|n| code(n)).collect();
+        let _ = writeln!(
+            s,
+            "Of its {} bitcode inputs the link needs {} to crash: {} (ddmin over them, the \
+             other inputs kept, {tests} links).\n",
+            l.bitcode_inputs().count(),
+            needed.len(),
+            names.join(", ")
+        );
+    }
     let module = l
         .module
         .as_deref()

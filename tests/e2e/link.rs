@@ -93,6 +93,9 @@ fn a_full_lto_link_crash_becomes_an_llc_case_that_keeps_the_link() {
         .map(|i| (i["name"].as_str().unwrap(), i["kind"].as_str().unwrap()))
         .collect();
     assert_eq!(inputs, [("caller.o", "bitcode"), ("masks.o", "bitcode")]);
+    // The crash needs masks.c's module only; ddmin over the two found it.
+    assert_eq!(link["needed_inputs"], serde_json::json!(["masks.o"]));
+    assert!(link["input_tests"].as_u64().unwrap() >= 2, "{link:#}");
     assert_eq!(link["command"][0], CLANG);
     // The case is llc on the merged module; it crashes alone, from anywhere.
     assert!(
@@ -186,6 +189,10 @@ fn triage_of_a_link_ends_in_a_verified_llc_test_and_a_report_of_the_link() {
         "{report}"
     );
     assert!(report.contains("| `masks.o` | bitcode |"), "{report}");
+    assert!(
+        report.contains("the link needs 1 to crash: `masks.o`"),
+        "{report}"
+    );
     assert!(report.contains(&argv.join(" ")), "{report}");
 }
 
