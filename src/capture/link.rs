@@ -37,7 +37,13 @@ pub(super) fn capture_link(
     let out_name = out.to_string_lossy().into_owned();
     let extra = lto::save_temps_args(&f.command);
     let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
-    let rerun = runner.run(&staged.with_extra_args(&extra).with_output(&out_name), None)?;
+    let tmp = scratch.path().join("tmp");
+    std::fs::create_dir_all(&tmp).map_err(|e| spawn_error(&f.command, e))?;
+    let rerun = runner.run_with_tmpdir(
+        &staged.with_extra_args(&extra).with_output(&out_name),
+        None,
+        Some(&tmp),
+    )?;
     let Some(link_crash) = rerun.crash else {
         return Err(lost(format!(
             "the link did not crash when rerun with save-temps ({})",
@@ -45,6 +51,9 @@ pub(super) fn capture_link(
         )));
     };
     let files = files_by_age(scratch.path());
+    // The crash's own program line names the linker that crashed (a device link's, not the
+    // host's) and the options it got.
+    let linker_argv = lto::crashed_linker_argv(&link_crash).unwrap_or(linker_argv);
     let module = lto::crashing_module(&link_crash);
     let saved = lto::pick_saved(&files, &out_name, module.as_deref()).ok_or_else(|| {
         lost(format!(
@@ -72,7 +81,11 @@ pub(super) fn capture_link(
             super::first_line(&ir_run.output)
         )));
     };
+    // A crash in a ThinLTO backend's thread prints no stack at all (LLVM's crash handler
+    // has its alternate stack on the main thread only): with no identity to compare, the
+    // module crashing the IR command in the same step is the evidence.
     let link_sig = f.signature;
+    let weak_link = link_sig.weak && link_crash.frames.is_empty();
     let needed = minimal_inputs(
         runner,
         &staged,
@@ -81,8 +94,10 @@ pub(super) fn capture_link(
         scratch.path(),
         progress,
     );
+    let inputs_named: Vec<(usize, String)> =
+        inputs.iter().map(|(at, i)| (*at, i.name.clone())).collect();
     let inputs: Vec<LinkInput> = inputs.into_iter().map(|(_, i)| i).collect();
-    if ir_sig.coarse_id != link_sig.coarse_id {
+    if ir_sig.coarse_id != link_sig.coarse_id && !weak_link {
         return Err(lost(format!(
             "the LTO module crashes differently under {} (signature {} instead of the link's {})",
             tool_name(&saved),
@@ -95,10 +110,17 @@ pub(super) fn capture_link(
         linker: linker_argv.first().cloned(),
         lto: saved.lto.name().into(),
         stage: saved.step.name().into(),
-        module,
+        module: module.map(|m| module_as_named(&m, &staged, &inputs_named, scratch.path())),
         saved_as: file_name(&saved.file),
         link_signature: link_sig.id.clone(),
-        same_signature: ir_sig.id == link_sig.id,
+        signature_match: if ir_sig.id == link_sig.id {
+            "same"
+        } else if ir_sig.coarse_id == link_sig.coarse_id {
+            "coarse"
+        } else {
+            "unidentified"
+        }
+        .into(),
         inputs,
         needed_inputs: needed.as_ref().map(|n| n.names.clone()),
         input_tests: needed.as_ref().map(|n| n.tests),
@@ -334,4 +356,24 @@ fn minimal_inputs(
         names: kept.iter().map(|&k| units[k].1.name.clone()).collect(),
         tests: tester.runs() as u32,
     })
+}
+
+/// A module's name as the user knows it: the input's own name for a copy of it in scratch,
+/// else the name relative to scratch (an object the driver compiled into its TMPDIR).
+fn module_as_named(
+    module: &str,
+    staged: &CompilerCommand,
+    inputs: &[(usize, String)],
+    scratch: &Path,
+) -> String {
+    // An archive member is `archive(member at offset)`.
+    for (at, name) in inputs {
+        if let Some(rest) = module.strip_prefix(staged.args[*at].as_str()) {
+            if rest.is_empty() || rest.starts_with('(') {
+                return format!("{name}{rest}");
+            }
+        }
+    }
+    let prefix = format!("{}/", scratch.to_string_lossy());
+    module.strip_prefix(&prefix).unwrap_or(module).to_string()
 }

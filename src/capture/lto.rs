@@ -115,13 +115,38 @@ pub fn is_link_output(stderr: &str, crash: &Crash) -> bool {
 
 /// The arguments that make the link keep every LTO module (`save-temps`) and run ThinLTO's
 /// backends one at a time, so that the newest file is the crashing step's.
+/// An offload link (`--hip-link`, `-fgpu-rdc`, an offload arch) also gets them for its
+/// device link (`-Xoffload-linker`), which writes them beside its temporary output.
 pub fn save_temps_args(command: &CompilerCommand) -> Vec<String> {
     let opts = ["-plugin-opt=save-temps", "-plugin-opt=jobs=1"];
     if is_linker(&command.program) {
-        opts.iter().map(|o| o.to_string()).collect()
-    } else {
-        opts.iter().map(|o| format!("-Wl,{o}")).collect()
+        return opts.iter().map(|o| o.to_string()).collect();
     }
+    let mut args: Vec<String> = opts.iter().map(|o| format!("-Wl,{o}")).collect();
+    if is_offload_link(command) {
+        for o in opts {
+            args.extend(["-Xoffload-linker".to_string(), o.to_string()]);
+        }
+    }
+    args
+}
+
+/// A link with a device side: `--hip-link`, relocatable device code, or an offload arch.
+fn is_offload_link(command: &CompilerCommand) -> bool {
+    command.args.iter().any(|a| {
+        a == "--hip-link"
+            || a == "-fgpu-rdc"
+            || a.starts_with("--offload-arch=")
+            || a.starts_with("--cuda-gpu-arch=")
+    })
+}
+
+/// The crashing linker's own command line, from the crash's program line (clang prints it
+/// unquoted: split at spaces), when it names a linker.
+pub fn crashed_linker_argv(crash: &Crash) -> Option<Vec<String>> {
+    let line = crash.program_arguments.as_deref()?;
+    let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+    argv.first().is_some_and(|p| is_linker(p)).then_some(argv)
 }
 
 /// The module the crash names (`Running pass '…' on module 'X'.`), innermost last.
@@ -139,15 +164,21 @@ pub fn crashing_module(crash: &Crash) -> Option<String> {
 pub fn pick_saved(files: &[String], output: &str, module: Option<&str>) -> Option<Saved> {
     let has = |f: &str| files.iter().any(|x| x == f);
     let found = |file: String, lto, step| has(&file).then_some(Saved { file, lto, step });
+    // Full LTO's files are named after the linker's output: the link's own, or a device
+    // link's temporary one (the newest such file then).
+    let full = |suffix: &str, step| {
+        found(format!("{output}{suffix}"), Lto::Full, step).or_else(|| {
+            let f = files.iter().rev().find(|f| f.ends_with(suffix))?;
+            Some(Saved {
+                file: f.clone(),
+                lto: Lto::Full,
+                step,
+            })
+        })
+    };
     match module {
         Some(m) if m == FULL_LTO_MODULE || m.ends_with("/ld-temp.o") => {
-            found(format!("{output}{FULL_CODEGEN}"), Lto::Full, Step::Codegen).or_else(|| {
-                found(
-                    format!("{output}{FULL_OPTIMIZER}"),
-                    Lto::Full,
-                    Step::Optimizer,
-                )
-            })
+            full(FULL_CODEGEN, Step::Codegen).or_else(|| full(FULL_OPTIMIZER, Step::Optimizer))
         }
         Some(m) => found(format!("{m}{THIN_CODEGEN}"), Lto::Thin, Step::Codegen)
             .or_else(|| found(format!("{m}{THIN_OPTIMIZER}"), Lto::Thin, Step::Optimizer))

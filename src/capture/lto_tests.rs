@@ -291,3 +291,55 @@ fn an_archive_counts_its_bitcode_members() {
     assert_eq!(archive_members(b"!<arch>\n"), Some((0, 0)));
     assert_eq!(archive_members(b"not an archive"), None);
 }
+
+#[test]
+fn an_offload_link_passes_save_temps_to_its_device_linker_too() {
+    let args = save_temps_args(&cmd(
+        "clang-19 --hip-link -fgpu-rdc --offload-arch=gfx600 -fuse-ld=lld k.o -o a.so",
+    ));
+    assert_eq!(
+        args,
+        [
+            "-Wl,-plugin-opt=save-temps",
+            "-Wl,-plugin-opt=jobs=1",
+            "-Xoffload-linker",
+            "-plugin-opt=save-temps",
+            "-Xoffload-linker",
+            "-plugin-opt=jobs=1"
+        ]
+    );
+}
+
+#[test]
+fn the_crashing_linker_is_read_from_the_program_line() {
+    let device = FULL_LTO_CRASH
+        .replace(
+            "/usr/lib/llvm-19/bin/ld.lld --hash-style=gnu -m elf_x86_64",
+            "/usr/lib/llvm-19/bin/lld -flavor gnu -m elf64_amdgpu",
+        )
+        .replace("mcpu=x86-64", "mcpu=gfx600");
+    let argv = crashed_linker_argv(&parsed(&device)).unwrap();
+    assert_eq!(argv[..3], ["/usr/lib/llvm-19/bin/lld", "-flavor", "gnu"]);
+    assert_eq!(lto_options(&argv[1..]).mcpu.as_deref(), Some("gfx600"));
+    assert_eq!(crashed_linker_argv(&parsed(THIN_LTO_CRASH)), None);
+    let cc1 = FULL_LTO_CRASH.replace("/usr/lib/llvm-19/bin/ld.lld", "/usr/bin/clang-19");
+    assert_eq!(crashed_linker_argv(&parsed(&cc1)), None);
+}
+
+#[test]
+fn a_device_links_full_lto_files_are_named_after_its_temporary_output() {
+    let files = names(&[
+        "/s/out/a.out.0.0.preopt.bc",
+        "/s/tmp/a-gfx600-1234.out.0.2.internalize.bc",
+        "/s/tmp/a-gfx600-1234.out.0.5.precodegen.bc",
+    ]);
+    let s = pick_saved(&files, "/s/out/a.out", Some("ld-temp.o")).unwrap();
+    assert_eq!(
+        (s.file.as_str(), s.lto, s.step),
+        (
+            "/s/tmp/a-gfx600-1234.out.0.5.precodegen.bc",
+            Lto::Full,
+            Step::Codegen
+        )
+    );
+}

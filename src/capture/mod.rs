@@ -129,12 +129,26 @@ struct Runner {
 
 impl Runner {
     fn run(&mut self, cmd: &CompilerCommand, cwd: Option<&Path>) -> Result<Run, ExecError> {
+        self.run_with_tmpdir(cmd, cwd, None)
+    }
+
+    /// [`Self::run`] with `TMPDIR` set: a link that compiles sources keeps their objects
+    /// there, and ThinLTO writes their save-temps beside them.
+    fn run_with_tmpdir(
+        &mut self,
+        cmd: &CompilerCommand,
+        cwd: Option<&Path>,
+        tmpdir: Option<&Path>,
+    ) -> Result<Run, ExecError> {
         self.runs += 1;
         let argv = crate::case::emulated(&self.emulator, &cmd.argv());
-        let c = Cmd::new(&argv[0])
+        let mut c = Cmd::new(&argv[0])
             .args(&argv[1..])
             .cwd(cwd.unwrap_or(&self.cwd))
             .timeout(self.timeout);
+        if let Some(t) = tmpdir {
+            c = c.env("TMPDIR", t);
+        }
         let output = exec::run(&c)?;
         let (crash, signature) = match output.status {
             Status::TimedOut | Status::Cancelled => (None, None),

@@ -27,9 +27,11 @@ pub struct LinkInfo {
     /// The link's own crash signature (its stack ends in the linker, the IR command's in
     /// `llc`/`opt`: the case's `signature` is the IR command's).
     pub link_signature: String,
-    /// Whether the IR command's crash has the link's exact signature, or only its coarse one
-    /// (same kind, message, pass and top frame).
-    pub same_signature: bool,
+    /// How the IR command's crash matches the link's: `same` (the exact signature), `coarse`
+    /// (same kind, message, pass and top frame) or `unidentified` (the link's crash printed
+    /// no stack, as a crash in a ThinLTO backend's thread does: the IR command crashing in
+    /// the same step is the evidence).
+    pub signature_match: String,
     /// The link's inputs, in command-line order.
     pub inputs: Vec<LinkInput>,
     /// The bitcode inputs the link needs to crash (ddmin over them, the other inputs kept),

@@ -63,13 +63,15 @@ pub fn section(case: &Case) -> String {
         .map(|m| format!(" (module {})", code(m)))
         .unwrap_or_default();
     let tool = case.llvm_tool().unwrap_or("llc");
-    let same = if l.same_signature {
-        format!("with the link's signature {}", code(&l.link_signature))
-    } else {
-        format!(
+    let same = match l.signature_match.as_str() {
+        "same" => format!("with the link's signature {}", code(&l.link_signature)),
+        "coarse" => format!(
             "with the link's kind, message, pass and top frame (the link's signature is {})",
             code(&l.link_signature)
-        )
+        ),
+        _ => "in the same step; the link's own crash printed no stack to compare (a crash \
+              in a ThinLTO backend's thread prints none)"
+            .to_string(),
     };
     let _ = writeln!(
         s,

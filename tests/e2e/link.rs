@@ -84,7 +84,7 @@ fn a_full_lto_link_crash_becomes_an_llc_case_that_keeps_the_link() {
     assert_eq!(link["lto"], "full", "{link:#}");
     assert_eq!(link["stage"], "codegen");
     assert_eq!(link["module"], "ld-temp.o");
-    assert_eq!(link["same_signature"], true);
+    assert_eq!(link["signature_match"], "same");
     assert_eq!(link["linker"], "/usr/lib/llvm-19/bin/ld.lld");
     let inputs: Vec<(&str, &str)> = link["inputs"]
         .as_array()
@@ -127,10 +127,7 @@ fn a_thin_lto_backend_crash_takes_the_module_of_the_file_that_crashed() {
     let link = &case["link"];
     assert_eq!(link["lto"], "thin", "{link:#}");
     assert_eq!(link["stage"], "codegen");
-    assert!(
-        link["module"].as_str().unwrap().ends_with("-masks.o"),
-        "{link:#}"
-    );
+    assert_eq!(link["module"], "masks.o", "{link:#}");
     assert!(
         link["saved_as"]
             .as_str()
@@ -248,4 +245,100 @@ fn icepick_json(store: &Path, cwd: &Path, args: &[&str]) -> serde_json::Value {
     let o = crate::store::icepick_in(store, cwd, args);
     expect_success(&o);
     serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// Runs a link case's `prepare.txt` (the build's compiles before its link) in `dir`.
+fn prepare(dir: &Path) {
+    let text = std::fs::read_to_string(dir.join("prepare.txt")).unwrap();
+    for line in text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+    {
+        let argv = shlex::split(line).unwrap();
+        let o = Command::new(&argv[0])
+            .args(&argv[1..])
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{line}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
+
+/// Captures a corpus link case (its compiles first) and checks its expected.json; the
+/// reproducer crashes on its own.
+fn capture_link_case(name: &str) -> serde_json::Value {
+    let (_tmp, dir) = scratch_copy(&corpus(name));
+    prepare(&dir);
+    let out = dir.join("case");
+    let (code, case, stderr) = capture_json(&dir, &out, &cmd_txt(&dir));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(case["status"], "captured", "{case:#}");
+    check_expected(&case, &dir.join("expected.json"));
+    let r = run_repro(&out);
+    assert_ne!(r.status.code(), Some(0));
+    case
+}
+
+#[test]
+fn corpus_full_lto_riscv32_codegen_crash() {
+    let case = capture_link_case("lto-full-rv-gh100855");
+    assert_eq!(case["link"]["signature_match"], "same", "{case:#}");
+    assert!(case["replay_command"].to_string().contains("llc"));
+}
+
+#[test]
+fn corpus_thin_lto_optimizer_crash_with_no_stack_in_the_link() {
+    let case = capture_link_case("lto-thin-opt-gh68553");
+    // The backend thread's overflow printed nothing; opt on the imported module overflows.
+    assert_eq!(case["link"]["signature_match"], "unidentified", "{case:#}");
+    assert!(case["command"][0].as_str().unwrap().ends_with("/opt"));
+    assert!(
+        case["command"].to_string().contains("thinlto<O2>"),
+        "{case:#}"
+    );
+}
+
+#[test]
+fn corpus_crash_that_needs_both_files_of_a_thin_lto_link() {
+    let case = capture_link_case("lto-two-tu-x86-gh113420");
+    assert_eq!(
+        case["link"]["needed_inputs"],
+        serde_json::json!(["a.o", "b.o"]),
+        "{case:#}"
+    );
+}
+
+#[test]
+fn corpus_thin_lto_archive_member_crash() {
+    let case = capture_link_case("lto-archive-sve-gh102000");
+    assert_eq!(
+        case["link"]["module"], "libsve.a(GH102000.o at 102)",
+        "{case:#}"
+    );
+    let archive = case["link"]["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["kind"] == "archive")
+        .cloned()
+        .unwrap();
+    assert_eq!(archive["bitcode_members"], 1, "{case:#}");
+}
+
+#[test]
+fn corpus_hip_rdc_device_link_crash() {
+    let case = capture_link_case("hip-rdc-amdgpu-si-flat");
+    // The device link's lld crashed, not the host's: its options (gfx600) make the llc test.
+    assert!(
+        case["link"]["linker"].as_str().unwrap().ends_with("/lld"),
+        "{case:#}"
+    );
+    assert!(
+        case["command"].to_string().contains("-mcpu=gfx600"),
+        "{case:#}"
+    );
 }

@@ -1,0 +1,2 @@
+void e(bool f[]);
+void run(bool *flags) { e(flags); }

@@ -1,0 +1,3 @@
+long long a;
+void b();
+void c() { b(!0 > a); }
