@@ -35,13 +35,23 @@ pub(super) fn capture_link(
     std::fs::create_dir_all(out.parent().unwrap_or(scratch.path()))
         .map_err(|e| spawn_error(&f.command, e))?;
     let out_name = out.to_string_lossy().into_owned();
-    let extra = lto::save_temps_args(&f.command);
+    let mut extra = lto::save_temps_args(&f.command);
+    // The offload wrapper writes its save-temps into its working directory: that rerun runs
+    // in scratch (its inputs and output are absolute paths there).
+    let wrapper =
+        lto::crashed_linker_argv(&f.crash).is_some_and(|a| lto::is_offload_wrapper(&a[0]));
+    let run_dir = scratch.path().join("cwd");
+    if wrapper {
+        extra.push("-save-temps=obj".into());
+    }
     let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
     let tmp = scratch.path().join("tmp");
-    std::fs::create_dir_all(&tmp).map_err(|e| spawn_error(&f.command, e))?;
+    for d in [&tmp, &run_dir] {
+        std::fs::create_dir_all(d).map_err(|e| spawn_error(&f.command, e))?;
+    }
     let rerun = runner.run_with_tmpdir(
         &staged.with_extra_args(&extra).with_output(&out_name),
-        None,
+        wrapper.then_some(run_dir.as_path()),
         Some(&tmp),
     )?;
     let Some(link_crash) = rerun.crash else {

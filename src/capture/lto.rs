@@ -65,6 +65,9 @@ const FULL_CODEGEN: &str = ".0.5.precodegen.bc";
 const FULL_OPTIMIZER: &str = ".0.2.internalize.bc";
 const THIN_CODEGEN: &str = ".5.precodegen.bc";
 const THIN_OPTIMIZER: &str = ".3.import.bc";
+/// clang-linker-wrapper's (after the output's name, the device triple and arch).
+const WRAPPER_CODEGEN: &str = ".postopt.bc";
+const WRAPPER_OPTIMIZER: &str = ".postlink.bc";
 /// Every step's file; the newest of them says how far LTO got.
 const STEP_FILES: [&str; 6] = [
     ".0.preopt.bc",
@@ -146,7 +149,17 @@ fn is_offload_link(command: &CompilerCommand) -> bool {
 pub fn crashed_linker_argv(crash: &Crash) -> Option<Vec<String>> {
     let line = crash.program_arguments.as_deref()?;
     let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-    argv.first().is_some_and(|p| is_linker(p)).then_some(argv)
+    argv.first()
+        .is_some_and(|p| is_linker(p) || is_offload_wrapper(p))
+        .then_some(argv)
+}
+
+/// clang's offload link wrapper (the new offload driver's), which runs the device code's
+/// LTO in its own process and, with `--save-temps`, writes `OUT.<triple>.<arch>.postlink.bc`
+/// (before the optimizer) and `.postopt.bc` (after it) into its working directory.
+pub fn is_offload_wrapper(program: &str) -> bool {
+    let name = program.rsplit('/').next().unwrap_or(program);
+    name.starts_with("clang-linker-wrapper")
 }
 
 /// The module the crash names (`Running pass '…' on module 'X'.`), innermost last.
@@ -178,7 +191,10 @@ pub fn pick_saved(files: &[String], output: &str, module: Option<&str>) -> Optio
     };
     match module {
         Some(m) if m == FULL_LTO_MODULE || m.ends_with("/ld-temp.o") => {
-            full(FULL_CODEGEN, Step::Codegen).or_else(|| full(FULL_OPTIMIZER, Step::Optimizer))
+            full(FULL_CODEGEN, Step::Codegen)
+                .or_else(|| full(WRAPPER_CODEGEN, Step::Codegen))
+                .or_else(|| full(FULL_OPTIMIZER, Step::Optimizer))
+                .or_else(|| full(WRAPPER_OPTIMIZER, Step::Optimizer))
         }
         Some(m) => found(format!("{m}{THIN_CODEGEN}"), Lto::Thin, Step::Codegen)
             .or_else(|| found(format!("{m}{THIN_OPTIMIZER}"), Lto::Thin, Step::Optimizer))

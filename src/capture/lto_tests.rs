@@ -343,3 +343,20 @@ fn a_device_links_full_lto_files_are_named_after_its_temporary_output() {
         )
     );
 }
+
+#[test]
+fn the_offload_wrappers_post_link_and_post_opt_modules_are_full_lto_steps() {
+    assert!(is_offload_wrapper(
+        "/usr/lib/llvm-19/bin/clang-linker-wrapper"
+    ));
+    assert!(!is_offload_wrapper("ld.lld"));
+    let files = names(&[
+        "/s/cwd/a.out.amdgcn-amd-amdhsa.gfx600.postlink.bc",
+        "/s/cwd/a.out.amdgcn-amd-amdhsa.gfx600.postopt.bc",
+    ]);
+    let s = pick_saved(&files, "/s/out/a.out", Some("ld-temp.o")).unwrap();
+    assert_eq!((s.lto, s.step), (Lto::Full, Step::Codegen));
+    assert!(s.file.ends_with(".postopt.bc"));
+    let s = pick_saved(&files[..1], "/s/out/a.out", Some("ld-temp.o")).unwrap();
+    assert_eq!((s.lto, s.step), (Lto::Full, Step::Optimizer));
+}

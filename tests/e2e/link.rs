@@ -342,3 +342,32 @@ fn corpus_hip_rdc_device_link_crash() {
         "{case:#}"
     );
 }
+
+#[test]
+fn hip_rdc_device_link_crash_through_the_new_offload_driver() {
+    // The same build with --offload-new-driver: the device LTO runs inside
+    // clang-linker-wrapper, which writes its save-temps into its working directory.
+    let (_tmp, dir) = scratch_copy(&corpus("hip-rdc-amdgpu-si-flat"));
+    let text = std::fs::read_to_string(dir.join("prepare.txt")).unwrap();
+    let with_new_driver = text.replace("clang-19 ", "clang-19 --offload-new-driver ");
+    std::fs::write(dir.join("prepare.txt"), with_new_driver).unwrap();
+    prepare(&dir);
+    let mut argv = cmd_txt(&dir);
+    argv.insert(1, "--offload-new-driver".into());
+    let before = snapshot(&dir);
+    let out = dir.parent().unwrap().join("case");
+    let (code, case, stderr) = capture_json(&dir, &out, &argv);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(snapshot(&dir), before, "the build's directory was written to");
+    let link = &case["link"];
+    assert!(
+        link["linker"].as_str().unwrap().ends_with("/clang-linker-wrapper"),
+        "{link:#}"
+    );
+    assert!(
+        link["saved_as"].as_str().unwrap().ends_with(".postopt.bc"),
+        "{link:#}"
+    );
+    assert_eq!(link["signature_match"], "same", "{link:#}");
+    check_expected(&case, &dir.join("expected.json"));
+}
