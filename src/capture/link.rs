@@ -9,11 +9,12 @@
 
 use std::path::{Path, PathBuf};
 
+use super::link_sources;
 use super::lto::{self, Saved};
-use super::tool::{self, Found};
+use super::tool::{self, Found, LinkFound};
 use super::{CaptureError, Outcome, Runner};
 use crate::case::flags::Outcome as Candidate;
-use crate::case::link::{LinkInfo, LinkInput};
+use crate::case::link::{LinkInfo, LinkInput, LinkSources};
 use crate::command::CompilerCommand;
 use crate::crash;
 use crate::ddmin::Tester;
@@ -115,6 +116,14 @@ pub(super) fn capture_link(
             link_sig.id
         )));
     }
+    let (source, source_note, files) = sources_of(
+        &f.command,
+        &inputs,
+        needed.as_ref(),
+        (&req.cwd, scratch.path()),
+        (&link_sig, weak_link, runner.timeout),
+        progress,
+    );
     let link = LinkInfo {
         command: f.command.argv(),
         linker: linker_argv.first().cloned(),
@@ -134,6 +143,8 @@ pub(super) fn capture_link(
         inputs,
         needed_inputs: needed.as_ref().map(|n| n.names.clone()),
         input_tests: needed.as_ref().map(|n| n.tests),
+        source,
+        source_note,
     };
     progress(&format!(
         "{} {} crash reproduced by {} on the saved module (signature {})",
@@ -150,7 +161,11 @@ pub(super) fn capture_link(
         signature: ir_sig,
         stderr: ir_run.output.stderr,
         started: f.started,
-        link: Some((link, f.stderr)),
+        link: Some(LinkFound {
+            info: link,
+            stderr: f.stderr,
+            files,
+        }),
     };
     tool::capture_tool(req, runner, found_ir, progress)
 }
@@ -386,4 +401,57 @@ fn module_as_named(
     }
     let prefix = format!("{}/", scratch.to_string_lossy());
     module.strip_prefix(&prefix).unwrap_or(module).to_string()
+}
+
+/// The sources of the bitcode inputs the link needs (all of them when ddmin did not run:
+/// one bitcode input), for the case: the section, or a note saying why there is none, and
+/// the files to write. A link whose crash has no identity (no stack) has no source test.
+#[allow(clippy::type_complexity)]
+fn sources_of(
+    link: &CompilerCommand,
+    inputs: &[LinkInput],
+    needed: Option<&Needed>,
+    (cwd, scratch): (&Path, &Path),
+    (signature, weak, timeout): (&crate::crash::Signature, bool, std::time::Duration),
+    progress: &mut dyn FnMut(&str),
+) -> (Option<LinkSources>, Option<String>, Vec<(String, Vec<u8>)>) {
+    let names: Vec<String> = match needed {
+        Some(n) => n.names.clone(),
+        None => inputs
+            .iter()
+            .filter(|i| i.kind == "bitcode")
+            .map(|i| i.name.clone())
+            .collect(),
+    };
+    if names.is_empty()
+        || inputs
+            .iter()
+            .any(|i| names.contains(&i.name) && i.kind != "bitcode")
+    {
+        let why = "the bitcode the link needs is in an archive: no source to go back to";
+        return (
+            None,
+            (!names.is_empty()).then(|| why.to_string()),
+            Vec::new(),
+        );
+    }
+    if weak {
+        let why = "the link's crash printed no stack: no signature for a source test to keep";
+        return (None, Some(why.into()), Vec::new());
+    }
+    progress("looking up the needed inputs' sources in compile_commands.json");
+    let dir = scratch.join("sources");
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        return (None, Some(e.to_string()), Vec::new());
+    }
+    match link_sources::gather(link, inputs, &names, cwd, &dir, (&signature.id, timeout)) {
+        Ok(g) => {
+            progress(&format!(
+                "the link crashes the same way from {} preprocessed source(s)",
+                g.files.len()
+            ));
+            (Some(g.sources), None, g.files)
+        }
+        Err(why) => (None, Some(why), Vec::new()),
+    }
 }

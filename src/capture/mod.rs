@@ -16,6 +16,7 @@ mod bug_info;
 mod embed;
 mod jobs;
 mod link;
+pub mod link_sources;
 mod lto;
 mod preprocess;
 mod reproducer;

@@ -28,9 +28,16 @@ pub(super) struct Found<'a> {
     pub signature: Signature,
     pub stderr: Vec<u8>,
     pub started: Instant,
-    /// A link's LTO crash that this command reproduces ([`super::link`]), with the link's
-    /// stderr.
-    pub link: Option<(LinkInfo, Vec<u8>)>,
+    /// A link's LTO crash that this command reproduces ([`super::link`]).
+    pub link: Option<LinkFound>,
+}
+
+/// What a link's capture adds to the case: its section, the link's stderr, and files (the
+/// needed inputs' sources) by their names in the case.
+pub(super) struct LinkFound {
+    pub info: LinkInfo,
+    pub stderr: Vec<u8>,
+    pub files: Vec<(String, Vec<u8>)>,
 }
 
 /// Captures the crash of an `llc`/`opt` command whose first run crashed.
@@ -62,9 +69,12 @@ pub(super) fn capture_tool(
     }
     case_dir.write(&input_name, &bytes)?;
     let link = match f.link {
-        Some((info, stderr)) => {
-            case_dir.write("logs/link.stderr", &stderr)?;
-            Some(info)
+        Some(l) => {
+            case_dir.write("logs/link.stderr", &l.stderr)?;
+            for (name, bytes) in &l.files {
+                case_dir.write(name, bytes)?;
+            }
+            Some(l.info)
         }
         None => None,
     };

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 /// How a link-time crash became the case's IR command.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LinkInfo {
     /// The link command the build ran, program first.
     pub command: Vec<String>,
@@ -41,6 +41,57 @@ pub struct LinkInfo {
     /// Links run to find them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_tests: Option<u32>,
+    /// The sources of the needed inputs, when the build's `compile_commands.json` compiles
+    /// them: the way back from the IR to a source reproducer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<LinkSources>,
+    /// Why the case has no `source`, when the link needed bitcode inputs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_note: Option<String>,
+}
+
+/// The needed inputs' sources, preprocessed into the case, and the commands that make the
+/// link crash from them: each compiled to its object in one directory, then the link.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinkSources {
+    pub files: Vec<LinkSource>,
+    /// The link, program first, writing `out`: the needed inputs named by their objects, the
+    /// other inputs it kept by their full paths.
+    pub link: Vec<String>,
+    /// The interestingness script (in the case) that `reduce --test` runs on `files`.
+    pub test: String,
+    /// The reduction of the files, when one ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reduction: Option<SourceReduction>,
+}
+
+/// One source of a needed input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinkSource {
+    /// The input the link names (`a.o`).
+    pub input: String,
+    /// The preprocessed source in the case (`source/a.i`).
+    pub file: String,
+    /// The object the test compiles it to (`0.o`).
+    pub object: String,
+    /// The compile, program first, run beside the file (its name as the input).
+    pub compile: Vec<String>,
+}
+
+/// What the source reduction of a link case did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SourceReduction {
+    /// `done` or `stopped`.
+    pub status: String,
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+    pub tests: u64,
+    pub seconds: f64,
+    /// The reduced files made the link crash the same way when checked again at the end.
+    pub verified: bool,
+    /// Each reduced file's text, in `files` order, when all are small enough to show.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub texts: Vec<String>,
 }
 
 /// One input file of the link.

@@ -16,6 +16,7 @@ mod farm;
 mod flags;
 mod inspect;
 mod ir;
+mod link_test;
 mod list;
 mod logger;
 mod probe;
@@ -83,6 +84,9 @@ enum Command {
     /// llvm-reduce's interestingness test for `icepick ir` (internal).
     #[command(hide = true)]
     IrOracle(ir::IrOracleArgs),
+    /// The test of a link case's source reduction (internal).
+    #[command(hide = true)]
+    LinkTest(link_test::LinkTestArgs),
     /// Print this host's facts (kernel, CPU ISA, vector support) for attaching to a case.
     #[command(after_help = error::EXIT_CODES_HELP)]
     Probe(probe::ProbeArgs),
@@ -336,6 +340,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Inspect(args) => inspect::run(args),
         Command::Ir(args) => ir::run(args),
         Command::IrOracle(args) => ir::run_oracle(args),
+        Command::LinkTest(args) => link_test::run(args),
         Command::Probe(args) => probe::run(args),
         Command::Completions(args) => run_completions(args),
         Command::Man(args) => run_man(args),

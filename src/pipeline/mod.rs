@@ -19,6 +19,7 @@
 //! ran out is a status in the case, not an error.
 
 pub mod budget;
+mod link_source;
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -139,6 +140,7 @@ pub fn triage(
         },
         llvm_tool: earlier.llvm_tool(),
         ir_verified: earlier.ir_verified(),
+        link_sources: link_source::sources(dir),
     };
     let earlier_reduction: Option<Reduction> = earlier
         .reduction
@@ -182,6 +184,8 @@ struct Run<'a> {
     llvm_tool: Option<&'static str>,
     /// Whether the case's reduced IR verified (an earlier run's, or this run's ir stage).
     ir_verified: Option<bool>,
+    /// A link case's needed sources: the reduce stage reduces them.
+    link_sources: Option<crate::case::link::LinkSources>,
 }
 
 impl Run<'_> {
@@ -325,6 +329,30 @@ impl Run<'_> {
         }
         progress.begin(StageName::Reduce);
         let watchdog = budget::Watchdog::start(self.opts.stop.clone(), reduce_deadline);
+        if let Some(sources) = self.link_sources.clone() {
+            let settings = reduce::Settings {
+                jobs: self.opts.jobs,
+                resume: false,
+                timeout: None,
+                stop: watchdog.flag(),
+                allow_invalid: true,
+                verify_runs: reduce::DEFAULT_VERIFY_RUNS,
+                executor: Default::default(),
+            };
+            let ended = {
+                let _graceful = crate::interrupt::graceful();
+                link_source::reduce_sources(self.dir, &sources, &settings, progress)
+            };
+            let cut = watchdog.fired();
+            drop(watchdog);
+            let (status, detail) = match ended {
+                Ok((_, line)) if cut => (StageStatus::Cut, line),
+                Ok(ended) => ended,
+                Err(e) => (StageStatus::Failed, e.to_string()),
+            };
+            self.record(progress, StageName::Reduce, started, status, Some(detail))?;
+            return Ok(None);
+        }
         let settings = reduce::Settings {
             jobs: self.opts.jobs,
             resume: self.opts.resume && earlier.is_some(),
@@ -368,7 +396,7 @@ impl Run<'_> {
         started: Instant,
         deadline: Option<Instant>,
     ) -> Option<(StageStatus, String, Option<Reduction>)> {
-        if let Some(tool) = self.llvm_tool {
+        if let (Some(tool), None) = (self.llvm_tool, &self.link_sources) {
             let why = format!("an {tool} crash: the ir stage's reduced IR is the reduction");
             return Some((StageStatus::NotNeeded, why, None));
         }

@@ -83,6 +83,39 @@ pub fn section(case: &Case) -> String {
     s
 }
 
+/// `## Reduced source`: the reduced sources of the needed inputs and the commands that
+/// compile and link them to the crash; empty unless a verified source reduction ran.
+pub fn source_section(case: &Case) -> String {
+    let Some(src) = case.link.as_ref().and_then(|l| l.source.as_ref()) else {
+        return String::new();
+    };
+    let Some(r) = src.reduction.as_ref().filter(|r| r.verified) else {
+        return String::new();
+    };
+    let mut s = format!(
+        "## Reduced source\n\nThe link crashes the same way when these {} file(s) are compiled \
+         and linked ({} B from {} B, {} tests, verified):\n\n",
+        src.files.len(),
+        r.bytes_after,
+        r.bytes_before,
+        r.tests
+    );
+    for (k, f) in src.files.iter().enumerate() {
+        let _ = writeln!(s, "{} (for {}):\n", code(&f.file), code(&f.input));
+        if let Some(text) = r.texts.get(k) {
+            let _ = writeln!(s, "{}", fence("c", text));
+        }
+    }
+    let mut commands: Vec<String> = src.files.iter().map(|f| shell_join(&f.compile)).collect();
+    commands.push(shell_join(&src.link));
+    let _ = writeln!(
+        s,
+        "Run beside the files (their base names), then the link:\n\n{}",
+        fence("sh", &commands.join("\n"))
+    );
+    s
+}
+
 /// One row per input: its name, what it is, its size, and an archive's bitcode members.
 fn inputs_table(l: &LinkInfo) -> String {
     if l.inputs.is_empty() {

@@ -33,6 +33,7 @@ pub fn markdown(case: &Case, reduced: Option<&[u8]>, input: Option<&[u8]>) -> St
     // A verified IR reproducer comes first: it is what becomes the regression test.
     s.push_str(&ir::section(case));
     s.push_str(&link::section(case));
+    s.push_str(&link::source_section(case));
     if let Some(((replay, output), source)) = &reduction {
         s.push_str(&reduced_section(case, replay, output, source));
     }

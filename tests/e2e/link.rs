@@ -247,14 +247,24 @@ fn icepick_json(store: &Path, cwd: &Path, args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
-/// Runs a link case's `prepare.txt` (the build's compiles before its link) in `dir`.
+/// Runs a link case's `prepare.txt` (the build's compiles before its link) in `dir`, and
+/// writes the `compile_commands.json` a CMake build exports for its compiles.
 fn prepare(dir: &Path) {
     let text = std::fs::read_to_string(dir.join("prepare.txt")).unwrap();
+    let mut compdb = Vec::new();
     for line in text
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
     {
         let argv = shlex::split(line).unwrap();
+        if let Some(src) = argv
+            .iter()
+            .find(|a| a.ends_with(".c") || a.ends_with(".hip"))
+        {
+            compdb.push(serde_json::json!({
+                "directory": dir, "arguments": argv, "file": src,
+            }));
+        }
         let o = Command::new(&argv[0])
             .args(&argv[1..])
             .current_dir(dir)
@@ -266,6 +276,8 @@ fn prepare(dir: &Path) {
             String::from_utf8_lossy(&o.stderr)
         );
     }
+    let json = serde_json::to_string_pretty(&compdb).unwrap();
+    std::fs::write(dir.join("compile_commands.json"), json).unwrap();
 }
 
 /// Captures a corpus link case (its compiles first) and checks its expected.json; the
@@ -310,6 +322,64 @@ fn corpus_crash_that_needs_both_files_of_a_thin_lto_link() {
         serde_json::json!(["a.o", "b.o"]),
         "{case:#}"
     );
+    // Both sources, found through compile_commands.json, preprocessed into the case.
+    let files = case["link"]["source"]["files"].as_array().unwrap();
+    let inputs: Vec<&str> = files.iter().map(|f| f["input"].as_str().unwrap()).collect();
+    assert_eq!(inputs, ["a.o", "b.o"], "{case:#}");
+}
+
+/// A command of the case's JSON (an array of strings) run in `dir`.
+fn run_json(argv: &serde_json::Value, dir: &Path) -> std::process::Output {
+    let argv: Vec<&str> = argv
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    Command::new(argv[0])
+        .args(&argv[1..])
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn triage_of_a_two_file_link_reduces_both_sources_and_the_link_still_crashes() {
+    let (_tmp, dir) = scratch_copy(&corpus("lto-two-tu-x86-gh113420"));
+    prepare(&dir);
+    let out = dir.join("t");
+    let mut args = vec![
+        "triage",
+        "--jobs",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+        "--",
+    ];
+    let argv = cmd_txt(&dir);
+    args.extend(argv.iter().map(String::as_str));
+    expect_success(&icepick(&dir, &args));
+    let case = read_case(&out);
+    let src = &case["link"]["source"];
+    let r = &src["reduction"];
+    assert_eq!(r["verified"], true, "{case:#}");
+    assert!(
+        r["bytes_after"].as_u64().unwrap() < r["bytes_before"].as_u64().unwrap(),
+        "{r:#}"
+    );
+    // Compiled and linked by hand from a fresh directory, the reduced sources crash the link.
+    let fresh = tempfile::tempdir().unwrap();
+    for f in src["files"].as_array().unwrap() {
+        let file = f["file"].as_str().unwrap();
+        let base = Path::new(file).file_name().unwrap();
+        std::fs::copy(out.join(file), fresh.path().join(base)).unwrap();
+        expect_success(&run_json(&f["compile"], fresh.path()));
+    }
+    let o = run_json(&src["link"], fresh.path());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("Cannot select"), "{err}");
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("## Reduced source"), "{report}");
 }
 
 #[test]
@@ -358,10 +428,17 @@ fn hip_rdc_device_link_crash_through_the_new_offload_driver() {
     let out = dir.parent().unwrap().join("case");
     let (code, case, stderr) = capture_json(&dir, &out, &argv);
     assert_eq!(code, 0, "{stderr}");
-    assert_eq!(snapshot(&dir), before, "the build's directory was written to");
+    assert_eq!(
+        snapshot(&dir),
+        before,
+        "the build's directory was written to"
+    );
     let link = &case["link"];
     assert!(
-        link["linker"].as_str().unwrap().ends_with("/clang-linker-wrapper"),
+        link["linker"]
+            .as_str()
+            .unwrap()
+            .ends_with("/clang-linker-wrapper"),
         "{link:#}"
     );
     assert!(
