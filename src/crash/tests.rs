@@ -676,6 +676,11 @@ fn corpus_expected_facts_hold_for_the_recorded_output() {
         let expected: serde_json::Value = serde_json::from_str(&read(&expected)).unwrap();
         let crash = parse(&read(&stderr), exit_of(&stderr))
             .unwrap_or_else(|| panic!("{}: no crash", stderr.display()));
+        // A link case's facts are those of the IR command its capture makes; the link's own
+        // output has them too, unless the crash printed no stack (a ThinLTO backend thread's).
+        if expected.get("link.lto").is_some() && crash.frames.is_empty() {
+            continue;
+        }
         let facts = serde_json::json!({ "crash": crash, "signature": signature(&crash) });
         for (path, want) in expected.as_object().unwrap() {
             if !(path.starts_with("crash.") || path.starts_with("signature.")) {
