@@ -35,8 +35,9 @@ Exit codes:
      another icepick is writing, --out not empty, a reduce --test script that is not
      executable or fails on the original
   3  the command did not crash (it compiled, failed with ordinary diagnostics, or timed out)
-  4  the crash did not reproduce: flaky (k of n runs) or lost in preprocessing; the case is
-     still written and its status says which
+  4  the crash did not reproduce: flaky (k of n runs) or lost in preprocessing (the case is
+     still written and its status says which), or a link's crash that its LTO module does
+     not show (no case; the message says why)
   130  interrupted by Ctrl-C (SIGINT); 143: by SIGTERM. Running compilers and scripts are
      killed; reduce keeps its best so far (--resume continues), other stages leave the case
      as it was";

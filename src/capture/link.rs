@@ -45,7 +45,7 @@ pub(super) fn capture_link(
     if wrapper {
         extra.push("-save-temps=obj".into());
     }
-    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    let extra = as_strs(&extra);
     let tmp = scratch.path().join("tmp");
     for d in [&tmp, &run_dir] {
         std::fs::create_dir_all(d).map_err(|e| spawn_error(&f.command, e))?;
@@ -55,6 +55,7 @@ pub(super) fn capture_link(
         wrapper.then_some(run_dir.as_path()),
         Some(&tmp),
     )?;
+    let rerun_signature = rerun.signature;
     let Some(link_crash) = rerun.crash else {
         return Err(lost(format!(
             "the link did not crash when rerun with save-temps ({})",
@@ -92,15 +93,33 @@ pub(super) fn capture_link(
             super::first_line(&ir_run.output)
         )));
     };
-    // A crash in a ThinLTO backend's thread prints no stack at all (LLVM's crash handler
-    // has its alternate stack on the main thread only): with no identity to compare, the
-    // module crashing the IR command in the same step is the evidence.
-    let link_sig = f.signature;
-    let weak_link = link_sig.weak && link_crash.frames.is_empty();
+    // A link may print no stack: the gold plugin installs no crash handler, and a crash in a
+    // ThinLTO backend's thread has none (LLVM's alternate signal stack is the main
+    // thread's). Then its kind and message, or nothing, are what the IR command can match.
+    let stackless = link_crash.frames.is_empty();
+    let user_sig = f.signature;
+    // ThinLTO backends that crash at once garble each other's message, so the user's run may
+    // not say the same twice. The links icepick runs from here on (the search for the needed
+    // inputs, the source test) run the backends one at a time, and are judged against such a
+    // link's signature.
+    let serial = staged.with_extra_args(&as_strs(&lto::one_backend_args(&f.command)));
+    let link_sig = if rerun_signature.as_ref().map(|s| &s.id) == Some(&user_sig.id) {
+        user_sig.clone()
+    } else {
+        let r = runner.run_with_tmpdir(&serial.with_output(&out_name), None, Some(&tmp))?;
+        r.signature.unwrap_or_else(|| user_sig.clone())
+    };
+    let weak_link = link_sig.weak && stackless;
+    let matched = signature_match(&link_sig, stackless, &ir_sig)
+        .or_else(|| signature_match(&user_sig, stackless, &ir_sig));
+    let by_path: Vec<(String, LinkInput)> = inputs
+        .iter()
+        .map(|(at, i)| (staged.args[*at].clone(), i.clone()))
+        .collect();
     let needed = minimal_inputs(
         runner,
-        &staged,
-        &inputs,
+        &serial,
+        &by_path,
         &link_sig,
         scratch.path(),
         progress,
@@ -108,7 +127,7 @@ pub(super) fn capture_link(
     let inputs_named: Vec<(usize, String)> =
         inputs.iter().map(|(at, i)| (*at, i.name.clone())).collect();
     let inputs: Vec<LinkInput> = inputs.into_iter().map(|(_, i)| i).collect();
-    if ir_sig.coarse_id != link_sig.coarse_id && !weak_link {
+    if matched.is_none() {
         return Err(lost(format!(
             "the LTO module crashes differently under {} (signature {} instead of the link's {})",
             tool_name(&saved),
@@ -117,7 +136,8 @@ pub(super) fn capture_link(
         )));
     }
     let (source, source_note, files) = sources_of(
-        &f.command,
+        &f.command
+            .with_extra_args(&as_strs(&lto::one_backend_args(&f.command))),
         &inputs,
         needed.as_ref(),
         (&req.cwd, scratch.path()),
@@ -132,14 +152,7 @@ pub(super) fn capture_link(
         module: module.map(|m| module_as_named(&m, &staged, &inputs_named, scratch.path())),
         saved_as: file_name(&saved.file),
         link_signature: link_sig.id.clone(),
-        signature_match: if ir_sig.id == link_sig.id {
-            "same"
-        } else if ir_sig.coarse_id == link_sig.coarse_id {
-            "coarse"
-        } else {
-            "unidentified"
-        }
-        .into(),
+        signature_match: matched.unwrap_or_default().into(),
         inputs,
         needed_inputs: needed.as_ref().map(|n| n.names.clone()),
         input_tests: needed.as_ref().map(|n| n.tests),
@@ -216,11 +229,19 @@ fn stage_inputs(
             Ok(m) if m.is_file() => m,
             _ => continue, // a library searched for, or a word the table took for an input
         };
-        let bytes = std::fs::read(&path).map_err(|e| CaptureError::UnreadableInput(path, e))?;
         let copy = dir.join(format!("{k}-{}", file_name(name)));
-        std::fs::write(&copy, &bytes).map_err(|e| spawn_error(command, e))?;
+        // Copied, not read: a big archive is read through a map of the copy.
+        std::fs::copy(&path, &copy).map_err(|e| CaptureError::UnreadableInput(path, e))?;
         staged.args[i] = copy.to_string_lossy().into_owned();
-        inputs.push((i, describe_input(name, &bytes, meta.len())));
+        let described = std::fs::File::open(&copy)
+            .and_then(|f| {
+                // SAFETY: the copy is this capture's own file in its scratch directory; nothing
+                // else writes it while the map lives.
+                unsafe { memmap2::Mmap::map(&f) }
+            })
+            .map(|m| describe_input(name, &m, meta.len()))
+            .map_err(|e| spawn_error(command, e))?;
+        inputs.push((i, described));
     }
     Ok((staged, inputs))
 }
@@ -271,7 +292,15 @@ fn llvm_bindir(linker_argv: &[String], compiler: &Path, saved: &Saved) -> Option
         .windows(2)
         .find(|w| w[0] == "-plugin" || w[0] == "--plugin")
         .map(|w| PathBuf::from(&w[1]));
-    let linker = linker_argv.first().map(PathBuf::from);
+    // Only an LLVM linker's directory holds the tools of its LLVM: gold and bfd are not
+    // LLVM's, and `/usr/bin` beside them may hold another LLVM's `llc`.
+    let linker = linker_argv
+        .first()
+        .filter(|l| {
+            let name = l.rsplit('/').next().unwrap_or(l);
+            name.contains("lld") || lto::is_offload_wrapper(l)
+        })
+        .map(PathBuf::from);
     let candidates = [
         linker.as_deref().and_then(resolve_dir),
         plugin
@@ -308,6 +337,9 @@ pub(super) fn is_link_crash(command: &CompilerCommand, stderr: &[u8], c: &crash:
     lto::is_link_crash(command, &String::from_utf8_lossy(stderr), c)
 }
 
+/// The output of a candidate link, before each gets a directory of its own.
+const OUT_MARK: &str = "@icepick-link-output@";
+
 /// The bitcode inputs the link needs to crash, found by ddmin.
 struct Needed {
     names: Vec<String>,
@@ -322,15 +354,15 @@ struct Needed {
 fn minimal_inputs(
     runner: &Runner,
     staged: &CompilerCommand,
-    inputs: &[(usize, LinkInput)],
+    inputs: &[(String, LinkInput)],
     signature: &crate::crash::Signature,
     scratch: &Path,
     progress: &mut dyn FnMut(&str),
 ) -> Option<Needed> {
-    let units: Vec<(usize, &LinkInput)> = inputs
+    let units: Vec<(&str, &LinkInput)> = inputs
         .iter()
         .filter(|(_, i)| i.kind == "bitcode" || i.bitcode_members.unwrap_or(0) > 0)
-        .map(|(at, i)| (*at, i))
+        .map(|(path, i)| (path.as_str(), i))
         .collect();
     if units.len() < 2 {
         return None;
@@ -339,21 +371,16 @@ fn minimal_inputs(
         "finding which of the link's {} bitcode inputs it needs",
         units.len()
     ));
+    // Inputs are told by their staged paths (each copy's own): options added to the link
+    // move their positions.
     let build = |kept: &[usize]| -> Vec<String> {
-        let dropped: Vec<usize> = (0..units.len())
+        let dropped: Vec<&str> = (0..units.len())
             .filter(|k| !kept.contains(k))
             .map(|k| units[k].0)
             .collect();
-        let mut argv = vec![staged.program.clone()];
-        argv.extend(
-            staged
-                .args
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| !dropped.contains(i))
-                .map(|(_, a)| a.clone()),
-        );
-        argv
+        let mut c = staged.clone();
+        c.args.retain(|a| !dropped.contains(&a.as_str()));
+        c.with_output(OUT_MARK).argv()
     };
     let tries = std::sync::atomic::AtomicUsize::new(0);
     let oracle = |cands: &[Vec<String>]| -> Vec<Candidate> {
@@ -363,9 +390,17 @@ fn minimal_inputs(
                 let n = tries.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let out = scratch.join(format!("try-{n}"));
                 let _ = std::fs::create_dir_all(&out);
+                let target = out.join("a.out").to_string_lossy().into_owned();
+                let args = argv[1..].iter().map(|a| {
+                    if a == OUT_MARK {
+                        target.clone()
+                    } else {
+                        a.clone()
+                    }
+                });
                 Cmd::new(&argv[0])
-                    .args(&argv[1..])
-                    .args(["-o", &out.join("a.out").to_string_lossy()])
+                    .args(args)
+                    .env("TMPDIR", &out)
                     .cwd(&runner.cwd)
                     .timeout(runner.timeout)
             })
@@ -454,4 +489,31 @@ fn sources_of(
         }
         Err(why) => (None, Some(why), Vec::new()),
     }
+}
+
+/// How the IR command's crash matches the link's: `same` signature, `coarse` (kind,
+/// message, pass, top frame), or when the link printed no stack (the gold plugin installs
+/// no crash handler; a ThinLTO backend thread's overflow kills it silently) `message` (kind
+/// and message) or `unidentified` (the link said nothing to compare: any crash of the step
+/// is the evidence). `None`: another crash.
+fn signature_match(
+    link: &crate::crash::Signature,
+    stackless: bool,
+    ir: &crate::crash::Signature,
+) -> Option<&'static str> {
+    if ir.id == link.id {
+        Some("same")
+    } else if ir.coarse_id == link.coarse_id {
+        Some("coarse")
+    } else if stackless && link.weak {
+        Some("unidentified")
+    } else if stackless && !link.message.is_empty() {
+        (ir.kind == link.kind && ir.message == link.message).then_some("message")
+    } else {
+        None
+    }
+}
+
+fn as_strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
 }

@@ -45,6 +45,16 @@ pub fn gather(
         if compile.is_offload() {
             return Err(format!("{input} is an offload compile's object"));
         }
+        let from_ir = compile.llvm_tool().is_some()
+            || compile
+                .inputs()
+                .iter()
+                .any(|i| i.ends_with(".ll") || i.ends_with(".bc"));
+        if from_ir {
+            return Err(format!(
+                "{input} is built from LLVM IR: the reduced IR is its source reproducer"
+            ));
+        }
         let lang = compile.language();
         let stem = Path::new(compile.inputs().first().copied().unwrap_or("tu"))
             .file_stem()
@@ -59,8 +69,12 @@ pub fn gather(
                 .timeout(timeout),
         )
         .map_err(|e| e.to_string())?;
-        let text = std::fs::read(&out)
-            .map_err(|_| format!("preprocessing {input}'s source failed ({:?})", r.status))?;
+        let text = std::fs::read(&out).map_err(|_| {
+            format!(
+                "preprocessing {input}'s source failed ({})",
+                exec::status_words(r.status)
+            )
+        })?;
         let object = format!("{k}.o");
         let c = compile.compile_preprocessed(&JobSelector::Whole, &name, lang, &object, false);
         files.push(LinkSource {

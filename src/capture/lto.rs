@@ -121,7 +121,18 @@ pub fn is_link_output(stderr: &str, crash: &Crash) -> bool {
 /// An offload link (`--hip-link`, `-fgpu-rdc`, an offload arch) also gets them for its
 /// device link (`-Xoffload-linker`), which writes them beside its temporary output.
 pub fn save_temps_args(command: &CompilerCommand) -> Vec<String> {
-    let opts = ["-plugin-opt=save-temps", "-plugin-opt=jobs=1"];
+    plugin_args(command, &["-plugin-opt=save-temps", "-plugin-opt=jobs=1"])
+}
+
+/// The arguments that make the link run ThinLTO's backends one at a time: two backends that
+/// crash at once garble each other's output.
+pub fn one_backend_args(command: &CompilerCommand) -> Vec<String> {
+    plugin_args(command, &["-plugin-opt=jobs=1"])
+}
+
+/// `opts` for the linker: as they are for a linker, through `-Wl,` for a driver, and also
+/// through `-Xoffload-linker` for an offload link's device linker.
+fn plugin_args(command: &CompilerCommand, opts: &[&str]) -> Vec<String> {
     if is_linker(&command.program) {
         return opts.iter().map(|o| o.to_string()).collect();
     }

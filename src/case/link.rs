@@ -28,9 +28,10 @@ pub struct LinkInfo {
     /// `llc`/`opt`: the case's `signature` is the IR command's).
     pub link_signature: String,
     /// How the IR command's crash matches the link's: `same` (the exact signature), `coarse`
-    /// (same kind, message, pass and top frame) or `unidentified` (the link's crash printed
-    /// no stack, as a crash in a ThinLTO backend's thread does: the IR command crashing in
-    /// the same step is the evidence).
+    /// (same kind, message, pass and top frame), `message` (same kind and message: the link
+    /// printed no stack, as the gold plugin's does) or `unidentified` (the link's crash said
+    /// nothing to compare, as a crash in a ThinLTO backend's thread: the IR command crashing
+    /// in the same step is the evidence).
     pub signature_match: String,
     /// The link's inputs, in command-line order.
     pub inputs: Vec<LinkInput>,

@@ -69,6 +69,11 @@ pub fn section(case: &Case) -> String {
             "with the link's kind, message, pass and top frame (the link's signature is {})",
             code(&l.link_signature)
         ),
+        "message" => format!(
+            "with the link's kind and message (the link printed no stack to compare; its \
+             signature is {})",
+            code(&l.link_signature)
+        ),
         _ => "in the same step; the link's own crash printed no stack to compare (a crash \
               in a ThinLTO backend's thread prints none)"
             .to_string(),

@@ -218,8 +218,16 @@ fn wrap_on_a_link_line_records_an_lto_link_crash() {
         "{b:#}"
     );
     let shown = icepick_json(&store, &dir, &["show", b["id"].as_str().unwrap(), "--json"]);
-    let case = read_case(Path::new(shown["case_dir"].as_str().unwrap()));
-    assert_eq!(case["link"]["lto"], "thin", "{case:#}");
+    let case_dir = PathBuf::from(shown["case_dir"].as_str().unwrap());
+    assert_eq!(read_case(&case_dir)["link"]["lto"], "thin");
+    // The store's worker triages it as `triage -- <link>` would: to a verified llc test.
+    let o = crate::store::icepick_in(&store, &dir, &["triage", "--pending", "--jobs", "2"]);
+    expect_success(&o);
+    let case = read_case(&case_dir);
+    assert_eq!(case["ir"]["verified"], true, "{case:#}");
+    assert!(std::fs::read_to_string(case_dir.join("report.md"))
+        .unwrap()
+        .contains("## Link"));
 }
 
 #[test]
@@ -447,4 +455,26 @@ fn hip_rdc_device_link_crash_through_the_new_offload_driver() {
     );
     assert_eq!(link["signature_match"], "same", "{link:#}");
     check_expected(&case, &dir.join("expected.json"));
+}
+
+#[test]
+fn a_link_through_gold_and_the_llvm_gold_plugin_uses_the_plugins_llvm() {
+    // /usr/bin beside ld.gold holds an llc of another LLVM (clang-14's): the tools must come
+    // from the LLVM of the plugin the link loads.
+    let (_tmp, dir) = project("-flto");
+    let mut argv = link_argv("-flto", &["masks.o"]);
+    argv[2] = "-fuse-ld=gold".into();
+    let out = dir.parent().unwrap().join("case");
+    let (code, case, stderr) = capture_json(&dir, &out, &argv);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        case["link"]["linker"]
+            .as_str()
+            .unwrap()
+            .ends_with("ld.gold"),
+        "{case:#}"
+    );
+    assert_eq!(case["command"][0], "/usr/lib/llvm-19/bin/llc", "{case:#}");
+    // The gold plugin prints the message and no stack: kind and message are what match.
+    assert_eq!(case["link"]["signature_match"], "message", "{case:#}");
 }
