@@ -336,21 +336,6 @@ fn corpus_crash_that_needs_both_files_of_a_thin_lto_link() {
     assert_eq!(inputs, ["a.o", "b.o"], "{case:#}");
 }
 
-/// A command of the case's JSON (an array of strings) run in `dir`.
-fn run_json(argv: &serde_json::Value, dir: &Path) -> std::process::Output {
-    let argv: Vec<&str> = argv
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
-    Command::new(argv[0])
-        .args(&argv[1..])
-        .current_dir(dir)
-        .output()
-        .unwrap()
-}
-
 #[test]
 fn triage_of_a_two_file_link_reduces_both_sources_and_the_link_still_crashes() {
     let (_tmp, dir) = scratch_copy(&corpus("lto-two-tu-x86-gh113420"));
@@ -381,9 +366,9 @@ fn triage_of_a_two_file_link_reduces_both_sources_and_the_link_still_crashes() {
         let file = f["file"].as_str().unwrap();
         let base = Path::new(file).file_name().unwrap();
         std::fs::copy(out.join(file), fresh.path().join(base)).unwrap();
-        expect_success(&run_json(&f["compile"], fresh.path()));
+        expect_success(&run_json_argv(fresh.path(), &f["compile"]));
     }
-    let o = run_json(&src["link"], fresh.path());
+    let o = run_json_argv(fresh.path(), &src["link"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("Cannot select"), "{err}");
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
