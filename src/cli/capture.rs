@@ -17,7 +17,8 @@ pub struct CaptureArgs {
     /// Case directory to create (must not exist); default ./icepick-<signature>.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Print the case as one JSON object on stdout, and nothing else.
+    /// Print the case as JSON on stdout, and nothing else: one object (`triage` prints one
+    /// line when capture ends and one when it is done; the last is the case).
     #[arg(long)]
     pub json: bool,
     /// Time limit for each compiler run, in seconds.

@@ -463,3 +463,21 @@ fn a_link_through_gold_and_the_llvm_gold_plugin_uses_the_plugins_llvm() {
     // The gold plugin prints the message and no stack: kind and message are what match.
     assert_eq!(case["link"]["signature_match"], "message", "{case:#}");
 }
+
+#[test]
+fn every_link_case_of_the_corpus_captures_as_its_expected_json_says() {
+    // The link cases (a prepare.txt with the build's compiles), evaluation set included:
+    // each captures, its facts hold and its reproducer crashes alone.
+    let mut names: Vec<String> = std::fs::read_dir(corpus(""))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("prepare.txt").is_file())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert!(names.len() >= 11, "{names:?}");
+    for name in &names {
+        let case = capture_link_case(name);
+        assert!(case["link"]["lto"].is_string(), "{name}: {case:#}");
+    }
+}
