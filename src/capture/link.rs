@@ -7,7 +7,9 @@
 //! The build's directory stays as it was: the inputs are copied (a ThinLTO backend writes its
 //! save-temps beside its input), the output goes into scratch.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use super::link_sources;
 use super::lto::{self, Saved};
@@ -31,10 +33,16 @@ pub(super) fn capture_link(
     progress("the linker crashed: rerunning the link with save-temps for its LTO module");
     let linker_argv = linker_argv(runner, &f.command)?;
     let scratch = super::scratch_for(&f.command.program)?;
-    let (staged, inputs) = stage_inputs(&f.command, &req.cwd, scratch.path())?;
+    // The reruns write nothing where the build's link would: its side outputs go to scratch
+    // or are dropped.
+    let quiet = lto::without_linker_side_outputs(
+        &f.command
+            .without_side_outputs(&crate::command::Sink::Dir(scratch.path())),
+    );
+    let (staged, inputs) = stage_inputs(&quiet, &req.cwd, scratch.path())?;
     let out = scratch.path().join("out").join("a.out");
-    std::fs::create_dir_all(out.parent().unwrap_or(scratch.path()))
-        .map_err(|e| spawn_error(&f.command, e))?;
+    let out_dir = scratch.path().join("out");
+    std::fs::create_dir_all(&out_dir).map_err(|e| scratch_error(&out_dir, e))?;
     let out_name = out.to_string_lossy().into_owned();
     let mut extra = lto::save_temps_args(&f.command);
     // The offload wrapper writes its save-temps into its working directory: that rerun runs
@@ -48,10 +56,10 @@ pub(super) fn capture_link(
     let extra = as_strs(&extra);
     let tmp = scratch.path().join("tmp");
     for d in [&tmp, &run_dir] {
-        std::fs::create_dir_all(d).map_err(|e| spawn_error(&f.command, e))?;
+        std::fs::create_dir_all(d).map_err(|e| scratch_error(d, e))?;
     }
     let rerun = runner.run_with_tmpdir(
-        &staged.with_extra_args(&extra).with_output(&out_name),
+        &with_link_args(&staged, &extra).with_output(&out_name),
         wrapper.then_some(run_dir.as_path()),
         Some(&tmp),
     )?;
@@ -74,7 +82,11 @@ pub(super) fn capture_link(
             module.as_deref().unwrap_or("not named")
         ))
     })?;
-    let options = lto::lto_options(linker_argv.get(1..).unwrap_or_default());
+    let mut options = lto::lto_options(linker_argv.get(1..).unwrap_or_default());
+    options.lld = linker_argv.first().is_some_and(|l| {
+        let name = l.rsplit('/').next().unwrap_or(l);
+        name.contains("lld")
+    });
     let bindir = llvm_bindir(&linker_argv, f.resolved, &saved).ok_or_else(|| {
         lost(format!(
             "the crash is in LTO's {}, but no {} was found beside the linker or the compiler; \
@@ -102,16 +114,29 @@ pub(super) fn capture_link(
     // not say the same twice. The links icepick runs from here on (the search for the needed
     // inputs, the source test) run the backends one at a time, and are judged against such a
     // link's signature.
-    let serial = staged.with_extra_args(&as_strs(&lto::one_backend_args(&f.command)));
+    let serial = with_link_args(&staged, &as_strs(&lto::one_backend_args(&f.command)));
     let link_sig = if rerun_signature.as_ref().map(|s| &s.id) == Some(&user_sig.id) {
         user_sig.clone()
     } else {
         let r = runner.run_with_tmpdir(&serial.with_output(&out_name), None, Some(&tmp))?;
-        r.signature.unwrap_or_else(|| user_sig.clone())
+        r.signature.ok_or_else(|| {
+            lost(format!(
+                "the link run one LTO backend at a time does not crash ({})",
+                super::first_line(&r.output)
+            ))
+        })?
     };
     let weak_link = link_sig.weak && stackless;
-    let matched = signature_match(&link_sig, stackless, &ir_sig)
-        .or_else(|| signature_match(&user_sig, stackless, &ir_sig));
+    let Some(matched) = signature_match(&link_sig, stackless, &ir_sig)
+        .or_else(|| signature_match(&user_sig, stackless, &ir_sig))
+    else {
+        return Err(lost(format!(
+            "the LTO module crashes differently under {} (signature {} instead of the link's {})",
+            tool_name(&saved),
+            ir_sig.id,
+            link_sig.id
+        )));
+    };
     let by_path: Vec<(String, LinkInput)> = inputs
         .iter()
         .map(|(at, i)| (staged.args[*at].clone(), i.clone()))
@@ -123,21 +148,12 @@ pub(super) fn capture_link(
         &link_sig,
         scratch.path(),
         progress,
-    );
+    )?;
     let inputs_named: Vec<(usize, String)> =
         inputs.iter().map(|(at, i)| (*at, i.name.clone())).collect();
     let inputs: Vec<LinkInput> = inputs.into_iter().map(|(_, i)| i).collect();
-    if matched.is_none() {
-        return Err(lost(format!(
-            "the LTO module crashes differently under {} (signature {} instead of the link's {})",
-            tool_name(&saved),
-            ir_sig.id,
-            link_sig.id
-        )));
-    }
     let (source, source_note, files) = sources_of(
-        &f.command
-            .with_extra_args(&as_strs(&lto::one_backend_args(&f.command))),
+        &with_link_args(&quiet, &as_strs(&lto::one_backend_args(&f.command))),
         &inputs,
         needed.as_ref(),
         (&req.cwd, scratch.path()),
@@ -152,7 +168,7 @@ pub(super) fn capture_link(
         module: module.map(|m| module_as_named(&m, &staged, &inputs_named, scratch.path())),
         saved_as: file_name(&saved.file),
         link_signature: link_sig.id.clone(),
-        signature_match: matched.unwrap_or_default().into(),
+        signature_match: matched.into(),
         inputs,
         needed_inputs: needed.as_ref().map(|n| n.names.clone()),
         input_tests: needed.as_ref().map(|n| n.tests),
@@ -194,10 +210,12 @@ fn lost(detail: String) -> CaptureError {
     CaptureError::LinkNotReproduced(detail)
 }
 
-fn spawn_error(command: &CompilerCommand, source: std::io::Error) -> CaptureError {
-    CaptureError::Exec(ExecError::Spawn {
-        program: command.program.clone(),
-        source,
+/// A scratch file or directory that could not be made: an I/O error naming it (a full disk
+/// is not a linker that cannot start).
+fn scratch_error(path: &Path, error: std::io::Error) -> CaptureError {
+    CaptureError::Case(crate::case::CaseError::Io {
+        path: path.to_path_buf(),
+        error,
     })
 }
 
@@ -219,7 +237,10 @@ fn stage_inputs(
     scratch: &Path,
 ) -> Result<(CompilerCommand, Vec<(usize, LinkInput)>), CaptureError> {
     let dir = scratch.join("in");
-    std::fs::create_dir_all(&dir).map_err(|e| spawn_error(command, e))?;
+    std::fs::create_dir_all(&dir).map_err(|e| scratch_error(&dir, e))?;
+    // Inputs a response file lists, and archives found through `-l`, are inputs too: a
+    // ThinLTO backend writes its save-temps beside whichever file its module came from.
+    let command = &lto::with_libraries_named(&lto::expand_response_files(command, cwd), cwd);
     let mut staged = command.clone();
     let mut inputs = Vec::new();
     for (k, i) in command.input_indices().into_iter().enumerate() {
@@ -240,7 +261,7 @@ fn stage_inputs(
                 unsafe { memmap2::Mmap::map(&f) }
             })
             .map(|m| describe_input(name, &m, meta.len()))
-            .map_err(|e| spawn_error(command, e))?;
+            .map_err(|e| scratch_error(&copy, e))?;
         inputs.push((i, described));
     }
     Ok((staged, inputs))
@@ -358,14 +379,14 @@ fn minimal_inputs(
     signature: &crate::crash::Signature,
     scratch: &Path,
     progress: &mut dyn FnMut(&str),
-) -> Option<Needed> {
+) -> Result<Option<Needed>, CaptureError> {
     let units: Vec<(&str, &LinkInput)> = inputs
         .iter()
         .filter(|(_, i)| i.kind == "bitcode" || i.bitcode_members.unwrap_or(0) > 0)
         .map(|(path, i)| (path.as_str(), i))
         .collect();
     if units.len() < 2 {
-        return None;
+        return Ok(None);
     }
     progress(&format!(
         "finding which of the link's {} bitcode inputs it needs",
@@ -374,13 +395,21 @@ fn minimal_inputs(
     // Inputs are told by their staged paths (each copy's own): options added to the link
     // move their positions.
     let build = |kept: &[usize]| -> Vec<String> {
-        let dropped: Vec<&str> = (0..units.len())
+        let kept: HashSet<usize> = kept.iter().copied().collect();
+        let dropped: HashSet<&str> = (0..units.len())
             .filter(|k| !kept.contains(k))
             .map(|k| units[k].0)
             .collect();
         let mut c = staged.clone();
-        c.args.retain(|a| !dropped.contains(&a.as_str()));
+        c.args.retain(|a| !dropped.contains(a.as_str()));
         c.with_output(OUT_MARK).argv()
+    };
+    // A candidate that could not be run is no verdict on it: the first such fault ends the
+    // search and the capture.
+    let fault: Mutex<Option<CaptureError>> = Mutex::new(None);
+    let note_fault = |e: CaptureError| {
+        let mut f = fault.lock().unwrap_or_else(|p| p.into_inner());
+        f.get_or_insert(e);
     };
     let tries = std::sync::atomic::AtomicUsize::new(0);
     let oracle = |cands: &[Vec<String>]| -> Vec<Candidate> {
@@ -389,7 +418,9 @@ fn minimal_inputs(
             .map(|argv| {
                 let n = tries.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let out = scratch.join(format!("try-{n}"));
-                let _ = std::fs::create_dir_all(&out);
+                if let Err(e) = std::fs::create_dir_all(&out) {
+                    note_fault(scratch_error(&out, e));
+                }
                 let target = out.join("a.out").to_string_lossy().into_owned();
                 let args = argv[1..].iter().map(|a| {
                     if a == OUT_MARK {
@@ -407,15 +438,26 @@ fn minimal_inputs(
             .collect();
         crate::exec::run_all(&cmds, 2)
             .into_iter()
-            .map(|r| r.map_or(Candidate::Error, |o| runner.outcome(&o, signature)))
+            .map(|r| match r {
+                Ok(o) => runner.outcome(&o, signature),
+                Err(e) => {
+                    note_fault(CaptureError::Exec(e));
+                    Candidate::Error
+                }
+            })
             .collect()
     };
     let mut tester = Tester::new(&oracle);
     let kept = crate::ddmin::minimize(units.len(), &build, &mut tester);
-    Some(Needed {
+    let tests = tester.runs() as u32;
+    drop(tester);
+    if let Some(e) = fault.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        return Err(e);
+    }
+    Ok(Some(Needed {
         names: kept.iter().map(|&k| units[k].1.name.clone()).collect(),
-        tests: tester.runs() as u32,
-    })
+        tests,
+    }))
 }
 
 /// A module's name as the user knows it: the input's own name for a copy of it in scratch,
@@ -516,4 +558,17 @@ fn signature_match(
 
 fn as_strs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
+}
+
+/// `cmd` with `extra` options: for a driver before its inputs, for a linker's own command
+/// line at its end (clang's option table does not know which of a linker's options take a
+/// value, so its "first input" may be one).
+fn with_link_args(cmd: &CompilerCommand, extra: &[&str]) -> CompilerCommand {
+    if lto::is_linker(&cmd.program) {
+        let mut c = cmd.clone();
+        c.args.extend(extra.iter().map(|e| e.to_string()));
+        c
+    } else {
+        cmd.with_extra_args(extra)
+    }
 }

@@ -6,11 +6,12 @@
 //! Only what the build wrote is used: a compile the database does not list (or an archive
 //! member, or an offload compile) leaves the case without sources, and says why.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::case::link::{LinkInput, LinkSource, LinkSources};
-use crate::command::{CompilerCommand, JobSelector};
+use crate::command::{CompilerCommand, JobSelector, Sink};
 use crate::crash::{self, Symbolizer};
 use crate::exec::{self, Cmd, ExecError};
 
@@ -42,6 +43,8 @@ pub fn gather(
     for (k, input) in needed.iter().enumerate() {
         let (compile, dir) = compile_of(cwd, input)
             .ok_or_else(|| format!("no compile_commands.json entry writes {input}"))?;
+        // Its dependency files, diagnostics and the like are the build's: written nowhere.
+        let compile = compile.without_side_outputs(&Sink::Nowhere);
         if compile.is_offload() {
             return Err(format!("{input} is an offload compile's object"));
         }
@@ -88,7 +91,7 @@ pub fn gather(
     let sources = LinkSources {
         link: link_template(link, inputs, &files, cwd).argv(),
         files,
-        test: format!("{SOURCE_DIR}/test.sh"),
+        test: crate::case::link::SOURCE_TEST.into(),
         reduction: None,
     };
     let check = scratch.join("check");
@@ -115,35 +118,48 @@ fn link_template(
     files: &[LinkSource],
     cwd: &Path,
 ) -> CompilerCommand {
-    let mut c = link.clone();
-    let mut drop = Vec::new();
-    for i in link.input_indices() {
-        let name = link.args[i].clone();
-        if let Some(f) = files.iter().find(|f| f.input == name) {
-            c.args[i] = f.object.clone();
-        } else if inputs
-            .iter()
-            .any(|x| x.name == name && (x.kind == "bitcode" || x.bitcode_members.unwrap_or(0) > 0))
-        {
-            drop.push(i);
-        } else if cwd.join(&name).exists() {
-            c.args[i] = cwd.join(&name).to_string_lossy().into_owned();
+    let objects: HashMap<&str, &str> = files
+        .iter()
+        .map(|f| (f.input.as_str(), f.object.as_str()))
+        .collect();
+    let bitcode: HashSet<&str> = inputs
+        .iter()
+        .filter(|x| x.kind == "bitcode" || x.bitcode_members.unwrap_or(0) > 0)
+        .map(|x| x.name.as_str())
+        .collect();
+    let input_at: HashSet<usize> = link.input_indices().into_iter().collect();
+    let mut args = Vec::with_capacity(link.args.len());
+    for (i, a) in link.args.iter().enumerate() {
+        if !input_at.contains(&i) {
+            args.push(a.clone());
+        } else if let Some(object) = objects.get(a.as_str()) {
+            args.push(object.to_string());
+        } else if bitcode.contains(a.as_str()) {
+            // a bitcode input the crash does not need: left out
+        } else if cwd.join(a).exists() {
+            args.push(cwd.join(a).to_string_lossy().into_owned());
+        } else {
+            args.push(a.clone());
         }
     }
-    let mut k = 0;
-    c.args.retain(|_| {
-        k += 1;
-        !drop.contains(&(k - 1))
-    });
-    c.with_output("out")
+    CompilerCommand {
+        program: link.program.clone(),
+        args,
+    }
+    .with_output("out")
 }
 
-/// The entry of the nearest `compile_commands.json` (in `cwd` or above) whose output is
-/// `input`, as a command and the directory it runs in. A relative `directory` is taken
-/// from the database's own place.
+/// The entry of the nearest `compile_commands.json` (in `cwd` or above: make runs a link in
+/// a subdirectory of the build) whose output is `input`, as a command and the directory it
+/// runs in. A relative `directory` is taken from the database's own place. Its commands are
+/// run, so a database is taken only from a directory and a file this user owns (root's
+/// too): not one another user left in `/tmp`.
 fn compile_of(cwd: &Path, input: &str) -> Option<(CompilerCommand, PathBuf)> {
     let want = normalize(&cwd.join(input));
     for dir in cwd.ancestors() {
+        if !owned_by_us(dir) || !owned_by_us(&dir.join("compile_commands.json")) {
+            continue;
+        }
         let Ok(Some(text)) =
             crate::case::fileio::read(dir, "compile_commands.json", COMPDB_MAX_BYTES)
         else {
@@ -172,6 +188,14 @@ fn compile_of(cwd: &Path, input: &str) -> Option<(CompilerCommand, PathBuf)> {
         }
     }
     None
+}
+
+/// Owned by this user or by root.
+fn owned_by_us(p: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    std::fs::symlink_metadata(p).is_ok_and(|m| m.uid() == me || m.uid() == 0)
 }
 
 fn normalize(p: &Path) -> PathBuf {

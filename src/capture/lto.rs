@@ -12,6 +12,8 @@
 //! pre-codegen module; one in the optimizer with `opt -passes=lto<On>` (`thinlto<On>`) on the
 //! module before it. Pure: the flow that runs the link is `capture::link`.
 
+use std::path::{Path, PathBuf};
+
 use crate::command::CompilerCommand;
 use crate::crash::Crash;
 
@@ -173,6 +175,181 @@ pub fn is_offload_wrapper(program: &str) -> bool {
     name.starts_with("clang-linker-wrapper")
 }
 
+/// Linker options that write a file of their own (a map, a dependency file, a cache, the
+/// LTO objects, ThinLTO's index and import files beside each input), with their value in the
+/// next word or after `=`.
+const LINKER_SIDE_OUTPUTS: [&str; 9] = [
+    "-Map",
+    "--Map",
+    "--dependency-file",
+    "--thinlto-cache-dir",
+    "--lto-obj-path",
+    "--why-extract",
+    "--reproduce",
+    "-plugin-opt=obj-path",
+    "--plugin-opt=obj-path",
+];
+/// Flags that make a ThinLTO link write index or import files beside its inputs (and stop
+/// before code generation).
+const LINKER_SIDE_FLAGS: [&str; 6] = [
+    "--thinlto-index-only",
+    "--thinlto-emit-imports-files",
+    "--thinlto-emit-index-files",
+    "-plugin-opt=thinlto-index-only",
+    "-plugin-opt=thinlto-emit-imports-files",
+    "--plugin-opt=thinlto-index-only",
+];
+
+/// `cmd` without the linker options that write files of their own, in a linker's command
+/// line or a driver's `-Wl,` and `-Xlinker` words: icepick's reruns of a link write nothing
+/// but into scratch.
+pub fn without_linker_side_outputs(cmd: &CompilerCommand) -> CompilerCommand {
+    let mut args = Vec::with_capacity(cmd.args.len());
+    let direct = is_linker(&cmd.program);
+    let mut words = cmd.args.iter().peekable();
+    while let Some(a) = words.next() {
+        if let Some(list) = a.strip_prefix("-Wl,") {
+            let kept = keep_linker_words(&list.split(',').map(str::to_string).collect::<Vec<_>>());
+            if !kept.is_empty() {
+                args.push(format!("-Wl,{}", kept.join(",")));
+            }
+        } else if a == "-Xlinker" {
+            let Some(value) = words.next() else { break };
+            if side_output(value).is_some() || LINKER_SIDE_FLAGS.contains(&value.as_str()) {
+                // its value follows as another `-Xlinker VALUE`
+                if side_output(value) == Some(true)
+                    && words.peek().is_some_and(|w| *w == "-Xlinker")
+                {
+                    words.next();
+                    words.next();
+                }
+                continue;
+            }
+            args.extend([a.clone(), value.clone()]);
+        } else if direct {
+            match side_output(a) {
+                Some(true) => {
+                    words.next();
+                }
+                Some(false) => {}
+                None if LINKER_SIDE_FLAGS.contains(&a.as_str()) => {}
+                None => args.push(a.clone()),
+            }
+        } else {
+            args.push(a.clone());
+        }
+    }
+    CompilerCommand {
+        program: cmd.program.clone(),
+        args,
+    }
+}
+
+/// The words of one `-Wl,` list that do not ask for a side output.
+fn keep_linker_words(words: &[String]) -> Vec<String> {
+    let mut kept = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        match side_output(&words[i]) {
+            Some(true) => i += 2,
+            Some(false) => i += 1,
+            None if LINKER_SIDE_FLAGS.contains(&words[i].as_str()) => i += 1,
+            None => {
+                kept.push(words[i].clone());
+                i += 1;
+            }
+        }
+    }
+    kept
+}
+
+/// Whether `word` is a side-output option: `Some(true)` when its value is the next word,
+/// `Some(false)` when it is joined (`-Map=x`); `None` otherwise.
+fn side_output(word: &str) -> Option<bool> {
+    LINKER_SIDE_OUTPUTS.iter().find_map(|o| {
+        if word == *o {
+            Some(true)
+        } else {
+            word.strip_prefix(o)
+                .filter(|rest| rest.starts_with('='))
+                .map(|_| false)
+        }
+    })
+}
+
+/// A response file bigger than this is left as it is.
+const RESPONSE_FILE_MAX: u64 = 16 << 20;
+
+/// `cmd` with each `@FILE` (a response file, as GN and Meson links use) replaced by the
+/// words it holds, split as a shell would; one that cannot be read stays as it is.
+pub fn expand_response_files(cmd: &CompilerCommand, cwd: &Path) -> CompilerCommand {
+    let mut args = Vec::with_capacity(cmd.args.len());
+    for a in &cmd.args {
+        let words = a.strip_prefix('@').and_then(|f| {
+            let path = cwd.join(f);
+            let meta = std::fs::metadata(&path).ok()?;
+            if !meta.is_file() || meta.len() > RESPONSE_FILE_MAX {
+                return None;
+            }
+            shlex::split(&std::fs::read_to_string(path).ok()?)
+        });
+        match words {
+            Some(w) => args.extend(w),
+            None => args.push(a.clone()),
+        }
+    }
+    CompilerCommand {
+        program: cmd.program.clone(),
+        args,
+    }
+}
+
+/// `cmd` with each `-lNAME` whose `libNAME.a` is found in a `-L` directory replaced by that
+/// archive's path: a library of bitcode members is an input like any other.
+pub fn with_libraries_named(cmd: &CompilerCommand, cwd: &Path) -> CompilerCommand {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut words = cmd.args.iter();
+    while let Some(a) = words.next() {
+        let d = if a == "-L" {
+            words.next().cloned()
+        } else {
+            a.strip_prefix("-L").map(str::to_string)
+        };
+        if let Some(d) = d.filter(|d| !d.is_empty()) {
+            dirs.push(cwd.join(d));
+        }
+    }
+    let mut args = Vec::with_capacity(cmd.args.len());
+    let mut words = cmd.args.iter().peekable();
+    while let Some(a) = words.next() {
+        let name = if a == "-l" {
+            words.peek().map(|n| n.to_string())
+        } else {
+            a.strip_prefix("-l").map(str::to_string)
+        };
+        let found = name
+            .filter(|n| !n.is_empty() && !n.starts_with(':'))
+            .and_then(|n| {
+                dirs.iter()
+                    .map(|d| d.join(format!("lib{n}.a")))
+                    .find(|p| p.is_file())
+            });
+        match found {
+            Some(p) => {
+                if a == "-l" {
+                    words.next();
+                }
+                args.push(p.to_string_lossy().into_owned());
+            }
+            None => args.push(a.clone()),
+        }
+    }
+    CompilerCommand {
+        program: cmd.program.clone(),
+        args,
+    }
+}
+
 /// The module the crash names (`Running pass '…' on module 'X'.`), innermost last.
 pub fn crashing_module(crash: &Crash) -> Option<String> {
     crash.pretty_stack.iter().rev().find_map(|e| {
@@ -264,9 +441,23 @@ pub struct LtoOptions {
     pub llvm_args: Vec<String>,
     /// A position-independent output (`-shared`, `-pie`).
     pub pic: bool,
+    /// The linker is lld (whose code generator runs at `-O2` at least).
+    pub lld: bool,
 }
 
-/// Reads the LTO settings from a linker's arguments.
+/// The code generator's level for LTO level `level` when the link gives none of its own: lld
+/// never generates code below its default (`-O2`: `clamp(level, 2, 3)`); the gold plugin maps
+/// the level as it is.
+fn codegen_level(o: &LtoOptions, level: u8) -> u8 {
+    if o.lld {
+        level.clamp(2, 3)
+    } else {
+        level
+    }
+}
+
+/// Reads the LTO settings from a linker's arguments (`linker_args` without the program;
+/// `lld`: the linker is LLVM's own).
 pub fn lto_options(linker_args: &[String]) -> LtoOptions {
     let mut o = LtoOptions::default();
     let mut args = linker_args.iter();
@@ -315,7 +506,10 @@ pub fn ir_command(bindir: &str, saved: &Saved, o: &LtoOptions, input: &str) -> C
     let mut args = Vec::new();
     let program = match saved.step {
         Step::Codegen => {
-            args.push(format!("-O{}", o.codegen_level.unwrap_or(level)));
+            args.push(format!(
+                "-O{}",
+                o.codegen_level.unwrap_or(codegen_level(o, level))
+            ));
             if let Some(cpu) = &o.mcpu {
                 args.push(format!("-mcpu={cpu}"));
             }

@@ -1,3 +1,5 @@
+//! Unit tests of the link-crash rules ([`super`]), on crash outputs as lld and clang print them.
+
 use super::*;
 use crate::crash::{self, ExitInfo};
 
@@ -210,6 +212,7 @@ fn lto_options_come_from_the_linker_line() {
             mcpu: Some("x86-64".into()),
             llvm_args: vec!["-enable-foo".into(), "-bar=1".into()],
             pic: true,
+            lld: false,
         }
     );
     let o = lto_options(&args("--lto-O3 -pie --no-pie a.o"));
@@ -238,6 +241,18 @@ fn the_ir_command_runs_the_crashing_step() {
         ir_command("/usr/lib/llvm-19/bin/", &codegen, &o, "m.bc").argv(),
         args("/usr/lib/llvm-19/bin/llc -O1 -mcpu=x86-64 -relocation-model=pic -o /dev/null m.bc")
     );
+    // lld generates code at -O2 at least, whatever the LTO level; the gold plugin does not.
+    let lld = LtoOptions {
+        lld: true,
+        ..o.clone()
+    };
+    assert_eq!(ir_command("/b", &codegen, &lld, "m.bc").args[0], "-O2");
+    let o3 = LtoOptions {
+        lld: true,
+        opt_level: Some(3),
+        ..LtoOptions::default()
+    };
+    assert_eq!(ir_command("/b", &codegen, &o3, "m.bc").args[0], "-O3");
     let optimizer = Saved {
         file: "/s/in/0-a.o.3.import.bc".into(),
         lto: Lto::Thin,
@@ -359,4 +374,42 @@ fn the_offload_wrappers_post_link_and_post_opt_modules_are_full_lto_steps() {
     assert!(s.file.ends_with(".postopt.bc"));
     let s = pick_saved(&files[..1], "/s/out/a.out", Some("ld-temp.o")).unwrap();
     assert_eq!((s.lto, s.step), (Lto::Full, Step::Optimizer));
+}
+
+#[test]
+fn a_links_own_side_outputs_are_dropped_from_its_reruns() {
+    let c = cmd(
+        "clang-19 -flto=thin -fuse-ld=lld -Wl,-Map=app.map,--gc-sections \
+         -Wl,--dependency-file,app.d -Xlinker --thinlto-cache-dir=cache -Xlinker -z \
+         -Xlinker defs -Wl,--thinlto-index-only a.o -o app",
+    );
+    assert_eq!(
+        without_linker_side_outputs(&c).argv(),
+        args("clang-19 -flto=thin -fuse-ld=lld -Wl,--gc-sections -Xlinker -z -Xlinker defs a.o -o app")
+    );
+    let direct = cmd("ld.lld -Map app.map --why-extract=w.txt -shared a.o -o app");
+    assert_eq!(
+        without_linker_side_outputs(&direct).argv(),
+        args("ld.lld -shared a.o -o app")
+    );
+}
+
+#[test]
+fn response_files_and_libraries_found_through_l_become_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("objs.rsp"), "a.o 'b c.o'\n-lm").unwrap();
+    std::fs::create_dir(dir.path().join("lib")).unwrap();
+    std::fs::write(dir.path().join("lib/libk.a"), b"!<arch>\n").unwrap();
+    let c = cmd("clang -flto @objs.rsp @missing.rsp -Llib -lk -l k -lm -o app");
+    let expanded = expand_response_files(&c, dir.path());
+    assert_eq!(
+        expanded.args,
+        args("-flto a.o 'b c.o' -lm @missing.rsp -Llib -lk -l k -lm -o app")
+    );
+    let named = with_libraries_named(&expanded, dir.path());
+    let lib = dir.path().join("lib/libk.a").to_string_lossy().into_owned();
+    let mut want = args("-flto a.o 'b c.o' -lm @missing.rsp -Llib");
+    want.extend([lib.clone(), lib]);
+    want.extend(args("-lm -o app"));
+    assert_eq!(named.args, want);
 }

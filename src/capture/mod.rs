@@ -527,7 +527,10 @@ fn check_request(req: &Request) -> Result<(CompilerCommand, PathBuf, PathBuf), C
     let Some(first_input) = inputs.first() else {
         return Err(CaptureError::NoInput);
     };
-    let input_path = req.cwd.join(first_input);
+    // A response file (`@objs.rsp`, as GN and Meson links name their objects) is read.
+    let input_path = req
+        .cwd
+        .join(first_input.strip_prefix('@').unwrap_or(first_input));
     if *first_input != "-" {
         if let Err(e) = std::fs::File::open(&input_path) {
             return Err(CaptureError::UnreadableInput(input_path, e));

@@ -5,6 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The source reduction's test script, in the case.
+pub const SOURCE_TEST: &str = "source/test.sh";
+
 /// How a link-time crash became the case's IR command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LinkInfo {
@@ -59,7 +62,8 @@ pub struct LinkSources {
     /// The link, program first, writing `out`: the needed inputs named by their objects, the
     /// other inputs it kept by their full paths.
     pub link: Vec<String>,
-    /// The interestingness script (in the case) that `reduce --test` runs on `files`.
+    /// The interestingness script that `reduce --test` runs on `files`: always
+    /// [`SOURCE_TEST`], written by the reduce stage (kept here for readers of the JSON).
     pub test: String,
     /// The reduction of the files, when one ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]

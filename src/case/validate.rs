@@ -83,6 +83,37 @@ pub(super) fn check(dir: &Path, case: &Case) -> Result<(), CaseError> {
             return Err(invalid_field("versions", "is not a list"));
         }
     }
+    if let Some(src) = case.link.as_ref().and_then(|l| l.source.as_ref()) {
+        check_link_sources(&root, dir, src)?;
+    }
+    Ok(())
+}
+
+/// A link case's sources are files of the case that the reduce stage rewrites in place, and
+/// commands it runs: the files must be inside the case, the commands name a program.
+fn check_link_sources(
+    root: &Path,
+    dir: &Path,
+    src: &super::link::LinkSources,
+) -> Result<(), CaseError> {
+    non_empty_command("link.source.link", &src.link)?;
+    if src.files.is_empty() {
+        return Err(invalid_field("link.source.files", "is empty"));
+    }
+    for f in &src.files {
+        non_empty_command("link.source.files[].compile", &f.compile)?;
+        if case_file(root, dir, "link.source.files[].file", &f.file)?.is_none() {
+            return Err(CaseError::MissingInput {
+                name: f.file.clone(),
+                path: dir.join(&f.file),
+            });
+        }
+        if let Some(why) = unsafe_name(&f.object)
+            .or_else(|| f.object.contains('/').then_some("is not a plain file name"))
+        {
+            return Err(invalid_field("link.source.files[].object", why));
+        }
+    }
     Ok(())
 }
 

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use super::{PipelineError, Progress, StageStatus};
 use crate::capture::link_sources;
-use crate::case::link::{LinkSources, SourceReduction};
+use crate::case::link::{LinkSources, SourceReduction, SOURCE_TEST};
 use crate::case::{Case, CaseError};
 use crate::command::shell_quote;
 use crate::reduce::{self, Settings};
@@ -29,14 +29,16 @@ pub(super) fn reduce_sources(
     progress: &mut dyn Progress,
 ) -> Result<(StageStatus, String), PipelineError> {
     let started = Instant::now();
-    let script = dir.join(&sources.test);
+    // The script's name is icepick's, not the case's: nothing a case says is written over.
+    let script = dir.join(SOURCE_TEST);
     let exe = std::env::current_exe().map_err(|e| io(dir, e))?;
+    let case_dir = std::fs::canonicalize(dir).map_err(|e| io(dir, e))?;
     let text = format!(
         "#!/bin/sh\n# Interesting (exit 0) when the files here compile and link to the case's crash.\nexec {} link-test {}\n",
         shell_quote(&exe.to_string_lossy()),
-        shell_quote(&dir.to_string_lossy())
+        shell_quote(&case_dir.to_string_lossy())
     );
-    crate::exec::write_runnable(&script, text.as_bytes(), 0o755).map_err(|e| io(&script, e))?;
+    crate::case::fileio::write_mode(dir, SOURCE_TEST, text.as_bytes(), 0o755)?;
     let files: Vec<_> = sources.files.iter().map(|f| dir.join(&f.file)).collect();
     progress.step(&format!(
         "reducing the {} source(s) the link needs, each compiled and linked per test",
@@ -46,10 +48,10 @@ pub(super) fn reduce_sources(
         reduce::reduce_with_script(&script, &files, settings, None, &mut |n| progress.reduce(n))
             .map_err(PipelineError::Reduce)?;
     let verified = verify(dir, sources);
-    let texts: Vec<String> = files
+    let texts: Vec<String> = sources
+        .files
         .iter()
-        .filter_map(|f| std::fs::read(f).ok())
-        .filter(|b| b.len() <= TEXT_SHOWN)
+        .filter_map(|f| crate::case::fileio::read(dir, &f.file, TEXT_SHOWN as u64).ok()?)
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .collect();
     let section = SourceReduction {
@@ -77,7 +79,14 @@ pub(super) fn reduce_sources(
         section.tests,
         if verified { "verified" } else { "NOT verified" }
     );
-    Ok((StageStatus::Done, line))
+    let status = if r.status == "done" {
+        StageStatus::Done
+    } else if crate::interrupt::is_interrupted() {
+        StageStatus::Interrupted
+    } else {
+        StageStatus::Failed
+    };
+    Ok((status, line))
 }
 
 /// The reduced sources, copied into a fresh directory, still make the link crash its way.
@@ -91,7 +100,12 @@ fn verify(dir: &Path, sources: &LinkSources) -> bool {
     };
     for f in &sources.files {
         let base = f.file.rsplit('/').next().unwrap_or(&f.file);
-        if std::fs::copy(dir.join(&f.file), scratch.path().join(base)).is_err() {
+        let Ok(Some(bytes)) =
+            crate::case::fileio::read(dir, &f.file, crate::case::fileio::cap::INPUT)
+        else {
+            return false;
+        };
+        if std::fs::write(scratch.path().join(base), bytes).is_err() {
             return false;
         }
     }

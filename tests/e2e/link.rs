@@ -481,3 +481,35 @@ fn every_link_case_of_the_corpus_captures_as_its_expected_json_says() {
         assert!(case["link"]["lto"].is_string(), "{name}: {case:#}");
     }
 }
+
+#[test]
+fn a_thin_lto_link_through_a_response_file_and_l_writes_nothing_into_the_build() {
+    // GN and Meson links name their objects in a response file; libraries come through -L/-l.
+    // ThinLTO writes a backend's save-temps beside the file its module came from: each must
+    // be copied into scratch first.
+    let (_tmp, dir) = project("-flto=thin");
+    let ar = Command::new("/usr/lib/llvm-19/bin/llvm-ar")
+        .args(["rcs", "libmasks.a", "masks.o"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    expect_success(&ar);
+    std::fs::write(dir.join("objs.rsp"), "caller.o\n").unwrap();
+    let argv = link_argv("-flto=thin", &["@objs.rsp", "-L.", "-lmasks"]);
+    let before = snapshot(&dir);
+    let out = dir.parent().unwrap().join("case");
+    let (code, case, stderr) = capture_json(&dir, &out, &argv);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        snapshot(&dir),
+        before,
+        "the build's directory was written to"
+    );
+    assert!(
+        case["link"]["module"]
+            .as_str()
+            .unwrap()
+            .contains("libmasks.a(masks.o"),
+        "{case:#}"
+    );
+}
