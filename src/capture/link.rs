@@ -152,10 +152,13 @@ pub(super) fn capture_link(
     let inputs_named: Vec<(usize, String)> =
         inputs.iter().map(|(at, i)| (*at, i.name.clone())).collect();
     let inputs: Vec<LinkInput> = inputs.into_iter().map(|(_, i)| i).collect();
+    let named_module = module
+        .as_deref()
+        .map(|m| module_as_named(m, &staged, &inputs_named, scratch.path()));
     let (source, source_note, files) = sources_of(
         &with_link_args(&quiet, &as_strs(&lto::one_backend_args(&f.command))),
         &inputs,
-        needed.as_ref(),
+        (needed.as_ref(), named_module.as_deref()),
         (&req.cwd, scratch.path()),
         (&link_sig, weak_link, runner.timeout),
         progress,
@@ -165,7 +168,7 @@ pub(super) fn capture_link(
         linker: linker_argv.first().cloned(),
         lto: saved.lto.name().into(),
         stage: saved.step.name().into(),
-        module: module.map(|m| module_as_named(&m, &staged, &inputs_named, scratch.path())),
+        module: named_module,
         saved_as: file_name(&saved.file),
         link_signature: link_sig.id.clone(),
         signature_match: matched.into(),
@@ -487,7 +490,7 @@ fn module_as_named(
 fn sources_of(
     link: &CompilerCommand,
     inputs: &[LinkInput],
-    needed: Option<&Needed>,
+    (needed, module): (Option<&Needed>, Option<&str>),
     (cwd, scratch): (&Path, &Path),
     (signature, weak, timeout): (&crate::crash::Signature, bool, std::time::Duration),
     progress: &mut dyn FnMut(&str),
@@ -496,22 +499,39 @@ fn sources_of(
         Some(n) => n.names.clone(),
         None => inputs
             .iter()
-            .filter(|i| i.kind == "bitcode")
+            .filter(|i| i.kind == "bitcode" || i.bitcode_members.unwrap_or(0) > 0)
             .map(|i| i.name.clone())
             .collect(),
     };
-    if names.is_empty()
-        || inputs
-            .iter()
-            .any(|i| names.contains(&i.name) && i.kind != "bitcode")
-    {
-        let why = "the bitcode the link needs is in an archive: no source to go back to";
-        return (
-            None,
-            (!names.is_empty()).then(|| why.to_string()),
-            Vec::new(),
-        );
-    }
+    // Each needed input and the object its source compiles to: itself, or for an archive the
+    // member the crashing module came from (`lib.a(m.o at 102)`: `m.o` beside `lib.a`).
+    let objects: Option<Vec<(String, String)>> = names
+        .iter()
+        .map(|n| {
+            let input = inputs.iter().find(|i| &i.name == n)?;
+            if input.kind == "bitcode" {
+                return Some((n.clone(), n.clone()));
+            }
+            let member = module?.strip_prefix(n.as_str())?.strip_prefix('(')?;
+            let member = member.split(" at ").next()?.trim_end_matches(')');
+            let beside = Path::new(n).parent().unwrap_or(Path::new(""));
+            Some((
+                n.clone(),
+                beside.join(member).to_string_lossy().into_owned(),
+            ))
+        })
+        .collect();
+    let objects = match objects {
+        Some(o) if !o.is_empty() => o,
+        _ => {
+            let why = "the bitcode the link needs is in an archive member it did not name";
+            return (
+                None,
+                (!names.is_empty()).then(|| why.to_string()),
+                Vec::new(),
+            );
+        }
+    };
     if weak {
         let why = "the link's crash printed no stack: no signature for a source test to keep";
         return (None, Some(why.into()), Vec::new());
@@ -521,7 +541,7 @@ fn sources_of(
     if let Err(e) = std::fs::create_dir_all(&dir) {
         return (None, Some(e.to_string()), Vec::new());
     }
-    match link_sources::gather(link, inputs, &names, cwd, &dir, (&signature.id, timeout)) {
+    match link_sources::gather(link, inputs, &objects, cwd, &dir, (&signature.id, timeout)) {
         Ok(g) => {
             progress(&format!(
                 "the link crashes the same way from {} preprocessed source(s)",

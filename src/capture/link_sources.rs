@@ -28,21 +28,22 @@ pub struct Gathered {
     pub files: Vec<(String, Vec<u8>)>,
 }
 
-/// Finds, preprocesses and checks the sources of `needed` (input names of `link`), run from
-/// `cwd`; `scratch` holds the preprocessed files and the check's build.
+/// Finds, preprocesses and checks the sources of `needed` (input names of `link`, each with
+/// the object its compile writes: itself, or an archive's member), run from `cwd`; `scratch`
+/// holds the preprocessed files and the check's build.
 pub fn gather(
     link: &CompilerCommand,
     inputs: &[LinkInput],
-    needed: &[String],
+    needed: &[(String, String)],
     cwd: &Path,
     scratch: &Path,
     (signature, timeout): (&str, Duration),
 ) -> Result<Gathered, String> {
     let mut files = Vec::new();
     let mut bytes = Vec::new();
-    for (k, input) in needed.iter().enumerate() {
-        let (compile, dir) = compile_of(cwd, input)
-            .ok_or_else(|| format!("no compile_commands.json entry writes {input}"))?;
+    for (k, (input, object)) in needed.iter().enumerate() {
+        let (compile, dir) = compile_of(cwd, object)
+            .ok_or_else(|| format!("no compile_commands.json entry writes {object}"))?;
         // Its dependency files, diagnostics and the like are the build's: written nowhere.
         let compile = compile.without_side_outputs(&Sink::Nowhere);
         if compile.is_offload() {

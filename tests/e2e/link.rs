@@ -265,10 +265,8 @@ fn prepare(dir: &Path) {
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
     {
         let argv = shlex::split(line).unwrap();
-        if let Some(src) = argv
-            .iter()
-            .find(|a| a.ends_with(".c") || a.ends_with(".hip"))
-        {
+        let is_source = |a: &&String| [".c", ".cc", ".cpp", ".hip"].iter().any(|e| a.ends_with(e));
+        if let Some(src) = argv.iter().find(is_source) {
             compdb.push(serde_json::json!({
                 "directory": dir, "arguments": argv, "file": src,
             }));
@@ -390,6 +388,14 @@ fn corpus_thin_lto_archive_member_crash() {
         .cloned()
         .unwrap();
     assert_eq!(archive["bitcode_members"], 1, "{case:#}");
+    // The member's source, found through compile_commands.json by the member's name: the
+    // source test links its object in place of the archive.
+    let src = &case["link"]["source"]["files"][0];
+    assert_eq!(src["input"], "libsve.a", "{case:#}");
+    assert!(
+        src["file"].as_str().unwrap().ends_with("GH102000.ii"),
+        "{case:#}"
+    );
 }
 
 #[test]
