@@ -98,9 +98,13 @@ pub fn source_section(case: &Case) -> String {
         return String::new();
     };
     let mut s = format!(
-        "## Reduced source\n\nThe link crashes the same way when these {} file(s) are compiled \
-         and linked ({} B from {} B, {} tests, verified):\n\n",
-        src.files.len(),
+        "## Reduced source\n\nThe link crashes the same way when {} compiled and linked ({} B \
+         from {} B, {} tests, verified):\n\n",
+        if src.files.len() == 1 {
+            "this file is".to_string()
+        } else {
+            format!("these {} files are", src.files.len())
+        },
         r.bytes_after,
         r.bytes_before,
         r.tests
