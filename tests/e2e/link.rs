@@ -45,6 +45,16 @@ fn project(lto: &str) -> (tempfile::TempDir, PathBuf) {
     (tmp, dir)
 }
 
+/// Puts the project's `masks.o` into `libmasks.a`, as a build's static library.
+fn archive_masks(dir: &Path) {
+    let ar = Command::new("/usr/lib/llvm-19/bin/llvm-ar")
+        .args(["rcs", "libmasks.a", "masks.o"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    expect_success(&ar);
+}
+
 /// The link a build runs: the driver with lld, a shared object with no libc.
 fn link_argv(lto: &str, inputs: &[&str]) -> Vec<String> {
     let mut argv: Vec<String> = [CLANG, lto, "-fuse-ld=lld"]
@@ -148,12 +158,7 @@ fn a_thin_lto_backend_crash_takes_the_module_of_the_file_that_crashed() {
 #[test]
 fn an_archive_of_bitcode_members_is_an_input_the_case_describes() {
     let (_tmp, dir) = project("-flto");
-    let ar = Command::new("/usr/lib/llvm-19/bin/llvm-ar")
-        .args(["rcs", "libmasks.a", "masks.o"])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    expect_success(&ar);
+    archive_masks(&dir);
     let out = dir.parent().unwrap().join("case");
     let argv = link_argv("-flto", &["caller.o", "libmasks.a"]);
     let (code, case, stderr) = capture_json(&dir, &out, &argv);
@@ -494,12 +499,7 @@ fn a_thin_lto_link_through_a_response_file_and_l_writes_nothing_into_the_build()
     // ThinLTO writes a backend's save-temps beside the file its module came from: each must
     // be copied into scratch first.
     let (_tmp, dir) = project("-flto=thin");
-    let ar = Command::new("/usr/lib/llvm-19/bin/llvm-ar")
-        .args(["rcs", "libmasks.a", "masks.o"])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    expect_success(&ar);
+    archive_masks(&dir);
     std::fs::write(dir.join("objs.rsp"), "caller.o\n").unwrap();
     let argv = link_argv("-flto=thin", &["@objs.rsp", "-L.", "-lmasks"]);
     let before = snapshot(&dir);
