@@ -304,7 +304,12 @@ fn files_by_age(dir: &Path) -> Vec<String> {
             }
         }
     }
-    found.sort();
+    // Files written within one clock tick: the earlier LTO step counts as the newer. Backends
+    // run one at a time, so such a tie across modules is a finished backend's last file and
+    // the next one's first, and the next one is where LTO stopped; within one module, an
+    // `.4.opt.bc` taken as newest still says its code generation began.
+    let key = |p: &str| std::cmp::Reverse(lto::step_rank(p));
+    found.sort_by(|(ta, a), (tb, b)| (ta, key(a), a).cmp(&(tb, key(b), b)));
     found.into_iter().map(|(_, p)| p).collect()
 }
 

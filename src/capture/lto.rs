@@ -80,6 +80,15 @@ const STEP_FILES: [&str; 6] = [
     ".5.precodegen.bc",
 ];
 
+/// The LTO step a save-temps file is of (0 for the first, higher later; 0 for any other
+/// file), to order files written within one clock tick.
+pub fn step_rank(file: &str) -> usize {
+    STEP_FILES
+        .iter()
+        .position(|s| file.ends_with(s))
+        .map_or(0, |i| i + 1)
+}
+
 /// Whether `program` is a linker: `ld`, `ld.lld`, `ld.gold`, `ld.bfd`, `lld`, with or
 /// without a version suffix (`ld.lld-19`) or a target prefix (`riscv64-linux-gnu-ld`).
 pub fn is_linker(program: &str) -> bool {

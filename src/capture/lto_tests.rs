@@ -413,3 +413,10 @@ fn response_files_and_libraries_found_through_l_become_inputs() {
     want.extend(args("-lm -o app"));
     assert_eq!(named.args, want);
 }
+
+#[test]
+fn save_temps_files_rank_by_their_step() {
+    assert!(step_rank("/s/in/0-b.o.3.import.bc") > step_rank("/s/in/1-a.o.2.internalize.bc"));
+    assert!(step_rank("/s/out/a.out.0.5.precodegen.bc") > step_rank("/s/in/0-a.o.4.opt.bc"));
+    assert_eq!(step_rank("/s/out/a.out.resolution.txt"), 0);
+}
