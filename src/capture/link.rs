@@ -31,7 +31,6 @@ pub(super) fn capture_link(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Outcome, CaptureError> {
     progress("the linker crashed: rerunning the link with save-temps for its LTO module");
-    let linker_argv = linker_argv(runner, &f.command)?;
     let scratch = super::scratch_for(&f.command.program)?;
     // The reruns write nothing where the build's link would: its side outputs go to scratch
     // or are dropped.
@@ -40,9 +39,9 @@ pub(super) fn capture_link(
             .without_side_outputs(&crate::command::Sink::Dir(scratch.path())),
     );
     let (staged, inputs) = stage_inputs(&quiet, &req.cwd, scratch.path())?;
-    let out = scratch.path().join("out").join("a.out");
     let out_dir = scratch.path().join("out");
     std::fs::create_dir_all(&out_dir).map_err(|e| scratch_error(&out_dir, e))?;
+    let out = out_dir.join("a.out");
     let out_name = out.to_string_lossy().into_owned();
     let mut extra = lto::save_temps_args(&f.command);
     // The offload wrapper writes its save-temps into its working directory: that rerun runs
@@ -72,8 +71,11 @@ pub(super) fn capture_link(
     };
     let files = files_by_age(scratch.path());
     // The crash's own program line names the linker that crashed (a device link's, not the
-    // host's) and the options it got.
-    let linker_argv = lto::crashed_linker_argv(&link_crash).unwrap_or(linker_argv);
+    // host's) and the options it got; without one, the driver's listing says.
+    let linker_argv = match lto::crashed_linker_argv(&link_crash) {
+        Some(argv) => argv,
+        None => linker_argv(runner, &f.command)?,
+    };
     let module = lto::crashing_module(&link_crash);
     let saved = lto::pick_saved(&files, &out_name, module.as_deref()).ok_or_else(|| {
         lost(format!(
@@ -83,10 +85,7 @@ pub(super) fn capture_link(
         ))
     })?;
     let mut options = lto::lto_options(linker_argv.get(1..).unwrap_or_default());
-    options.lld = linker_argv.first().is_some_and(|l| {
-        let name = l.rsplit('/').next().unwrap_or(l);
-        name.contains("lld")
-    });
+    options.lld = linker_argv.first().is_some_and(|l| lto::is_lld(l));
     let bindir = llvm_bindir(&linker_argv, f.resolved, &saved).ok_or_else(|| {
         lost(format!(
             "the crash is in LTO's {}, but no {} was found beside the linker or the compiler; \
@@ -325,10 +324,7 @@ fn llvm_bindir(linker_argv: &[String], compiler: &Path, saved: &Saved) -> Option
     // LLVM's, and `/usr/bin` beside them may hold another LLVM's `llc`.
     let linker = linker_argv
         .first()
-        .filter(|l| {
-            let name = l.rsplit('/').next().unwrap_or(l);
-            name.contains("lld") || lto::is_offload_wrapper(l)
-        })
+        .filter(|l| lto::is_lld(l) || lto::is_offload_wrapper(l))
         .map(PathBuf::from);
     let candidates = [
         linker.as_deref().and_then(resolve_dir),

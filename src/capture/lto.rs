@@ -176,6 +176,12 @@ pub fn crashed_linker_argv(crash: &Crash) -> Option<Vec<String>> {
         .then_some(argv)
 }
 
+/// Whether `program` is LLVM's own linker (`ld.lld`, `lld`, `ld.lld-19`).
+pub fn is_lld(program: &str) -> bool {
+    let name = program.rsplit('/').next().unwrap_or(program);
+    name.contains("lld")
+}
+
 /// clang's offload link wrapper (the new offload driver's), which runs the device code's
 /// LTO in its own process and, with `--save-temps`, writes `OUT.<triple>.<arch>.postlink.bc`
 /// (before the optimizer) and `.postopt.bc` (after it) into its working directory.

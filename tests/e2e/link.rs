@@ -68,6 +68,24 @@ fn link_argv(lto: &str, inputs: &[&str]) -> Vec<String> {
     argv
 }
 
+/// `icepick capture` of `argv` in `dir` into a case beside it, which must succeed and leave
+/// every file of `dir` as it was (the link, its reruns and save-temps run in scratch).
+fn capture_leaving_the_build_as_it_was(
+    dir: &Path,
+    argv: &[String],
+) -> (serde_json::Value, PathBuf) {
+    let before = snapshot(dir);
+    let out = dir.parent().unwrap().join("case");
+    let (code, case, stderr) = capture_json(dir, &out, argv);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        snapshot(dir),
+        before,
+        "the build's directory was written to"
+    );
+    (case, out)
+}
+
 /// Every file of `dir`, with its size and modification time.
 fn snapshot(dir: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
     walk(dir)
@@ -83,13 +101,8 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
 fn a_full_lto_link_crash_becomes_an_llc_case_that_keeps_the_link() {
     let (_tmp, dir) = project("-flto");
     let argv = link_argv("-flto", &["caller.o", "masks.o"]);
-    let before = snapshot(&dir);
-    let out = dir.parent().unwrap().join("case");
-    let (code, case, stderr) = capture_json(&dir, &out, &argv);
-    assert_eq!(code, 0, "{stderr}");
+    let (case, out) = capture_leaving_the_build_as_it_was(&dir, &argv);
     assert_eq!(case["status"], "captured", "{case:#}");
-    // The build's directory is as it was: the link, its reruns and save-temps ran in scratch.
-    assert_eq!(snapshot(&dir), before);
     let link = &case["link"];
     assert_eq!(link["lto"], "full", "{link:#}");
     assert_eq!(link["stage"], "codegen");
@@ -127,13 +140,9 @@ fn a_full_lto_link_crash_becomes_an_llc_case_that_keeps_the_link() {
 #[test]
 fn a_thin_lto_backend_crash_takes_the_module_of_the_file_that_crashed() {
     let (_tmp, dir) = project("-flto=thin");
-    let before = snapshot(&dir);
-    let out = dir.parent().unwrap().join("case");
     let argv = link_argv("-flto=thin", &["caller.o", "masks.o"]);
-    let (code, case, stderr) = capture_json(&dir, &out, &argv);
-    assert_eq!(code, 0, "{stderr}");
     // No backend's save-temps beside the build's objects.
-    assert_eq!(snapshot(&dir), before);
+    let (case, out) = capture_leaving_the_build_as_it_was(&dir, &argv);
     let link = &case["link"];
     assert_eq!(link["lto"], "thin", "{link:#}");
     assert_eq!(link["stage"], "codegen");
@@ -428,15 +437,7 @@ fn hip_rdc_device_link_crash_through_the_new_offload_driver() {
     prepare(&dir);
     let mut argv = cmd_txt(&dir);
     argv.insert(1, "--offload-new-driver".into());
-    let before = snapshot(&dir);
-    let out = dir.parent().unwrap().join("case");
-    let (code, case, stderr) = capture_json(&dir, &out, &argv);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(
-        snapshot(&dir),
-        before,
-        "the build's directory was written to"
-    );
+    let (case, _) = capture_leaving_the_build_as_it_was(&dir, &argv);
     let link = &case["link"];
     assert!(
         link["linker"]
@@ -502,15 +503,7 @@ fn a_thin_lto_link_through_a_response_file_and_l_writes_nothing_into_the_build()
     archive_masks(&dir);
     std::fs::write(dir.join("objs.rsp"), "caller.o\n").unwrap();
     let argv = link_argv("-flto=thin", &["@objs.rsp", "-L.", "-lmasks"]);
-    let before = snapshot(&dir);
-    let out = dir.parent().unwrap().join("case");
-    let (code, case, stderr) = capture_json(&dir, &out, &argv);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(
-        snapshot(&dir),
-        before,
-        "the build's directory was written to"
-    );
+    let (case, _) = capture_leaving_the_build_as_it_was(&dir, &argv);
     assert!(
         case["link"]["module"]
             .as_str()
