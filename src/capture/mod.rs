@@ -31,7 +31,8 @@ use crate::case::{
     Reproducibility, SCHEMA_VERSION,
 };
 use crate::command::{CompilerCommand, JobSelector, Sink};
-use crate::crash::{self, Crash, ExitInfo, Signature, Symbolizer};
+use crate::crash::family::{Seen, FAMILY_RUNS};
+use crate::crash::{self, Crash, CrashFamily, ExitInfo, Signature, Symbolizer};
 use crate::exec::{self, Cmd, ExecError, Output, Status};
 
 pub use bug_info::BugInfo;
@@ -181,6 +182,24 @@ impl Runner {
         self.run(&cmd.without_build_outputs(&Sink::Dir(dir.path())), cwd)
     }
 
+    /// Runs `cmd` sandboxed up to the family's [`CrashFamily::tries`] times, until a run
+    /// crashes as the family does; that run, else the last.
+    fn run_in_family(
+        &mut self,
+        cmd: &CompilerCommand,
+        cwd: Option<&Path>,
+        family: &CrashFamily,
+    ) -> Result<Run, ExecError> {
+        let mut last = self.run_sandboxed(cmd, cwd)?;
+        for _ in 1..family.tries() {
+            if in_family(family, &last) {
+                break;
+            }
+            last = self.run_sandboxed(cmd, cwd)?;
+        }
+        Ok(last)
+    }
+
     /// What an output of a candidate run says against the case's `signature`.
     fn outcome(&self, output: &Output, signature: &Signature) -> crate::case::flags::Outcome {
         use crate::case::flags::Outcome;
@@ -215,6 +234,14 @@ impl Runner {
             .without_build_outputs(&Sink::Nowhere)
             .with_extra_args(&["-###"]);
         self.run(&listing, None)
+    }
+}
+
+/// Whether a run crashed as `family` does.
+fn in_family(family: &CrashFamily, run: &Run) -> bool {
+    match (&run.crash, &run.signature) {
+        (Some(c), Some(s)) => family.contains(&Seen::new(c, s)),
+        _ => false,
     }
 }
 
@@ -321,6 +348,7 @@ struct Observation {
     replay_base: CompilerCommand,
     reruns: Vec<Run>,
     reproducibility: Reproducibility,
+    family: CrashFamily,
     job: CrashingJob,
     bug: BugInfo,
 }
@@ -336,10 +364,9 @@ fn observe(
     // process, the driver survives and reports the cc1 crash properly.
     let is_clang = !seen.command.is_gcc() && seen.crash.family != crash::Family::Gcc;
     if is_clang {
-        if let Some(out_of_process) =
-            retry_out_of_process(runner, &seen.command, &seen.crash, progress)?
-        {
-            (seen.crash, seen.signature, seen.stderr, seen.command) = out_of_process;
+        if let Some(o) = retry_out_of_process(runner, &seen.command, &seen.crash, progress)? {
+            (seen.crash, seen.signature, seen.stderr, seen.command) =
+                (o.crash, o.signature, o.stderr, o.command);
             added_flags.push("-fno-integrated-cc1".to_string());
         }
     }
@@ -357,7 +384,13 @@ fn observe(
     } else {
         seen.command.clone()
     };
-    let (reruns, reproducibility) = rerun(runner, &replay_base, req.reruns, &seen.signature)?;
+    let (reruns, reproducibility, family) = rerun(
+        runner,
+        &replay_base,
+        req.reruns,
+        (&seen.crash, &seen.signature),
+        progress,
+    )?;
     let job = crashing_job(
         runner,
         &replay_base,
@@ -365,6 +398,11 @@ fn observe(
         &mut seen.signature,
         progress,
     )?;
+    let family = if job.crash_from_job {
+        family.seen_as(&Seen::new(&seen.crash, &seen.signature))
+    } else {
+        family
+    };
     let crash_stderr = match &job.stderr {
         Some(e) if job.crash_from_job => e,
         _ => &seen.stderr,
@@ -384,6 +422,7 @@ fn observe(
         replay_base,
         reruns,
         reproducibility,
+        family,
         job,
         bug,
     })
@@ -420,6 +459,7 @@ fn record(
             replay_base: &o.replay_base,
             job_sel: &o.job.sel,
             signature: &seen.signature,
+            family: &o.family,
         },
         runner,
         &case_dir,
@@ -440,6 +480,7 @@ fn record(
             replay,
             preprocessing,
             reproducibility: o.reproducibility,
+            family: o.family,
             runs: runner.runs,
             started,
             added_flags: o.added_flags,
@@ -545,17 +586,24 @@ fn check_request(req: &Request) -> Result<(CompilerCommand, PathBuf, PathBuf), C
     Ok((original, found, resolved))
 }
 
+/// What a rerun out of process showed.
+struct OutOfProcess {
+    crash: Crash,
+    signature: Signature,
+    stderr: Vec<u8>,
+    exit: ExitInfo,
+    command: CompilerCommand,
+}
+
 /// A clang crash with no stack dump (a stack overflow kills clang's in-process crash
 /// handler), rerun with `-fno-integrated-cc1`: out of process, the driver survives and
-/// reports the cc1 crash properly. The crash, its signature, stderr and the command when that
-/// gave frames.
-#[allow(clippy::type_complexity)]
+/// reports the cc1 crash properly. What that rerun showed, when it gave frames.
 fn retry_out_of_process(
     runner: &mut Runner,
     command: &CompilerCommand,
     crash: &Crash,
     progress: &mut dyn FnMut(&str),
-) -> Result<Option<(Crash, Signature, Vec<u8>, CompilerCommand)>, CaptureError> {
+) -> Result<Option<OutOfProcess>, CaptureError> {
     let stackless = crash.frames.is_empty()
         && !command.is_cc1()
         && crash.in_process != Some(false)
@@ -566,35 +614,91 @@ fn retry_out_of_process(
     progress("no stack dump; rerunning with -fno-integrated-cc1");
     let retry = command.with_extra_args(&["-fno-integrated-cc1"]);
     let r = runner.run_sandboxed(&no_crash_diagnostics(&retry), None)?;
+    let exit = r.output.status.exit_info();
     Ok(match (r.crash, r.signature) {
-        (Some(c), Some(s)) if !c.frames.is_empty() => Some((c, s, r.output.stderr, retry)),
+        (Some(crash), Some(signature)) if !crash.frames.is_empty() => Some(OutOfProcess {
+            crash,
+            signature,
+            stderr: r.output.stderr,
+            exit,
+            command: retry,
+        }),
         _ => None,
     })
 }
 
-/// The reruns that tell whether "same signature" means "same crash": `reruns` runs of
-/// `command` (each writing into scratch), and how many gave the case's signature (the
-/// first run counted).
+/// A silent clang crash (the in-process cc1 died and printed no stack, as a stack overflow
+/// makes it) rerun out of process, as a build's launcher sees it: the crash store groups
+/// crashes by their frames, and a crash with none would share one "segmentation fault"
+/// bucket with every other silent crash. The rerun writes into scratch, never where the
+/// build's command writes. Its stderr and exit, when it printed a stack; `None` when the
+/// crash is not silent or the rerun shows no more.
+pub fn out_of_process_stack(
+    argv: &[String],
+    cwd: &Path,
+    crash: &Crash,
+    timeout: Duration,
+) -> Option<(Vec<u8>, ExitInfo)> {
+    let command = CompilerCommand::from_argv(argv)?;
+    if command.is_gcc() || crash.family == crash::Family::Gcc {
+        return None;
+    }
+    let found = exec::which(&command.program, cwd)?;
+    let resolved = std::fs::canonicalize(&found).unwrap_or(found);
+    let mut runner = Runner {
+        cwd: cwd.to_path_buf(),
+        emulator: Vec::new(),
+        timeout,
+        runs: 0,
+        symbolizer: Symbolizer::new(library_dirs(&resolved)),
+    };
+    let quiet = no_crash_diagnostics(&command);
+    let retry = retry_out_of_process(&mut runner, &quiet, crash, &mut |_| {}).ok()??;
+    Some((retry.stderr, retry.exit))
+}
+
+/// The reruns that say what "the crash" is: `reruns` runs of `command` (each writing into
+/// scratch). When one of them does not crash as the first run did, the compile is rerun
+/// until [`FAMILY_RUNS`] runs in all, and the family of every crash seen is taken
+/// ([`CrashFamily::observe`]). Returns the reruns, the count of the first run's signature,
+/// and the family (the first run counted in both).
 fn rerun(
     runner: &mut Runner,
     command: &CompilerCommand,
     reruns: u32,
-    signature: &Signature,
-) -> Result<(Vec<Run>, Reproducibility), CaptureError> {
-    let mut same = 1;
-    let runs: Vec<Run> = (0..reruns)
+    (crash, signature): (&Crash, &Signature),
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Vec<Run>, Reproducibility, CrashFamily), CaptureError> {
+    let mut runs: Vec<Run> = (0..reruns)
         .map(|_| runner.run_sandboxed(command, None))
         .collect::<Result<_, _>>()?;
-    for r in &runs {
-        if r.signature.as_ref().map(|s| &s.id) == Some(&signature.id) {
-            same += 1;
+    let same_as_first = |r: &Run| r.signature.as_ref().map(|s| &s.id) == Some(&signature.id);
+    if !runs.iter().all(same_as_first) && reruns + 1 < FAMILY_RUNS {
+        progress(&format!(
+            "the reruns do not all crash as the first run did: running it {FAMILY_RUNS} times to know the crash's family"
+        ));
+        while (runs.len() as u32) + 1 < FAMILY_RUNS {
+            runs.push(runner.run_sandboxed(command, None)?);
         }
     }
+    let first = Seen::new(crash, signature);
+    let mut seen = vec![first];
+    for r in &runs {
+        if let (Some(c), Some(s)) = (&r.crash, &r.signature) {
+            seen.push(Seen::new(c, s));
+        }
+    }
+    let total = runs.len() as u32 + 1;
+    let family = CrashFamily::observe(&seen, total)
+        .unwrap_or_else(|| CrashFamily::single(&Seen::new(crash, signature), 1));
     let reproducibility = Reproducibility {
-        runs: reruns + 1,
-        same_signature: same,
+        runs: total,
+        same_signature: 1 + runs.iter().filter(|r| same_as_first(r)).count() as u32,
     };
-    Ok((runs, reproducibility))
+    if !family.is_deterministic() {
+        progress(&family.describe());
+    }
+    Ok((runs, reproducibility, family))
 }
 
 /// Everything `finish` needs to assemble the case.
@@ -610,6 +714,7 @@ struct Parts<'a> {
     replay: Vec<String>,
     preprocessing: Preprocessing,
     reproducibility: Reproducibility,
+    family: CrashFamily,
     runs: u32,
     started: Instant,
     added_flags: Vec<String>,
@@ -618,12 +723,12 @@ struct Parts<'a> {
 }
 
 fn finish(req: &Request, dir: NewCaseDir, p: Parts<'_>) -> Result<Outcome, CaptureError> {
-    let (status, status_detail) = if p.reproducibility.same_signature < p.reproducibility.runs {
+    let (status, status_detail) = if p.family.runs > 1 && p.family.crashed <= 1 {
         (
             CaseStatus::Flaky,
             Some(format!(
-                "the crash reproduced with the same signature in {} of {} runs",
-                p.reproducibility.same_signature, p.reproducibility.runs
+                "the crash did not come back: none of {} reruns crashed",
+                p.family.runs - 1
             )),
         )
     } else if p.preprocessing.status != "reproduced" {
@@ -658,6 +763,7 @@ fn finish(req: &Request, dir: NewCaseDir, p: Parts<'_>) -> Result<Outcome, Captu
         replay_command: p.replay,
         preprocessing: p.preprocessing,
         reproducibility: p.reproducibility,
+        family: Some(p.family),
         capture: CaptureStats {
             compiler_runs: p.runs,
             seconds: (p.started.elapsed().as_secs_f64() * 10.0).round() / 10.0,

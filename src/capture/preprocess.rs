@@ -20,6 +20,8 @@ pub(super) struct Job<'a> {
     pub replay_base: &'a CompilerCommand,
     pub job_sel: &'a JobSelector,
     pub signature: &'a Signature,
+    /// The crashes that count as the case's ([`crate::crash::CrashFamily`]).
+    pub family: &'a crate::crash::CrashFamily,
 }
 
 /// The input's name in the case, how it was made, and the replay command on it (the last
@@ -203,6 +205,7 @@ fn replay_on_input(
         replay_base,
         job_sel,
         signature,
+        family,
     } = *job;
     let lang = command.language();
     // The replay the case keeps is run later by every stage: it writes nowhere.
@@ -226,10 +229,10 @@ fn replay_on_input(
         replay
     };
     progress("replaying on the preprocessed input");
-    let r = runner.run_sandboxed(&replay, Some(case_dir.path()))?;
+    let r = runner.run_in_family(&replay, Some(case_dir.path()), family)?;
     case_dir.write(&format!("logs/replay-{mode}.stderr"), &r.output.stderr)?;
     let (status, detail) = match &r.signature {
-        Some(s) if s.id == signature.id => ("reproduced", None),
+        _ if super::in_family(family, &r) => ("reproduced", None),
         Some(s) => (
             "lost",
             Some(format!(

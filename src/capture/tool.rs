@@ -49,7 +49,13 @@ pub(super) fn capture_tool(
 ) -> Result<Outcome, CaptureError> {
     let version = compiler_version(runner, &f.command)?;
     // Reruns write into scratch: the build's own output file is the build's.
-    let (reruns, reproducibility) = super::rerun(runner, &f.command, req.reruns, &f.signature)?;
+    let (reruns, reproducibility, mut family) = super::rerun(
+        runner,
+        &f.command,
+        req.reruns,
+        (&f.crash, &f.signature),
+        progress,
+    )?;
 
     let input = f
         .command
@@ -81,14 +87,15 @@ pub(super) fn capture_tool(
 
     let replay = replay_on(&f.command, &input_name);
     progress("replaying on the case's copy of the IR");
-    let r = runner.run_sandboxed(&replay, Some(case_dir.path()))?;
+    let r = runner.run_in_family(&replay, Some(case_dir.path()), &family)?;
     case_dir.write("logs/replay-given.stderr", &r.output.stderr)?;
-    let (status, detail) = replay_status(&r, &f.signature);
+    let (status, detail) = replay_status(&r, &f.signature, &family);
     let (mut crash, mut signature) = (f.crash, f.signature);
     if link.is_some() && status == "reproduced" {
         // The link's IR command ran on a scratch file: the crash as the case's copy gives it
         // names no scratch path.
         if let (Some(c), Some(s)) = (r.crash, r.signature) {
+            family = family.seen_as(&crate::crash::family::Seen::new(&c, &s));
             (crash, signature) = (c, s);
             case_dir.write("original.stderr", &r.output.stderr)?;
         }
@@ -125,6 +132,7 @@ pub(super) fn capture_tool(
                 detail,
             },
             reproducibility,
+            family,
             runs: runner.runs,
             started: f.started,
             added_flags: Vec::new(),
@@ -135,9 +143,13 @@ pub(super) fn capture_tool(
 }
 
 /// The preprocessing status of the replay on the case's copy: `reproduced`, or `lost` and why.
-fn replay_status(r: &Run, signature: &Signature) -> (&'static str, Option<String>) {
+fn replay_status(
+    r: &Run,
+    signature: &Signature,
+    family: &crate::crash::CrashFamily,
+) -> (&'static str, Option<String>) {
     match &r.signature {
-        Some(s) if s.id == signature.id => ("reproduced", None),
+        _ if super::in_family(family, r) => ("reproduced", None),
         Some(s) => (
             "lost",
             Some(format!(

@@ -34,7 +34,8 @@ pub const CASE_FILE: &str = "case.json";
 pub enum CaseStatus {
     /// The crash reproduces, on preprocessed input, with the same signature.
     Captured,
-    /// The crash did not come back with the same signature on every rerun.
+    /// The crash did not come back: no rerun crashed as the first run did
+    /// ([`crate::crash::CrashFamily`]).
     Flaky,
     /// The crash reproduces on the original command but not on the preprocessed input.
     LostInPreprocessing,
@@ -151,6 +152,10 @@ pub struct Case {
     pub replay_command: Vec<String>,
     pub preprocessing: Preprocessing,
     pub reproducibility: Reproducibility,
+    /// The crashes the reruns saw, the rule that says which belong to the case, and how often
+    /// the compile crashed so (absent in older cases: [`Case::family`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family: Option<crate::crash::CrashFamily>,
     pub capture: CaptureStats,
     /// The triple, the diagnostics before the crash and the crashing job's cc1 line, as
     /// LLVM's bug guide asks (recorded at capture; absent in older cases).
@@ -254,6 +259,18 @@ impl Case {
 
     pub fn is_llvm_tool(&self) -> bool {
         self.llvm_tool().is_some()
+    }
+
+    /// Which crashes are this case's: the family capture recorded, else (a case written
+    /// before families) its one signature, as often as it reproduced.
+    pub fn family(&self) -> crate::crash::CrashFamily {
+        match &self.family {
+            Some(f) if !f.variants.is_empty() => f.clone(),
+            _ => crate::crash::CrashFamily::single(
+                &crate::crash::family::Seen::new(&self.crash, &self.signature),
+                self.reproducibility.runs.max(1),
+            ),
+        }
     }
 
     /// Reads `DIR/case.json` and checks it ([`validate`]): every file it names is inside

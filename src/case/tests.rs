@@ -61,6 +61,7 @@ pub(crate) fn sample_case() -> Case {
             runs: 3,
             same_signature: 3,
         },
+        family: None,
         capture: CaptureStats {
             compiler_runs: 5,
             seconds: 1.5,

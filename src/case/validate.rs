@@ -274,6 +274,7 @@ pub(super) fn first_bad_field(v: &Value) -> Option<&'static str> {
         "replay_command": Vec<String>,
         "preprocessing": super::Preprocessing,
         "reproducibility": super::Reproducibility,
+        "family": Option<crate::crash::CrashFamily>,
         "capture": super::CaptureStats,
     }
     None

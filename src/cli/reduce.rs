@@ -178,7 +178,11 @@ fn print_reduction(
     writeln!(out, "output:   {}", target.join(&r.output).display())?;
     let verified = if r.verified {
         format!(
-            "yes, same signature in {} of {} runs{}",
+            "yes, {} in {} of {} runs{}",
+            match crate::case::Case::load(target) {
+                Ok(c) if !c.family().is_one_signature() => "the case's crash family",
+                _ => "same signature",
+            },
             r.verify_same,
             r.verify_runs,
             if r.keep_valid {

@@ -270,6 +270,18 @@ fn on_failure(
         .collect();
     let compiler = exec::which(&argv[0], &cwd).unwrap_or_else(|| PathBuf::from(&argv[0]));
     let analysed = store::analyse(&text, exit, &compiler)?;
+    let timeout = Duration::from_secs(env_number("ICEPICK_WRAP_TIMEOUT", 300).max(1));
+    // A silent crash is grouped by the stack it prints out of process, not with every other
+    // silent crash.
+    let analysed = if analysed.crash.frames.is_empty() {
+        crate::capture::out_of_process_stack(&argv, &cwd, &analysed.crash, timeout)
+            .and_then(|(stderr, exit)| {
+                store::analyse(&String::from_utf8_lossy(&stderr), exit, &compiler)
+            })
+            .unwrap_or(analysed)
+    } else {
+        analysed
+    };
     let capture_off = args.no_capture
         || std::env::var("ICEPICK_WRAP_CAPTURE").is_ok_and(|v| v == "0" || v == "no");
     let mode = if capture_off {
@@ -277,7 +289,7 @@ fn on_failure(
     } else {
         CaptureMode::FirstPerBucket {
             reruns: env_number("ICEPICK_WRAP_RERUNS", 0) as u32,
-            timeout: Duration::from_secs(env_number("ICEPICK_WRAP_TIMEOUT", 300).max(1)),
+            timeout,
         }
     };
     let obs = Observed {

@@ -6,6 +6,7 @@
 //! out-of-process cc1, LLVM tools, and GCC ICEs; see `docs/crash-formats.md`.
 
 mod diagnostics;
+pub mod family;
 mod frames;
 mod model;
 mod parse;
@@ -15,6 +16,7 @@ mod symbolize;
 mod tests;
 
 pub use diagnostics::{first_error, prior_diagnostics};
+pub use family::{CrashFamily, FamilyRule};
 pub use frames::demangle;
 pub use model::{kind_words, Crash, CrashKind, ExitInfo, Family, Frame, PrettyEntry, Signature};
 pub use parse::{is_source_error, may_be_crash, parse};

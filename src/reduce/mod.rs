@@ -101,7 +101,7 @@ pub enum ReduceError {
     Io(PathBuf, std::io::Error),
     #[error("the case's input does not reproduce its crash (signature {0}) any more: {1}; run `icepick capture` again")]
     NotReproducing(String, String),
-    #[error("the input itself is flaky: {what} crashed with the case's signature in only {same} of {runs} runs, so no reduction of it could be verified; make the crash deterministic first (e.g. fewer threads, a fixed seed) or capture it again")]
+    #[error("the input itself is flaky: {what} crashed as the case's crash does in only {same} of {runs} runs, less often than capture saw, so no reduction of it could be verified; make the crash deterministic first (e.g. fewer threads, a fixed seed) or capture it again")]
     FlakyInput { what: String, same: u32, runs: u32 },
     #[error("the original compiles with no error before the crash, but {what} prints {errors} source error(s) before the same crash with the test command ({first}); a valid reduction cannot start from it: pass --allow-invalid to reduce it anyway (the result may be invalid), or run `icepick capture` again")]
     InvalidStart {
@@ -173,7 +173,7 @@ pub fn reduce_case_traced(
     let replay = replay_for(&case);
     let replay_cmd = CompilerCommand::from_argv(&replay).expect("a case has a replay command");
     let flags = test_flags(&replay_cmd, start.keep_valid);
-    let runs = settings.verify_runs.max(1);
+    let runs = case.family().check_runs(settings.verify_runs.max(1));
 
     let mut stage = Stage::new(dir, &case, replay.clone(), &start, settings)?;
     let timeout = stage.baseline(&start, &flags, settings.timeout)?;
@@ -219,13 +219,8 @@ pub fn reduce_case_traced(
         note,
     };
     let mut chain = chain::Chain::new(&start.text, chain::DEFAULT_CAP);
-    let first = run.pass(
-        &start.text,
-        &run.flags.clone(),
-        CONFIRM_RUNS,
-        &opts,
-        &mut chain,
-    )?;
+    let confirm = stage.confirms(CONFIRM_RUNS);
+    let first = run.pass(&start.text, &run.flags.clone(), confirm, &opts, &mut chain)?;
     let settled = match run.settle(first, &chain, &opts) {
         Ok(settled) => settled,
         Err(e) => return Err(stage.stopped_by(&mut run.rec, e)),

@@ -13,7 +13,8 @@ use super::fault::Faults;
 use super::ReduceError;
 use crate::case::Case;
 use crate::command::CompilerCommand;
-use crate::crash::{self, Symbolizer};
+use crate::crash::family::Seen;
+use crate::crash::{self, CrashFamily, Symbolizer};
 use crate::exec::Status;
 use crate::executor::{Choice, Executor, Job, Kind};
 
@@ -57,10 +58,11 @@ pub(super) struct Judged {
     pub first_error: Option<String>,
 }
 
-/// Judges compiler runs against one signature.
+/// Judges compiler runs against the case's crash family.
 pub(super) struct Oracle {
     pub case_dir: PathBuf,
-    pub signature: String,
+    /// Which crashes are the case's.
+    pub family: CrashFamily,
     pub symbolizer: Symbolizer,
     /// The case's emulator, put in front of every run.
     pub emulator: Vec<String>,
@@ -140,8 +142,9 @@ impl Oracle {
             };
         };
         self.symbolizer.symbolize(&mut c);
+        let signature = crash::signature(&c);
         Ok(Some(Judged {
-            same: crash::signature(&c).id == self.signature,
+            same: self.family.contains(&Seen::new(&c, &signature)),
             errors: c.source_errors,
             first_error: stderr
                 .lines()
@@ -263,7 +266,7 @@ mod tests {
     fn a_compiler_the_loader_cannot_start_is_a_fault_not_no_crash() {
         let oracle = Oracle {
             case_dir: PathBuf::from("."),
-            signature: "s".into(),
+            family: crate::case::tests::sample_case().family(),
             symbolizer: Symbolizer::new(Vec::new()),
             emulator: Vec::new(),
             keep_valid: true,
@@ -297,7 +300,7 @@ mod tests {
     fn the_valid_oracle_rejects_a_same_signature_crash_with_errors() {
         let oracle = |keep_valid| Oracle {
             case_dir: PathBuf::from("."),
-            signature: "s".into(),
+            family: crate::case::tests::sample_case().family(),
             symbolizer: Symbolizer::new(Vec::new()),
             emulator: Vec::new(),
             keep_valid,

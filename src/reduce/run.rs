@@ -181,10 +181,12 @@ impl Run<'_, '_> {
             ..opts.clone()
         };
         let mut chain = Chain::new(&fallback, chain::DEFAULT_CAP);
-        let second = self.pass(&fallback, &strict_flags, runs, &fresh, &mut chain)?;
+        let confirm = self.stage.confirms(runs);
+        let second = self.pass(&fallback, &strict_flags, confirm, &fresh, &mut chain)?;
         s.stopped = second.stats.stopped;
         let mut said = format!(
-            "{why}; fell back to the smallest accepted candidate that reproduces {runs} of {runs} ({} B)",
+            "{why}; fell back to the smallest accepted candidate that reproduces {} ({} B)",
+            verdict.describe(),
             fallback.len()
         );
         let further = second.output.len() < fallback.len();

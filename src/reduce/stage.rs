@@ -86,7 +86,7 @@ impl<'a> Stage<'a> {
             oracle: Oracle {
                 emulator: case.emulator.clone(),
                 case_dir: dir.to_path_buf(),
-                signature: case.signature.id.clone(),
+                family: case.family(),
                 symbolizer: Symbolizer::new(case.library_dirs()),
                 keep_valid: start.keep_valid,
                 executor: Arc::new(Executor::local()),
@@ -106,6 +106,50 @@ impl<'a> Stage<'a> {
             unmarked: false,
             space: SpaceWatch::default(),
         })
+    }
+
+    /// Runs a candidate may take to crash as the case's family does: one for a
+    /// deterministic crash, more for one that comes in some runs only
+    /// ([`crate::crash::CrashFamily::tries`]).
+    pub(super) fn tries(&self) -> u32 {
+        self.oracle.family.tries()
+    }
+
+    /// Confirming runs of an accepted candidate, `wanted` for a deterministic crash. A crash
+    /// that comes in some runs only cannot come N times in a row: its candidates are
+    /// judged by their tries, and the result by its rate ([`Stage::check`]).
+    pub(super) fn confirms(&self, wanted: u32) -> u32 {
+        if self.oracle.family.is_deterministic() {
+            wanted
+        } else {
+            1
+        }
+    }
+
+    /// Whether `text` crashes as the case's family does in one of [`Stage::tries`] runs;
+    /// the runs after the first count as confirming runs.
+    pub(super) fn crashes_within_tries(
+        &self,
+        text: &[u8],
+        flags: &[String],
+        timeout: Duration,
+        cancel: &(dyn Fn() -> bool + Sync),
+    ) -> bool {
+        for k in 0..self.tries() {
+            if k > 0 {
+                if cancel() {
+                    return false;
+                }
+                self.confirm_runs.fetch_add(1, Ordering::Relaxed);
+            }
+            if self
+                .oracle
+                .accepts(&self.run_candidate(text, flags, timeout, cancel))
+            {
+                return true;
+            }
+        }
+        false
     }
 
     /// One run of the start, counted as a check run.
@@ -143,6 +187,13 @@ impl<'a> Stage<'a> {
                     "the start reproduces only with the compiler's own symbolizer: tests keep it"
                 );
             }
+        }
+        for _ in 1..self.tries() {
+            if self.oracle.accepts(&first) {
+                break;
+            }
+            first = self.run_start(&start.text, flags, START_LIMIT, &|| false);
+            self.oracle.faults.check()?;
         }
         if !self.oracle.accepts(&first) {
             return Err(match first {
@@ -229,8 +280,9 @@ impl<'a> Stage<'a> {
         });
     }
 
-    /// Runs the start until it has run `runs` times in all: every run must crash the same
-    /// way, since a flaky start can give no verified result. Only Ctrl-C cuts these runs: a
+    /// Runs the start until it has run `runs` times in all: it must crash as the case's
+    /// family does as often as a result must ([`crate::crash::CrashFamily::needed`]: every
+    /// run for a deterministic crash), since otherwise no result could be verified. Only Ctrl-C cuts these runs: a
     /// stop that is not an interrupt (the triage budget) lets them finish, so a cut run is
     /// never read as a flaky start, and the reduction then ends at once with the start.
     pub(super) fn rerun_start(
@@ -249,7 +301,7 @@ impl<'a> Stage<'a> {
                 })
                 .count() as u32;
         self.oracle.faults.check()?;
-        if same == runs {
+        if self.oracle.family.keeps_rate(same, runs) {
             Ok(())
         } else if crate::interrupt::is_interrupted() {
             Err(ReduceError::NotReproducing(
@@ -414,6 +466,7 @@ impl<'a> Stage<'a> {
             with_flags: (!flags.is_empty()).then_some((flagged.as_slice(), flags)),
             keep_valid: self.oracle.keep_valid,
             runs,
+            needed: self.oracle.family.needed(runs),
             stop_early,
         };
         // Only Ctrl-C cuts a check: after a stop that is not an interrupt (the triage

@@ -13,6 +13,9 @@ pub(super) struct Verdict {
     pub runs: u32,
     /// Runs that crashed the same way (and validly, when validity is kept).
     pub same: u32,
+    /// Runs of them that must crash so for the text to keep the case's crash (all of them
+    /// for a deterministic crash; fewer for a crash that comes in some runs only).
+    pub needed: u32,
     /// Source errors clang printed in the first run that gave the signature (0 if none did).
     pub errors: u32,
     /// The first source error of that run, for messages.
@@ -22,9 +25,9 @@ pub(super) struct Verdict {
 }
 
 impl Verdict {
-    /// N of N.
+    /// N of N for a deterministic crash, else at least [`Verdict::needed`].
     pub fn verified(&self) -> bool {
-        self.runs > 0 && self.same == self.runs
+        self.runs > 0 && self.same >= self.needed.max(1)
     }
 
     /// `3 of 3`, `2 of 3 (the others with 4 source errors)`: for messages.
@@ -55,7 +58,10 @@ pub(super) struct Check<'a> {
     /// Validity is kept: a run with source errors does not count.
     pub keep_valid: bool,
     pub runs: u32,
-    /// Stop at the first run that does not count (back-off candidates: only N of N matters).
+    /// Runs that must count for the text to verify ([`crate::crash::CrashFamily::needed`]).
+    pub needed: u32,
+    /// Stop once the text can no longer verify (back-off candidates: only the verdict
+    /// matters).
     pub stop_early: bool,
 }
 
@@ -66,7 +72,10 @@ pub(super) fn verify(
 ) -> Verdict {
     let counts =
         |j: &Option<Judged>| matches!(j, Some(j) if j.same && (!check.keep_valid || j.errors == 0));
-    let mut v = Verdict::default();
+    let mut v = Verdict {
+        needed: check.needed,
+        ..Verdict::default()
+    };
     let mut argv = check.plain;
     let mut seen_signature = false;
     let mut note = |v: &mut Verdict, j: &Option<Judged>| {
@@ -92,7 +101,7 @@ pub(super) fn verify(
         note(&mut v, &j);
         if counts(&j) {
             v.same += 1;
-        } else if check.stop_early {
+        } else if check.stop_early && v.same + (check.runs - v.runs) < check.needed {
             break;
         }
     }
@@ -127,6 +136,7 @@ mod tests {
             with_flags: flagged,
             keep_valid,
             runs: 3,
+            needed: 3,
             stop_early,
         }
     }
@@ -177,6 +187,28 @@ mod tests {
         assert!(v.verified(), "{v:?}");
         assert_eq!(v.extra, ["-ferror-limit=0"]);
         assert_eq!(v.errors, 25);
+    }
+
+    #[test]
+    fn a_crash_of_some_runs_verifies_at_its_needed_count() {
+        let plain = argv("plain");
+        let check = Check {
+            needed: 4,
+            runs: 10,
+            ..three(&plain, None, false, true)
+        };
+        // Misses early are fine while the needed count can still be reached.
+        let mut k = 0;
+        let v = verify(&check, &mut |_| {
+            k += 1;
+            crash(k % 2 == 0, 0)
+        });
+        assert_eq!((v.same, v.runs), (5, 10));
+        assert!(v.verified());
+        // Stops as soon as four can no longer be reached: after 7 misses.
+        let v = verify(&check, &mut |_| None);
+        assert_eq!((v.same, v.runs), (0, 7));
+        assert!(!v.verified());
     }
 
     #[test]

@@ -92,9 +92,18 @@ pub fn reduction_paragraph(case: &Case) -> String {
     };
     let mut parts = Vec::new();
     if let Some((same, runs)) = r.verify {
-        parts.push(format!(
-            "The reduced test case reproduced the crash (same signature) {same} of {runs} times in the final check."
-        ));
+        let family = case.family();
+        parts.push(if family.is_deterministic() {
+            format!(
+                "The reduced test case reproduced the crash (same signature) {same} of {runs} times in the final check."
+            )
+        } else {
+            format!(
+                "The reduced test case crashed as the original does ({}) in {same} of {runs} runs of the final check; the original {}.",
+                family.rule.words(),
+                family.describe()
+            )
+        });
     }
     match r.source_errors {
         Some(0) if r.keep_valid => parts.push(

@@ -226,11 +226,27 @@ fn crash_section(case: &Case) -> String {
         .map(|f| table_code(f))
         .collect();
     let _ = writeln!(s, "| top frames | {} |", frames.join(" → "));
-    let _ = writeln!(
-        s,
-        "| reproduced | {} of {} runs |",
-        case.reproducibility.same_signature, case.reproducibility.runs
-    );
+    let family = case.family();
+    if family.is_one_signature() {
+        let _ = writeln!(
+            s,
+            "| reproduced | {} of {} runs |",
+            case.reproducibility.same_signature, case.reproducibility.runs
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "| reproduced | crashed in {} of {} runs, {} different signatures; the case's crash is {}{} |",
+            family.crashed,
+            family.runs,
+            family.variants.len(),
+            table_text(family.rule.words()),
+            family
+                .key()
+                .map(|k| format!(": {}", table_code(k)))
+                .unwrap_or_default()
+        );
+    }
     let _ = writeln!(
         s,
         "| {} | {} ({}, {}) |\n",

@@ -741,3 +741,34 @@ fn a_store_of_another_user_is_read_as_it_is() {
     assert!(dash.join("index.html").is_file());
     assert_eq!(walk(&store), before, "the store was changed");
 }
+
+/// Two silent crashes of different public issues (clang's in-process cc1 overflows its
+/// stack and prints nothing) recorded by `wrap --no-capture`: each is rerun out of process
+/// for its stack, so they land in two buckets named by their frames, not in one shared
+/// "segmentation fault" bucket, and the build's own output is still not written.
+#[test]
+fn silent_crashes_of_different_issues_get_buckets_of_their_own_frames() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("store");
+    for name in ["silent-gh111699", "fe-silent-gh132076"] {
+        let (_keep, case) = scratch_copy(&corpus(name));
+        let argv = cmd_txt(&case);
+        let mut args = vec!["wrap", "--no-capture", "--"];
+        args.extend(argv.iter().map(String::as_str));
+        let o = icepick_in(&store, &case, &args);
+        assert_ne!(o.status.code(), Some(0), "{name}: the compile crashed");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("crash recorded in bucket"), "{name}: {err}");
+        assert!(
+            !case.join("GH132076.o").exists(),
+            "{name}: wrote the build's output"
+        );
+    }
+    let buckets = list(&store);
+    let buckets = buckets["buckets"].as_array().expect("a bucket list");
+    assert_eq!(buckets.len(), 2, "{buckets:#?}");
+    for b in buckets {
+        let title = b["title"].as_str().unwrap();
+        assert!(title.contains("stack overflow in "), "{title}");
+    }
+}
