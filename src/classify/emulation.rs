@@ -172,7 +172,7 @@ pub fn emulation(dir: &Path, case: &Case, replay: &[String], opts: &Options) -> 
         .iter()
         .zip(&outs)
         .map(|((id, cpu), out)| {
-            let seen = compare(&case.signature, out, &sym);
+            let seen = compare(case, out, &sym);
             let on = match &rc.root {
                 Some(root) => format!(
                     "{} -L {} -cpu {cpu}",

@@ -17,7 +17,8 @@ use super::ddmin::{Outcome, Tester};
 use super::{analyse, original, Flags};
 use crate::case::{Case, CaseError};
 use crate::command::{CompilerCommand, Sink};
-use crate::crash::{self, Symbolizer};
+use crate::crash::family::Seen;
+use crate::crash::{self, CrashFamily, Symbolizer};
 use crate::exec::{Output, Status};
 use crate::executor::{Executor, Job};
 
@@ -71,12 +72,7 @@ impl crate::error::ExitCoded for FlagsError {
 
 /// Judges one finished run against the case's signature id; `keep_valid`: the same crash
 /// after source errors is [`Outcome::CrashAfterErrors`].
-fn judge(
-    out: &Output,
-    signature: &crash::Signature,
-    symbolizer: &Symbolizer,
-    keep_valid: bool,
-) -> Outcome {
+fn judge(out: &Output, family: &Family<'_>, symbolizer: &Symbolizer, keep_valid: bool) -> Outcome {
     match out.status {
         Status::TimedOut | Status::Cancelled => return Outcome::Timeout,
         _ => {}
@@ -85,8 +81,8 @@ fn judge(
         Some(mut c) => {
             symbolizer.symbolize(&mut c);
             let got = crash::signature(&c);
-            if got.id != signature.id {
-                if same_coarse(&got, signature) {
+            if !family.crashes.contains(&Seen::new(&c, &got)) {
+                if same_coarse(&got, family.signature) {
                     Outcome::SameCrashCoarse
                 } else {
                     Outcome::OtherCrash
@@ -114,12 +110,19 @@ pub(crate) fn same_coarse(a: &crash::Signature, b: &crash::Signature) -> bool {
             && a.phase == b.phase)
 }
 
+/// The case's crash as runs are judged against it: its family, and the signature a crash
+/// outside it is compared with at the coarse grain.
+struct Family<'a> {
+    crashes: CrashFamily,
+    signature: &'a crash::Signature,
+}
+
 /// Runs batches of candidates in one directory and judges them; the first batch sets the
 /// time limit of the rest.
 struct Runner<'a, 'b> {
     cwd: &'a Path,
     emulator: &'a [String],
-    signature: &'a crash::Signature,
+    family: &'a Family<'a>,
     symbolizer: &'a Symbolizer,
     keep_valid: bool,
     opts: &'a Options,
@@ -139,7 +142,28 @@ struct Runner<'a, 'b> {
 }
 
 impl Runner<'_, '_> {
+    /// Runs and judges `cands`. For a crash that comes in some runs only, a candidate that
+    /// did not crash as the family does is run again, up to the family's tries.
     fn run(&self, cands: &[Vec<String>]) -> Vec<Outcome> {
+        let mut outcomes = self.run_once(cands);
+        for _ in 1..self.family.crashes.tries() {
+            let missed: Vec<usize> = (0..cands.len())
+                .filter(|&i| outcomes[i] != Outcome::SameCrash)
+                .collect();
+            if missed.is_empty() {
+                break;
+            }
+            let again: Vec<Vec<String>> = missed.iter().map(|&i| cands[i].clone()).collect();
+            for (i, o) in missed.into_iter().zip(self.run_once(&again)) {
+                if o == Outcome::SameCrash {
+                    outcomes[i] = o;
+                }
+            }
+        }
+        outcomes
+    }
+
+    fn run_once(&self, cands: &[Vec<String>]) -> Vec<Outcome> {
         let Some(deadline) = self.opts.deadline else {
             return self.run_batch(cands, self.limit.get().unwrap_or(self.opts.timeout));
         };
@@ -214,7 +238,7 @@ impl Runner<'_, '_> {
         let outcomes: Vec<Outcome> = results
             .iter()
             .map(|r| match r {
-                Ok(out) => judge(out, self.signature, self.symbolizer, self.keep_valid),
+                Ok(out) => judge(out, self.family, self.symbolizer, self.keep_valid),
                 Err(_) => Outcome::Error,
             })
             .collect();
@@ -309,7 +333,11 @@ fn farm_for(
                 };
                 let out = exe.run(&job, &|| false);
                 let same = out.as_ref().is_ok_and(|o| {
-                    judge(o, &case.signature, symbolizer, keep_valid) == Outcome::SameCrash
+                    let family = Family {
+                        crashes: case.family(),
+                        signature: &case.signature,
+                    };
+                    judge(o, &family, symbolizer, keep_valid) == Outcome::SameCrash
                 });
                 if same && exe.summary().tests_remote > 0 {
                     progress(&format!("testing on the {name} farm (the crash travels)"));
@@ -363,13 +391,17 @@ pub fn flags_for_case(
     let keep_valid = case.crash.source_errors == 0 && !opts.allow_invalid;
     let progress = RefCell::new(progress);
     let (emulator, signature) = (case.emulator.clone(), case.signature.clone());
+    let family = Family {
+        crashes: case.family(),
+        signature: &signature,
+    };
     let (executor, refused) = farm_for(&case, dir, opts, &symbolizer, keep_valid, &mut |m| {
         (progress.borrow_mut())(m)
     });
     let mut on_case = Runner {
         cwd: dir,
         emulator: &emulator,
-        signature: &signature,
+        family: &family,
         symbolizer: &symbolizer,
         keep_valid,
         opts,

@@ -65,7 +65,7 @@ pub(super) fn cross_host(dir: &Path, case: &Case, replay: &[String]) -> Evidence
     let native_sym = Symbolizer::new(crate::capture::library_dirs(
         &std::fs::canonicalize(&native).unwrap_or_else(|_| native.clone()),
     ));
-    let seen = compare(&case.signature, &exec::run(&cmd), &native_sym);
+    let seen = compare(case, &exec::run(&cmd), &native_sym);
     let note = format!(
         "`{} {}`: {}",
         native.display(),

@@ -27,7 +27,7 @@ pub(super) fn determinism(
 ) -> (Evidence, Seen, usize) {
     let n = n as usize;
     let mut serial: Vec<Seen> = (0..n)
-        .map(|_| compare(&case.signature, &exec::run_cancellable(replay, spent), sym))
+        .map(|_| compare(case, &exec::run_cancellable(replay, spent), sym))
         .collect();
     let parallel: Vec<Seen> = std::thread::scope(|s| {
         let runs: Vec<_> = (0..n)
@@ -35,7 +35,7 @@ pub(super) fn determinism(
             .collect();
         runs.into_iter()
             .map(|r| r.join().expect("a replay thread does not panic"))
-            .map(|r| compare(&case.signature, &r, sym))
+            .map(|r| compare(case, &r, sym))
             .collect()
     });
     let cut = serial

@@ -49,7 +49,8 @@ pub fn captured_on_riscv(case: &Case) -> bool {
 }
 
 /// How a run compares with the case: outcome, signature id and coarse id of its crash.
-pub fn compare(case_sig: &Signature, out: &Result<Output, ExecError>, sym: &Symbolizer) -> Seen {
+pub fn compare(case: &Case, out: &Result<Output, ExecError>, sym: &Symbolizer) -> Seen {
+    let case_sig = &case.signature;
     let o = match out {
         Err(e) => {
             return Seen {
@@ -88,7 +89,7 @@ pub fn compare(case_sig: &Signature, out: &Result<Output, ExecError>, sym: &Symb
     };
     sym.symbolize(&mut cr);
     let sig = crash::signature(&cr);
-    let outcome = if sig.id == case_sig.id {
+    let outcome = if case.family().contains(&crash::family::Seen::new(&cr, &sig)) {
         o::SAME_CRASH
     } else if sig.coarse_id == case_sig.coarse_id
         || (!sig.message.is_empty()

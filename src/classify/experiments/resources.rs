@@ -31,7 +31,7 @@ pub(super) fn resources(case: &Case, timeouts: usize, replay: &Cmd, sym: &Symbol
         CrashKind::StackOverflow => {
             let mut cmd = replay.clone();
             cmd.stack_limit = Some(u64::MAX);
-            let seen = compare(&case.signature, &exec::run(&cmd), sym);
+            let seen = compare(case, &exec::run(&cmd), sym);
             e.outcome = if seen.outcome == o::NO_CRASH {
                 o::FIXED_BY_STACK
             } else {

@@ -30,7 +30,7 @@ pub(super) fn vector_off(case: &Case, replay: &Cmd, sym: &Symbolizer) -> Evidenc
             );
         }
     }
-    let seen = compare(&case.signature, &out, sym);
+    let seen = compare(case, &out, sym);
     let note = seen.note.clone();
     seen.evidence("E4", experiment, &this_host(), note)
 }
