@@ -10,8 +10,8 @@ pub const FAILED: u8 = 1;
 pub const USAGE: u8 = 2;
 /// The command did not crash: it compiled, failed with ordinary diagnostics, or timed out.
 pub const NO_CRASH: u8 = 3;
-/// The crash did not reproduce reliably (flaky) or was lost in preprocessing; the case was
-/// still written and says which.
+/// The crash did not come back in any rerun (ten runs in all), or was lost in preprocessing;
+/// the case was still written and says which.
 pub const NOT_REPRODUCED: u8 = 4;
 
 /// An error that knows the exit code it ends icepick with: each error type says which of its
@@ -35,9 +35,10 @@ Exit codes:
      another icepick is writing, --out not empty, a reduce --test script that is not
      executable or fails on the original
   3  the command did not crash (it compiled, failed with ordinary diagnostics, or timed out)
-  4  the crash did not reproduce: flaky (k of n runs) or lost in preprocessing (the case is
-     still written and its status says which), or a link's crash that its LTO module does
-     not show (no case; the message says why)
+  4  the crash did not reproduce: it did not come back in ten runs ("flaky"; a crash that
+     comes back in some runs is a case with its rate), or it was lost in preprocessing (the
+     case is still written and its status says which), or a link's crash that its LTO
+     module does not show (no case; the message says why)
   130  interrupted by Ctrl-C (SIGINT); 143: by SIGTERM. Running compilers and scripts are
      killed; reduce keeps its best so far (--resume continues), other stages leave the case
      as it was";
