@@ -35,7 +35,7 @@ Exit codes:
      another icepick is writing, --out not empty, a reduce --test script that is not
      executable or fails on the original
   3  the command did not crash (it compiled, failed with ordinary diagnostics, or timed out)
-  4  the crash did not reproduce: it did not come back in ten runs ("flaky"; a crash that
+  4  the crash did not reproduce: it did not come back in ten runs (status flaky; a crash that
      comes back in some runs is a case with its rate), or it was lost in preprocessing (the
      case is still written and its status says which), or a link's crash that its LTO
      module does not show (no case; the message says why)

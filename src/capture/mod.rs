@@ -126,6 +126,9 @@ struct Runner {
     emulator: Vec<String>,
     timeout: Duration,
     runs: u32,
+    /// Runs of the command that did not crash before the first that did ([`first_crash`]):
+    /// they count against the crash's rate.
+    misses_before_crash: u32,
     symbolizer: Symbolizer,
 }
 
@@ -268,6 +271,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
         emulator: req.emulator.clone(),
         timeout: req.timeout,
         runs: 0,
+        misses_before_crash: 0,
         symbolizer: Symbolizer::new(library_dirs_emulated(&resolved, &req.emulator)),
     };
     // Replays use the compiler found, by the name it was called (clang++ vs clang matters).
@@ -280,7 +284,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
     // Even the first run leaves the build's directory as it was: it writes its output and
     // side outputs into scratch (clang's reproducer files go to the temp directory, and
     // into the case from there).
-    let first = runner.run_sandboxed(&command, None)?;
+    let first = first_crash(&mut runner, &command, progress)?;
     let (crash, signature) = match (first.crash, first.signature) {
         (Some(c), Some(s)) => (c, s),
         _ if first.output.status == Status::TimedOut => {
@@ -327,6 +331,37 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
     let o = observe(req, &mut runner, seen, progress)?;
     record(req, &mut runner, o, (&found, &resolved), started, progress)
 }
+
+/// The command's first run that crashed. A build saw it crash, but a crash of some runs
+/// only may not come in the next one: a run that compiles, or fails without a crash, is
+/// repeated, up to [`FAMILY_RUNS`] runs and [`FIRST_CRASH_TIME`] (a compile that never
+/// crashes costs no more). A run that times out ends it: a hang is no crash to wait for.
+/// The misses are kept in `runner.misses_before_crash`; the last run when none crashed.
+fn first_crash(
+    runner: &mut Runner,
+    command: &CompilerCommand,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Run, ExecError> {
+    let started = Instant::now();
+    let mut run = runner.run_sandboxed(command, None)?;
+    while run.crash.is_none()
+        && run.output.status != Status::TimedOut
+        && runner.misses_before_crash + 1 < FAMILY_RUNS
+        && started.elapsed() < FIRST_CRASH_TIME
+    {
+        runner.misses_before_crash += 1;
+        if runner.misses_before_crash == 1 {
+            progress(
+                "no crash this time; running it again, as a crash of some runs only would need",
+            );
+        }
+        run = runner.run_sandboxed(command, None)?;
+    }
+    Ok(run)
+}
+
+/// How long capture keeps running a command that did not crash, looking for its crash.
+const FIRST_CRASH_TIME: Duration = Duration::from_secs(60);
 
 /// A compile's crash as known so far: the command that shows it, the crash, and its stderr.
 struct Observed {
@@ -650,6 +685,7 @@ pub fn out_of_process_stack(
         emulator: Vec::new(),
         timeout,
         runs: 0,
+        misses_before_crash: 0,
         symbolizer: Symbolizer::new(library_dirs(&resolved)),
     };
     let quiet = no_crash_diagnostics(&command);
@@ -658,10 +694,11 @@ pub fn out_of_process_stack(
 }
 
 /// The reruns that say what "the crash" is: `reruns` runs of `command` (each writing into
-/// scratch). When one of them does not crash as the first run did, the compile is rerun
-/// until [`FAMILY_RUNS`] runs in all, and the family of every crash seen is taken
-/// ([`CrashFamily::observe`]). Returns the reruns, the count of the first run's signature,
-/// and the family (the first run counted in both).
+/// scratch). When one of them, or a run before the first crash ([`first_crash`]), does not
+/// crash as the first crash did, the compile is rerun until [`FAMILY_RUNS`] runs in all; a
+/// chance-prone crash ([`chance_prone`]) is too, within [`CHANCE_TIME`]. The family is taken
+/// from every crash seen ([`CrashFamily::observe`]). Returns the reruns, the count of the
+/// first crash's signature, and the family (the runs before and the first crash counted).
 fn rerun(
     runner: &mut Runner,
     command: &CompilerCommand,
@@ -673,11 +710,18 @@ fn rerun(
         .map(|_| runner.run_sandboxed(command, None))
         .collect::<Result<_, _>>()?;
     let same_as_first = |r: &Run| r.signature.as_ref().map(|s| &s.id) == Some(&signature.id);
-    if !runs.iter().all(same_as_first) && reruns + 1 < FAMILY_RUNS {
-        progress(&format!(
-            "the reruns do not all crash as the first run did: running it {FAMILY_RUNS} times to know the crash's family"
-        ));
-        while (runs.len() as u32) + 1 < FAMILY_RUNS {
+    let misses = runner.misses_before_crash;
+    let started = Instant::now();
+    let disagree = misses > 0 || !runs.iter().all(same_as_first);
+    if disagree || chance_prone(crash) {
+        if disagree {
+            progress(&format!(
+                "the runs do not all crash as one did: running it {FAMILY_RUNS} times to know the crash's family"
+            ));
+        }
+        while misses + (runs.len() as u32) + 1 < FAMILY_RUNS
+            && (disagree || started.elapsed() < CHANCE_TIME)
+        {
             runs.push(runner.run_sandboxed(command, None)?);
         }
     }
@@ -688,7 +732,7 @@ fn rerun(
             seen.push(Seen::new(c, s));
         }
     }
-    let total = runs.len() as u32 + 1;
+    let total = misses + runs.len() as u32 + 1;
     let family = CrashFamily::observe(&seen, total)
         .unwrap_or_else(|| CrashFamily::single(&Seen::new(crash, signature), 1));
     let reproducibility = Reproducibility {
@@ -700,6 +744,18 @@ fn rerun(
     }
     Ok((runs, reproducibility, family))
 }
+
+/// Whether a crash may come in some runs only although the first reruns all showed it: a
+/// stack overflow whose depth is near the stack's end crashes or not by where ASLR and the
+/// size of argv and the environment put the stack's start. Such a crash is rerun to ten
+/// runs while that takes less than [`CHANCE_TIME`]: three runs of a crash of every other run
+/// agree one time in eight.
+fn chance_prone(crash: &Crash) -> bool {
+    crash.kind == crash::CrashKind::StackOverflow
+}
+
+/// How long capture spends measuring a chance-prone crash whose first reruns agreed.
+const CHANCE_TIME: Duration = Duration::from_secs(20);
 
 /// Everything `finish` needs to assemble the case.
 struct Parts<'a> {
