@@ -294,7 +294,7 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
         }
         _ => {
             return Ok(Outcome::NoCrash {
-                reason: no_crash_reason(&first.output),
+                reason: no_crash_reason(&first.output, runner.runs),
                 stderr: first.output.stderr_text(),
             })
         }
@@ -975,11 +975,16 @@ fn first_line(out: &Output) -> String {
     }
 }
 
-fn no_crash_reason(out: &Output) -> String {
+fn no_crash_reason(out: &Output, runs: u32) -> String {
+    let times = if runs > 1 {
+        format!(" in each of {runs} runs")
+    } else {
+        String::new()
+    };
     match out.status {
-        Status::Exited(0) => "the command compiled successfully".into(),
+        Status::Exited(0) => format!("the command compiled successfully{times}"),
         _ => format!(
-            "the command failed with ordinary diagnostics ({})",
+            "the command failed with ordinary diagnostics{times} ({})",
             first_line(out)
         ),
     }

@@ -1,0 +1,1 @@
+int main() { [](auto... args) requires(([args] {}, ..., true)) {}(); }

@@ -1,0 +1,8 @@
+#!/bin/bash
+
+for ((i=0; i<10000; i++))
+do
+    echo -e "    else if(val == $i) {"
+    echo -e "        printf(\"%d\\\n\", $((i+1)));"
+    echo -e "    }"
+done

@@ -1,0 +1,3 @@
+auto X = []<class = void>() 
+    requires requires { []() {}; }
+{ return 1; }();
