@@ -662,20 +662,22 @@ fn retry_out_of_process(
     })
 }
 
-/// A silent clang crash (the in-process cc1 died and printed no stack, as a stack overflow
-/// makes it) rerun out of process, as a build's launcher sees it: the crash store groups
-/// crashes by their frames, and a crash with none would share one "segmentation fault"
-/// bucket with every other silent crash. The rerun writes into scratch, never where the
-/// build's command writes. Its stderr and exit, when it printed a stack; `None` when the
-/// crash is not silent or the rerun shows no more.
-pub fn out_of_process_stack(
+/// The stack of a clang crash that printed none, as a build's launcher needs it: the crash
+/// store groups crashes by their frames, and a crash with none would share a bucket with
+/// every other of its kind and message. A silent in-process crash (its cc1 overflowed the
+/// stack and took the crash handler with it) is rerun out of process; a device job of an
+/// offload compile that stopped in `report_fatal_error` beside other jobs is run alone, where
+/// it prints its stack ([`jobs::find_job`]). The reruns write into scratch, never where the
+/// build's command writes. Their stderr and exit, when one printed a stack; `None` when the
+/// crash has frames or no rerun shows more.
+pub fn stack_of_frameless(
     argv: &[String],
     cwd: &Path,
     crash: &Crash,
     timeout: Duration,
 ) -> Option<(Vec<u8>, ExitInfo)> {
     let command = CompilerCommand::from_argv(argv)?;
-    if command.is_gcc() || crash.family == crash::Family::Gcc {
+    if !crash.frames.is_empty() || command.is_gcc() || crash.family == crash::Family::Gcc {
         return None;
     }
     let found = exec::which(&command.program, cwd)?;
@@ -689,8 +691,16 @@ pub fn out_of_process_stack(
         symbolizer: Symbolizer::new(library_dirs(&resolved)),
     };
     let quiet = no_crash_diagnostics(&command);
-    let retry = retry_out_of_process(&mut runner, &quiet, crash, &mut |_| {}).ok()??;
-    Some((retry.stderr, retry.exit))
+    if let Some(retry) = retry_out_of_process(&mut runner, &quiet, crash, &mut |_| {}).ok()? {
+        return Some((retry.stderr, retry.exit));
+    }
+    let signature = crash::signature(crash);
+    let (_, _, job_run) = find_job(&mut runner, &quiet, crash, &signature, &mut |_| {}).ok()?;
+    let run = job_run?;
+    run.crash
+        .as_ref()
+        .filter(|c| !c.frames.is_empty())
+        .map(|_| (run.output.stderr.clone(), run.output.status.exit_info()))
 }
 
 /// The reruns that say what "the crash" is: `reruns` runs of `command` (each writing into

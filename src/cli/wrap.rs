@@ -271,10 +271,10 @@ fn on_failure(
     let compiler = exec::which(&argv[0], &cwd).unwrap_or_else(|| PathBuf::from(&argv[0]));
     let analysed = store::analyse(&text, exit, &compiler)?;
     let timeout = Duration::from_secs(env_number("ICEPICK_WRAP_TIMEOUT", 300).max(1));
-    // A silent crash is grouped by the stack it prints out of process, not with every other
-    // silent crash.
+    // A crash that printed no stack is grouped by the stack a rerun prints, not with every
+    // other crash of its kind and message.
     let analysed = if analysed.crash.frames.is_empty() {
-        crate::capture::out_of_process_stack(&argv, &cwd, &analysed.crash, timeout)
+        crate::capture::stack_of_frameless(&argv, &cwd, &analysed.crash, timeout)
             .and_then(|(stderr, exit)| {
                 store::analyse(&String::from_utf8_lossy(&stderr), exit, &compiler)
             })

@@ -772,3 +772,26 @@ fn silent_crashes_of_different_issues_get_buckets_of_their_own_frames() {
         assert!(title.contains("stack overflow in "), "{title}");
     }
 }
+
+/// The same device crash compiled for one offload arch and for two: with two, the driver runs
+/// each cc1 out of process and the crashing one stops in `report_fatal_error` without a
+/// stack. `wrap` runs that job alone for its stack, so both land in one bucket, not in a
+/// frameless one of their own.
+#[test]
+fn a_device_crash_without_a_stack_joins_the_bucket_of_its_frames() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("store");
+    for name in ["amdgpu-si-flat", "amdgpu-si-flat-two-arch"] {
+        let (_keep, case) = scratch_copy(&corpus(name));
+        let argv = cmd_txt(&case);
+        let mut args = vec!["wrap", "--no-capture", "--"];
+        args.extend(argv.iter().map(String::as_str));
+        let o = icepick_in(&store, &case, &args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("crash recorded in bucket"), "{name}: {err}");
+    }
+    let buckets = list(&store);
+    let buckets = buckets["buckets"].as_array().expect("a bucket list");
+    assert_eq!(buckets.len(), 1, "{buckets:#?}");
+    assert_eq!(buckets[0]["count"], 2, "{buckets:#?}");
+}
