@@ -108,6 +108,17 @@ fn print_table(out: &mut impl Write, buckets: &[crate::store::Bucket]) -> anyhow
             let v: Vec<String> = b.compiler_versions.iter().map(|c| printable(c)).collect();
             writeln!(out, "{:<w0$}  compilers: {}", "", v.join("; "), w0 = w[0])?;
         }
+        // Near-duplicates: the same crash site reached another way.
+        if !b.related.is_empty() {
+            let r: Vec<String> = b.related.iter().map(|id| printable(id)).collect();
+            writeln!(
+                out,
+                "{:<w0$}  related (same kind, message and top frame): {}",
+                "",
+                r.join(", "),
+                w0 = w[0]
+            )?;
+        }
     }
     Ok(())
 }

@@ -142,6 +142,14 @@ fn print_bucket(
     )?;
     writeln!(out, "title:      {}", printable(&bucket.title))?;
     writeln!(out, "kind:       {}", printable(&bucket.kind))?;
+    if !bucket.related.is_empty() {
+        let ids: Vec<String> = bucket.related.iter().map(|id| printable(id)).collect();
+        writeln!(
+            out,
+            "related:    {} (the same kind, message and top frame)",
+            ids.join(", ")
+        )?;
+    }
     let status = serde_json::to_value(bucket.status)?;
     match &bucket.status_detail {
         Some(d) => writeln!(

@@ -538,6 +538,21 @@ fn bucket_page(e: &Entry, cwd: Option<&Path>) -> String {
         }
         out.push_str(&escape(c));
     }
+    if !b.related.is_empty() {
+        // Near-duplicates: the same kind, message and top frame, other deeper frames.
+        out.push_str("</td></tr>\n<tr><th>related</th><td class=\"related\">");
+        for (i, id) in b.related.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            let _ = write!(
+                out,
+                "<a href=\"{}.html\"><code>{}</code></a>",
+                escape(&file_name(id)),
+                escape(id)
+            );
+        }
+    }
     out.push_str("</td></tr>\n<tr><th>case</th><td class=\"case\">");
     case_cell(&mut out, b, cwd);
     out.push_str("</td></tr>\n</table>\n");

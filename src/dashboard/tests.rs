@@ -28,6 +28,7 @@ fn bucket(id: &str, title: &str) -> Bucket {
         archived: false,
         lease_owner: None,
         lease_until: None,
+        related: Vec::new(),
     }
 }
 

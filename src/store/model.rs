@@ -71,6 +71,10 @@ pub struct Bucket {
     pub lease_owner: Option<String>,
     #[serde(default)]
     pub lease_until: Option<String>,
+    /// Near-duplicates: the other buckets with its coarse signature (kind, message, pass and
+    /// top frame the same, deeper frames not), sorted.
+    #[serde(default)]
+    pub related: Vec<String>,
 }
 
 /// One crashed compile, as the store holds it: what was recorded ([`NewOccurrence`], whose
@@ -150,7 +154,7 @@ pub(crate) const BUCKET_COLUMNS: &str = "id, coarse_id, title, kind, count, firs
      THEN 1 ELSE 0 END";
 
 impl Bucket {
-    /// A row of [`BUCKET_COLUMNS`] (hosts and compilers left empty).
+    /// A row of [`BUCKET_COLUMNS`] (hosts, compilers and related buckets left empty).
     pub(crate) fn from_row(r: &Row) -> Bucket {
         Bucket {
             id: r.text(0),
@@ -170,6 +174,7 @@ impl Bucket {
             archived: r.int(14) != 0,
             hosts: Vec::new(),
             compiler_versions: Vec::new(),
+            related: Vec::new(),
         }
     }
 }

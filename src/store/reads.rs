@@ -58,6 +58,11 @@ impl Store {
             b.compiler_versions.sort();
             b.compiler_versions.dedup();
         }
+        let keys = self.read("SELECT id, coarse_id FROM buckets", vals![])?;
+        link_related(
+            &mut buckets,
+            keys.iter().map(|r| (r.text(0), r.text(1))).collect(),
+        );
         Ok(buckets)
     }
 
@@ -75,5 +80,25 @@ impl Store {
         Ok(!self
             .read("SELECT 1 FROM buckets WHERE id = ?1", vals![id])?
             .is_empty())
+    }
+}
+
+/// Fills each bucket's `related`: the other buckets of `all` (id, coarse id) with its coarse
+/// id.
+fn link_related(buckets: &mut [Bucket], all: Vec<(String, String)>) {
+    let mut by_coarse: std::collections::HashMap<String, Vec<String>> = Default::default();
+    for (id, coarse) in all {
+        by_coarse.entry(coarse).or_default().push(id);
+    }
+    for b in buckets {
+        let mut related: Vec<String> = by_coarse
+            .get(&b.coarse_id)
+            .into_iter()
+            .flatten()
+            .filter(|id| **id != b.id)
+            .cloned()
+            .collect();
+        related.sort();
+        b.related = related;
     }
 }

@@ -116,6 +116,7 @@ both_backends!(
     a_case_is_archived_and_fetched_elsewhere,
     a_fleet_store_never_uses_another_machines_case_dir,
     values_are_bound_not_spliced,
+    buckets_of_one_coarse_signature_are_related,
 );
 
 fn key(id: &str) -> BucketKey {
@@ -491,4 +492,24 @@ fn values_are_bound_not_spliced(b: Backend) {
     assert_eq!(s.occurrences("h1").unwrap()[0].command, o.command);
     assert!(f.has_table("buckets"));
     assert!(s.bucket("h%").unwrap().is_none(), "no LIKE patterns");
+}
+
+fn buckets_of_one_coarse_signature_are_related(b: Backend) {
+    let f = Fixture::new(b);
+    let mut s = f.open();
+    let near = |id: &str| BucketKey {
+        coarse_id: "shared".into(),
+        ..key(id)
+    };
+    for k in [near("n1"), near("n2"), key("lone")] {
+        s.record(&k, &occ("2026-01-01T00:00:01.000Z"), false)
+            .unwrap();
+    }
+    let related = |id: &str| s.bucket(id).unwrap().unwrap().related;
+    assert_eq!(related("n1"), ["n2"]);
+    assert_eq!(related("n2"), ["n1"]);
+    assert!(related("lone").is_empty());
+    let listed = s.buckets().unwrap();
+    let n1 = listed.iter().find(|b| b.id == "n1").unwrap();
+    assert_eq!(n1.related, ["n2"]);
 }
