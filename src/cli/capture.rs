@@ -192,6 +192,17 @@ fn print_case_summary(
         "signature: {} (coarse {})",
         case.signature.id, case.signature.coarse_id
     )?;
+    let family = case.family();
+    if !family.is_deterministic() {
+        // A crash of some runs only, or not the same way each run: its rate and rule.
+        let key = family.key().map(|k| format!(": {k}")).unwrap_or_default();
+        writeln!(
+            out,
+            "family:    {}{}",
+            family.describe(),
+            crate::cli::term::visible(&key)
+        )?;
+    }
     if let Some(arch) = &case.job.offload_arch {
         writeln!(out, "job:       {} {arch}", case.job.kind)?;
     } else {
