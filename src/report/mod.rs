@@ -29,6 +29,7 @@ pub use page::markdown;
 pub use redact::{redact, redact_bytes, redact_case, Redactions};
 pub use upstream::labels;
 
+use crate::crash::family::FAMILY_RUNS;
 use std::fmt::Write as _;
 
 use crate::case::Case;
@@ -221,7 +222,21 @@ pub fn repro_script(case: &Case, input: &[u8], reduced: Option<&[u8]>) -> String
         }
     }
     let args = shell_join(&replay[1.min(replay.len())..]);
-    let _ = writeln!(s, "\"$compiler\" {args}");
+    let family = case.family();
+    if family.is_deterministic() {
+        let _ = writeln!(s, "\"$compiler\" {args}");
+    } else {
+        // A crash of some runs only: run it until it fails, as often as a run of ten needs.
+        let _ = writeln!(
+            s,
+            "# The crash comes in some runs only ({}): up to {FAMILY_RUNS} runs, until one fails.",
+            comment_text(&family.describe())
+        );
+        let _ = writeln!(
+            s,
+            "i=0\nwhile [ \"$i\" -lt {FAMILY_RUNS} ]; do\n  \"$compiler\" {args} || exit $?\n  i=$((i + 1))\ndone\necho \"no crash in {FAMILY_RUNS} runs\" >&2"
+        );
+    }
     s
 }
 
@@ -271,6 +286,23 @@ mod tests {
         let s = repro_script(&case, &big, None);
         assert!(s.contains("cd \"$(dirname \"$0\")\""));
         assert!(!s.contains("ICEPICK_INPUT_END"));
+    }
+
+    #[test]
+    fn repro_script_of_a_crash_of_some_runs_runs_it_until_it_fails() {
+        let mut case = sample_case();
+        let s = repro_script(&case, b"int x;\n", None);
+        assert!(!s.contains("while"), "{s}");
+        let mut family = case.family();
+        family.runs = 10;
+        family.crashed = 6;
+        case.family = Some(family);
+        let s = repro_script(&case, b"int x;\n", None);
+        assert!(
+            s.contains("# The crash comes in some runs only (crashes 6 of 10 runs)"),
+            "{s}"
+        );
+        assert!(s.contains("  \"$compiler\" input.i || exit $?\n"), "{s}");
     }
 
     #[test]
