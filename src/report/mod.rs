@@ -40,21 +40,31 @@ use markdown::code;
 /// Inputs up to this size are embedded in `repro.sh`; larger ones are read from beside it.
 pub const EMBED_LIMIT: usize = 256 * 1024;
 
-/// A one-line title in the shape LLVM maintainers use: `[Target] message` for a backend
-/// crash, `[clang] …` otherwise; the message without addresses or local paths, else the crash
-/// kind and its crash site (said to be unsymbolised when it is).
+/// The crash's title, as LLVM issues are titled: `[tag] message`, else `[tag] kind in
+/// function`, at most 160 characters. The tag is the backend target of a backend crash, else
+/// the LLVM tool of an `llc`/`opt` case, else `clang`; a GCC crash is `gcc crash: …`.
 pub fn title(case: &Case) -> String {
-    let what = match &case.crash.message {
+    let tag = upstream::title_tag(case)
+        .or_else(|| case.llvm_tool())
+        .unwrap_or("clang");
+    crash_title(&case.crash, &case.signature, tag)
+}
+
+/// The one writer of crash titles, for a case ([`title`]) and for a crash store's bucket,
+/// which has no case yet: the message without what differs from run to run (addresses,
+/// locations, directories), else the crash's kind and site.
+pub fn crash_title(
+    crash: &crate::crash::Crash,
+    signature: &crate::crash::Signature,
+    tag: &str,
+) -> String {
+    let what = match &crash.message {
         Some(m) => upstream::title_message(m),
-        None => upstream::site_words(case),
+        None => upstream::site_words(crash, signature),
     };
-    let mut t = if case.crash.family == crate::crash::Family::Gcc {
+    let mut t = if crash.family == crate::crash::Family::Gcc {
         format!("gcc crash: {what}")
     } else {
-        // An llc/opt crash with no target to name is tagged with its tool, not `[clang]`.
-        let tag = upstream::title_tag(case)
-            .or_else(|| case.llvm_tool())
-            .unwrap_or("clang");
         format!("[{tag}] {what}")
     };
     if t.len() > 160 {

@@ -91,16 +91,19 @@ pub(crate) fn title_message(message: &str) -> String {
 /// A crash without a message in words: its kind and where it happened. The crash site is the
 /// frame the signal came in; when it has no symbol the title says so, with its library,
 /// and names the first named frame as what it is, a caller, never as the crash site.
-pub(crate) fn site_words(case: &Case) -> String {
-    let kind = kind_words(case.crash.kind);
-    if case.crash.kind == CrashKind::StackOverflow {
-        return match case.signature.frames.first() {
+pub(crate) fn site_words(
+    crash: &crate::crash::Crash,
+    signature: &crate::crash::Signature,
+) -> String {
+    let kind = kind_words(crash.kind);
+    if crash.kind == CrashKind::StackOverflow {
+        return match signature.frames.first() {
             Some(f) => format!("{kind} in a recursion through {f}"),
             None => kind.to_string(),
         };
     }
-    let named = case.signature.frames.first();
-    match crash_site(&case.crash) {
+    let named = signature.frames.first();
+    match crash_site(crash) {
         Some(site) => match site.symbol.as_deref().filter(|s| !s.is_empty()) {
             Some(sym) => format!(
                 "{kind} in {}",

@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::{now_utc, BucketKey, NewOccurrence, Store, StoreError};
 use crate::capture::{self, Outcome, Request};
 use crate::command::CompilerCommand;
-use crate::crash::{self, Crash, ExitInfo, Family, Signature, Symbolizer};
+use crate::crash::{self, Crash, ExitInfo, Signature, Symbolizer};
 
 /// A crashed compile as the build saw it.
 #[derive(Debug, Clone)]
@@ -75,7 +75,12 @@ pub fn analyse(stderr: &str, exit: ExitInfo, compiler: &Path) -> Option<Analysed
     let key = BucketKey {
         id: signature.id.clone(),
         coarse_id: signature.coarse_id.clone(),
-        title: title(&crash, &signature, capture::is_link_output(stderr, &crash)),
+        title: title(
+            &crash,
+            &signature,
+            capture::is_link_output(stderr, &crash),
+            compiler,
+        ),
         kind: signature.kind.clone(),
     };
     Some(Analysed {
@@ -86,35 +91,21 @@ pub fn analyse(stderr: &str, exit: ExitInfo, compiler: &Path) -> Option<Analysed
     })
 }
 
-/// The bucket title: the verbatim error, else the crash kind and the top meaningful frame
-/// (the shape of LLVM issue titles; `report::title` says the same for a whole case).
-/// A crash of a link's LTO step (`link`) says so: it is not a compile's.
-pub fn title(crash: &Crash, sig: &Signature, link: bool) -> String {
-    let who = if crash.family == Family::Gcc {
-        "gcc"
-    } else if link {
-        "clang (LTO link)"
-    } else {
-        "clang"
-    };
-    let kind = crate::crash::kind_words(crash.kind);
-    let what = match &crash.message {
-        Some(m) => m.lines().next().unwrap_or(m).to_string(),
-        None => match sig.frames.first() {
-            Some(f) => format!("{kind} in {f}"),
-            None => kind.to_string(),
-        },
-    };
-    let mut t = format!("{who} crash: {what}");
-    if t.len() > 160 {
-        let mut cut = 157;
-        while !t.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        t.truncate(cut);
-        t.push_str("...");
+/// The bucket title, as a case's report titles the crash ([`crate::report::crash_title`]):
+/// tagged with the LLVM tool of an `llc`/`opt` crash, `clang, LTO link` for a crash in a
+/// link's LTO step (`link`), else `clang`.
+pub fn title(crash: &Crash, sig: &Signature, link: bool, compiler: &Path) -> String {
+    let tool = crate::command::CompilerCommand {
+        program: compiler.to_string_lossy().into_owned(),
+        args: Vec::new(),
     }
-    t
+    .llvm_tool();
+    let tag = match (link, tool) {
+        (true, _) => "clang, LTO link",
+        (false, Some(t)) => t,
+        (false, None) => "clang",
+    };
+    crate::report::crash_title(crash, sig, tag)
 }
 
 /// The version line clang prints after a crash (`Debian clang version 16.0.6 (15~deb12u1)`),
@@ -272,5 +263,28 @@ impl Store {
         };
         let _ = self.capture_failed(bucket, &failure);
         Err(failure)
+    }
+}
+
+#[cfg(test)]
+mod title_tests {
+    use super::*;
+
+    #[test]
+    fn bucket_titles_are_the_reports_and_name_the_tool() {
+        let stderr = "LLVM ERROR: Cannot select: 0x55d0edd0f9c0: v16i1 = setcc 0x55d0edd0f6b0, 0x55d0edd0f870, seteq:ch\n";
+        let exit = ExitInfo {
+            code: Some(1),
+            signal: None,
+        };
+        let llc = analyse(stderr, exit, Path::new("/usr/lib/llvm-19/bin/llc")).unwrap();
+        // No addresses: the title is the same for every run of the crash.
+        assert_eq!(llc.key.title, "[llc] Cannot select: v16i1 = setcc");
+        let clang = analyse(stderr, exit, Path::new("/usr/bin/clang-19")).unwrap();
+        assert_eq!(clang.key.title, "[clang] Cannot select: v16i1 = setcc");
+        assert_eq!(
+            crate::report::crash_title(&clang.crash, &clang.signature, "clang"),
+            clang.key.title
+        );
     }
 }

@@ -228,7 +228,7 @@ fn wrap_on_a_link_line_records_an_lto_link_crash() {
         b["title"]
             .as_str()
             .unwrap()
-            .starts_with("clang (LTO link) crash"),
+            .starts_with("[clang, LTO link] "),
         "{b:#}"
     );
     let shown = icepick_json(&store, &dir, &["show", b["id"].as_str().unwrap(), "--json"]);
