@@ -20,6 +20,7 @@ pub mod link_sources;
 mod lto;
 mod preprocess;
 mod reproducer;
+mod reruns;
 mod sources;
 mod tool;
 
@@ -31,7 +32,7 @@ use crate::case::{
     Reproducibility, SCHEMA_VERSION,
 };
 use crate::command::{CompilerCommand, JobSelector, Sink};
-use crate::crash::family::{Seen, FAMILY_RUNS};
+use crate::crash::family::Seen;
 use crate::crash::{self, Crash, CrashFamily, ExitInfo, Signature, Symbolizer};
 use crate::exec::{self, Cmd, ExecError, Output, Status};
 
@@ -40,6 +41,8 @@ use jobs::{find_job, info_label};
 pub use lto::is_link_output;
 pub use reproducer::REPRODUCER_DIR;
 use reproducer::{move_reproducer_files, no_crash_diagnostics};
+pub use reruns::stack_of_frameless;
+use reruns::{first_crash, in_family, rerun, retry_out_of_process};
 pub use sources::{command_from_compdb, command_from_reproducer, FoundCommand, SourceError};
 
 /// What to capture and how.
@@ -240,14 +243,6 @@ impl Runner {
     }
 }
 
-/// Whether a run crashed as `family` does.
-fn in_family(family: &CrashFamily, run: &Run) -> bool {
-    match (&run.crash, &run.signature) {
-        (Some(c), Some(s)) => family.contains(&Seen::new(c, s)),
-        _ => false,
-    }
-}
-
 /// A fresh scratch directory for one run of `program`.
 fn scratch_for(program: &str) -> Result<tempfile::TempDir, ExecError> {
     exec::fresh_scratch("run-").map_err(|source| ExecError::Spawn {
@@ -331,37 +326,6 @@ pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome,
     let o = observe(req, &mut runner, seen, progress)?;
     record(req, &mut runner, o, (&found, &resolved), started, progress)
 }
-
-/// The command's first run that crashed. A build saw it crash, but a crash of some runs
-/// only may not come in the next one: a run that compiles, or fails without a crash, is
-/// repeated, up to [`FAMILY_RUNS`] runs and [`FIRST_CRASH_TIME`] (a compile that never
-/// crashes costs no more). A run that times out ends it: a hang is no crash to wait for.
-/// The misses are kept in `runner.misses_before_crash`; the last run when none crashed.
-fn first_crash(
-    runner: &mut Runner,
-    command: &CompilerCommand,
-    progress: &mut dyn FnMut(&str),
-) -> Result<Run, ExecError> {
-    let started = Instant::now();
-    let mut run = runner.run_sandboxed(command, None)?;
-    while run.crash.is_none()
-        && run.output.status != Status::TimedOut
-        && runner.misses_before_crash + 1 < FAMILY_RUNS
-        && started.elapsed() < FIRST_CRASH_TIME
-    {
-        runner.misses_before_crash += 1;
-        if runner.misses_before_crash == 1 {
-            progress(
-                "no crash this time; running it again, as a crash of some runs only would need",
-            );
-        }
-        run = runner.run_sandboxed(command, None)?;
-    }
-    Ok(run)
-}
-
-/// How long capture keeps running a command that did not crash, looking for its crash.
-const FIRST_CRASH_TIME: Duration = Duration::from_secs(60);
 
 /// A compile's crash as known so far: the command that shows it, the crash, and its stderr.
 struct Observed {
@@ -621,152 +585,6 @@ fn check_request(req: &Request) -> Result<(CompilerCommand, PathBuf, PathBuf), C
     Ok((original, found, resolved))
 }
 
-/// What a rerun out of process showed.
-struct OutOfProcess {
-    crash: Crash,
-    signature: Signature,
-    stderr: Vec<u8>,
-    exit: ExitInfo,
-    command: CompilerCommand,
-}
-
-/// A clang crash with no stack dump (a stack overflow kills clang's in-process crash
-/// handler), rerun with `-fno-integrated-cc1`: out of process, the driver survives and
-/// reports the cc1 crash properly. What that rerun showed, when it gave frames.
-fn retry_out_of_process(
-    runner: &mut Runner,
-    command: &CompilerCommand,
-    crash: &Crash,
-    progress: &mut dyn FnMut(&str),
-) -> Result<Option<OutOfProcess>, CaptureError> {
-    let stackless = crash.frames.is_empty()
-        && !command.is_cc1()
-        && crash.in_process != Some(false)
-        && !command.args.iter().any(|a| a == "-fno-integrated-cc1");
-    if !stackless {
-        return Ok(None);
-    }
-    progress("no stack dump; rerunning with -fno-integrated-cc1");
-    let retry = command.with_extra_args(&["-fno-integrated-cc1"]);
-    let r = runner.run_sandboxed(&no_crash_diagnostics(&retry), None)?;
-    let exit = r.output.status.exit_info();
-    Ok(match (r.crash, r.signature) {
-        (Some(crash), Some(signature)) if !crash.frames.is_empty() => Some(OutOfProcess {
-            crash,
-            signature,
-            stderr: r.output.stderr,
-            exit,
-            command: retry,
-        }),
-        _ => None,
-    })
-}
-
-/// The stack of a clang crash that printed none, as a build's launcher needs it: the crash
-/// store groups crashes by their frames, and a crash with none would share a bucket with
-/// every other of its kind and message. A silent in-process crash (its cc1 overflowed the
-/// stack and took the crash handler with it) is rerun out of process; a device job of an
-/// offload compile that stopped in `report_fatal_error` beside other jobs is run alone, where
-/// it prints its stack ([`jobs::find_job`]). The reruns write into scratch, never where the
-/// build's command writes. Their stderr and exit, when one printed a stack; `None` when the
-/// crash has frames or no rerun shows more.
-pub fn stack_of_frameless(
-    argv: &[String],
-    cwd: &Path,
-    crash: &Crash,
-    timeout: Duration,
-) -> Option<(Vec<u8>, ExitInfo)> {
-    let command = CompilerCommand::from_argv(argv)?;
-    if !crash.frames.is_empty() || command.is_gcc() || crash.family == crash::Family::Gcc {
-        return None;
-    }
-    let found = exec::which(&command.program, cwd)?;
-    let resolved = std::fs::canonicalize(&found).unwrap_or(found);
-    let mut runner = Runner {
-        cwd: cwd.to_path_buf(),
-        emulator: Vec::new(),
-        timeout,
-        runs: 0,
-        misses_before_crash: 0,
-        symbolizer: Symbolizer::new(library_dirs(&resolved)),
-    };
-    let quiet = no_crash_diagnostics(&command);
-    if let Some(retry) = retry_out_of_process(&mut runner, &quiet, crash, &mut |_| {}).ok()? {
-        return Some((retry.stderr, retry.exit));
-    }
-    let signature = crash::signature(crash);
-    let (_, _, job_run) = find_job(&mut runner, &quiet, crash, &signature, &mut |_| {}).ok()?;
-    let run = job_run?;
-    run.crash
-        .as_ref()
-        .filter(|c| !c.frames.is_empty())
-        .map(|_| (run.output.stderr.clone(), run.output.status.exit_info()))
-}
-
-/// The reruns that say what "the crash" is: `reruns` runs of `command` (each writing into
-/// scratch). When one of them, or a run before the first crash ([`first_crash`]), does not
-/// crash as the first crash did, the compile is rerun until [`FAMILY_RUNS`] runs in all; a
-/// chance-prone crash ([`chance_prone`]) is too, within [`CHANCE_TIME`]. The family is taken
-/// from every crash seen ([`CrashFamily::observe`]). Returns the reruns, the count of the
-/// first crash's signature, and the family (the runs before and the first crash counted).
-fn rerun(
-    runner: &mut Runner,
-    command: &CompilerCommand,
-    reruns: u32,
-    (crash, signature): (&Crash, &Signature),
-    progress: &mut dyn FnMut(&str),
-) -> Result<(Vec<Run>, Reproducibility, CrashFamily), CaptureError> {
-    let mut runs: Vec<Run> = (0..reruns)
-        .map(|_| runner.run_sandboxed(command, None))
-        .collect::<Result<_, _>>()?;
-    let same_as_first = |r: &Run| r.signature.as_ref().map(|s| &s.id) == Some(&signature.id);
-    let misses = runner.misses_before_crash;
-    let started = Instant::now();
-    let disagree = misses > 0 || !runs.iter().all(same_as_first);
-    if disagree || chance_prone(crash) {
-        if disagree {
-            progress(&format!(
-                "the runs do not all crash as one did: running it {FAMILY_RUNS} times to know the crash's family"
-            ));
-        }
-        while misses + (runs.len() as u32) + 1 < FAMILY_RUNS
-            && (disagree || started.elapsed() < CHANCE_TIME)
-        {
-            runs.push(runner.run_sandboxed(command, None)?);
-        }
-    }
-    let first = Seen::new(crash, signature);
-    let mut seen = vec![first];
-    for r in &runs {
-        if let (Some(c), Some(s)) = (&r.crash, &r.signature) {
-            seen.push(Seen::new(c, s));
-        }
-    }
-    let total = misses + runs.len() as u32 + 1;
-    let family = CrashFamily::observe(&seen, total)
-        .unwrap_or_else(|| CrashFamily::single(&Seen::new(crash, signature), 1));
-    let reproducibility = Reproducibility {
-        runs: total,
-        same_signature: 1 + runs.iter().filter(|r| same_as_first(r)).count() as u32,
-    };
-    if !family.is_deterministic() {
-        progress(&family.describe());
-    }
-    Ok((runs, reproducibility, family))
-}
-
-/// Whether a crash may come in some runs only although the first reruns all showed it: a
-/// stack overflow whose depth is near the stack's end crashes or not by where ASLR and the
-/// size of argv and the environment put the stack's start. Such a crash is rerun to ten
-/// runs while that takes less than [`CHANCE_TIME`]: three runs of a crash of every other run
-/// agree one time in eight.
-fn chance_prone(crash: &Crash) -> bool {
-    crash.kind == crash::CrashKind::StackOverflow
-}
-
-/// How long capture spends measuring a chance-prone crash whose first reruns agreed.
-const CHANCE_TIME: Duration = Duration::from_secs(20);
-
 /// Everything `finish` needs to assemble the case.
 struct Parts<'a> {
     command: Vec<String>,
@@ -849,64 +667,6 @@ fn finish(req: &Request, dir: NewCaseDir, p: Parts<'_>) -> Result<Outcome, Captu
         dir: dest,
         case: Box::new(case),
     })
-}
-
-/// Copies the files the input's `#embed` directives name into the case's embed directory
-/// (renaming directives whose names cannot stand inside it); true when it carried any.
-fn carry_embeds(
-    case_dir: &NewCaseDir,
-    input: &Path,
-    cwd: &Path,
-    command: &CompilerCommand,
-) -> Result<bool, CaptureError> {
-    let Ok(text) = std::fs::read_to_string(input) else {
-        return Ok(false);
-    };
-    let names = embed::named(&text);
-    if names.is_empty() {
-        return Ok(false);
-    }
-    let source_dir = command
-        .inputs()
-        .first()
-        .map(|i| cwd.join(i))
-        .and_then(|p| p.parent().map(Path::to_path_buf))
-        .unwrap_or_else(|| cwd.to_path_buf());
-    let dirs: Vec<String> = command
-        .args
-        .iter()
-        .filter_map(|a| a.strip_prefix("--embed-dir="))
-        .map(str::to_string)
-        .collect();
-    let mut text_now = text.clone();
-    let mut carried = false;
-    for n in &names {
-        let (Some(from), Some(to)) = (
-            embed::resolve(n, &source_dir, &dirs, cwd),
-            embed::case_name(n),
-        ) else {
-            continue;
-        };
-        let Ok(bytes) = std::fs::read(&from) else {
-            continue;
-        };
-        let rel = format!("{}/{to}", embed::EMBED_DIR);
-        if let Some(parent) = case_dir.path().join(&rel).parent() {
-            std::fs::create_dir_all(parent).map_err(|e| CaseError::Io {
-                path: parent.to_path_buf(),
-                error: e,
-            })?;
-        }
-        case_dir.write(&rel, &bytes)?;
-        if to != n.name {
-            text_now = embed::renamed(&text_now, n, &to);
-        }
-        carried = true;
-    }
-    if text_now != text {
-        crate::case::write_atomic(input, text_now.as_bytes())?;
-    }
-    Ok(carried)
 }
 
 /// The directory the new case is made in: `--out`'s parent, else the default place.

@@ -5,10 +5,8 @@
 
 use std::path::Path;
 
-use super::{
-    carry_embeds, embed, first_line, given_replay, scratch_for, CaptureError, Request, Runner,
-};
-use crate::case::{NewCaseDir, Preprocessing};
+use super::{embed, first_line, given_replay, scratch_for, CaptureError, Request, Runner};
+use crate::case::{CaseError, NewCaseDir, Preprocessing};
 use crate::command::{CompilerCommand, JobSelector, Lang, Sink};
 use crate::crash::Signature;
 
@@ -249,4 +247,62 @@ fn replay_on_input(
         ),
     };
     Ok((replay.argv(), status, detail))
+}
+
+/// Copies the files the input's `#embed` directives name into the case's embed directory
+/// (renaming directives whose names cannot stand inside it); true when it carried any.
+fn carry_embeds(
+    case_dir: &NewCaseDir,
+    input: &Path,
+    cwd: &Path,
+    command: &CompilerCommand,
+) -> Result<bool, CaptureError> {
+    let Ok(text) = std::fs::read_to_string(input) else {
+        return Ok(false);
+    };
+    let names = embed::named(&text);
+    if names.is_empty() {
+        return Ok(false);
+    }
+    let source_dir = command
+        .inputs()
+        .first()
+        .map(|i| cwd.join(i))
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| cwd.to_path_buf());
+    let dirs: Vec<String> = command
+        .args
+        .iter()
+        .filter_map(|a| a.strip_prefix("--embed-dir="))
+        .map(str::to_string)
+        .collect();
+    let mut text_now = text.clone();
+    let mut carried = false;
+    for n in &names {
+        let (Some(from), Some(to)) = (
+            embed::resolve(n, &source_dir, &dirs, cwd),
+            embed::case_name(n),
+        ) else {
+            continue;
+        };
+        let Ok(bytes) = std::fs::read(&from) else {
+            continue;
+        };
+        let rel = format!("{}/{to}", embed::EMBED_DIR);
+        if let Some(parent) = case_dir.path().join(&rel).parent() {
+            std::fs::create_dir_all(parent).map_err(|e| CaseError::Io {
+                path: parent.to_path_buf(),
+                error: e,
+            })?;
+        }
+        case_dir.write(&rel, &bytes)?;
+        if to != n.name {
+            text_now = embed::renamed(&text_now, n, &to);
+        }
+        carried = true;
+    }
+    if text_now != text {
+        crate::case::write_atomic(input, text_now.as_bytes())?;
+    }
+    Ok(carried)
 }

@@ -14,20 +14,35 @@ use crate::util::*;
 
 const LIMIT: usize = 150;
 
-/// Writes the fake compiler into `dir`; returns (its path, its state directory).
-fn fake_flaky_clang(dir: &Path) -> (PathBuf, PathBuf) {
-    let state = dir.join("state");
+/// Writes a FAKE compiler `name` into `dir` around real clang-19, with a state directory
+/// `state` in `dir`: `-E`, `-###` and `--version` go straight to clang; a compile runs
+/// `decide` first, with the input's path in `$in` and `count` at hand, which sets `$n` to how
+/// often this content ran before (counted under a lock, so that the fake is deterministic
+/// however runs interleave). `about` says what it models. Returns (its path, its state).
+fn fake_clang(
+    dir: &Path,
+    name: &str,
+    state: &str,
+    about: &str,
+    decide: &str,
+) -> (PathBuf, PathBuf) {
+    let state = dir.join(state);
     std::fs::create_dir_all(&state).unwrap();
-    let script = dir.join("flaky-clang");
+    let script = dir.join(name);
     crate::util::write_executable(
         &script,
         &format!(
             r#"#!/bin/bash
-# FAKE compiler for icepick's tests: real clang-19, but on inputs under {LIMIT} bytes (or any
-# input once {state}/flaky-all exists) only the first two runs of the same content crash, as
-# a crash depending on memory layout sometimes would.
+# FAKE compiler for icepick's tests: {about}
 real=/usr/lib/llvm-19/bin/clang
 state='{state}'
+count() {{
+  h=$(md5sum < "$in" | cut -c1-32)
+  exec 9>"$state/lock"; flock 9
+  n=$(cat "$state/$h" 2>/dev/null || echo 0)
+  echo $((n + 1)) > "$state/$h"
+  flock -u 9
+}}
 in=
 for a in "$@"; do
   case "$a" in
@@ -36,18 +51,7 @@ for a in "$@"; do
   esac
 done
 if [ -n "$in" ]; then
-  size=$(wc -c < "$in")
-  if [ "$size" -lt {LIMIT} ] || [ -e "$state/flaky-all" ]; then
-    h=$(md5sum < "$in" | cut -c1-32)
-    exec 9>"$state/lock"; flock 9
-    n=$(cat "$state/$h" 2>/dev/null || echo 0)
-    echo $((n + 1)) > "$state/$h"
-    flock -u 9
-    if [ "$n" -ge 2 ]; then
-      echo "$in: no crash this time (fake)" >&2
-      exit 1
-    fi
-  fi
+{decide}
 fi
 exec "$real" "$@"
 "#,
@@ -55,6 +59,24 @@ exec "$real" "$@"
         ),
     );
     (script, state)
+}
+
+/// The fake of the first tests: on inputs under LIMIT bytes (or any input once
+/// `state/flaky-all` exists) only the first two runs of the same content crash, as a crash
+/// depending on memory layout sometimes would. Returns (its path, its state directory).
+fn fake_flaky_clang(dir: &Path) -> (PathBuf, PathBuf) {
+    let decide = format!(
+        r#"  size=$(wc -c < "$in")
+  if [ "$size" -lt {LIMIT} ] || [ -e "$state/flaky-all" ]; then
+    count
+    if [ "$n" -ge 2 ]; then
+      echo "$in: no crash this time (fake)" >&2
+      exit 1
+    fi
+  fi"#
+    );
+    let about = "small inputs crash in their first two runs only";
+    fake_clang(dir, "flaky-clang", "state", about, &decide)
 }
 
 /// A valid C file of about 2 KB that crashes clang in `g` (the pragma), with filler around.
@@ -141,46 +163,16 @@ fn a_flaky_input_is_refused_with_exit_4_and_k_of_n() {
     assert_eq!(read_case(&case)["reduction"], serde_json::Value::Null);
 }
 
-/// Writes a FAKE compiler into `dir` that crashes in two of every three runs of the same
-/// content (runs 0, 1, 3, 4, … counted per content in a state directory, so that the test is
-/// deterministic however runs interleave): a crash that comes in some builds only, at a
-/// steady rate, as no real binary here can be made to show on demand. The runs it lets crash
-/// are real clang-19 crashes (the input's pragma).
+/// A FAKE compiler that crashes in two of every three runs of the same content (runs 0, 1,
+/// 3, 4, …): a crash that comes in some builds only, at a steady rate, as no real binary here
+/// can be made to show on demand. The runs it lets crash are real clang-19 crashes.
 fn fake_two_in_three_clang(dir: &Path) -> PathBuf {
-    let state = dir.join("state3");
-    std::fs::create_dir_all(&state).unwrap();
-    let script = dir.join("two-in-three-clang");
-    crate::util::write_executable(
-        &script,
-        &format!(
-            r#"#!/bin/bash
-# FAKE compiler for icepick's tests: real clang-19, but every third run of the same
-# content compiles without crashing.
-real=/usr/lib/llvm-19/bin/clang
-state='{state}'
-in=
-for a in "$@"; do
-  case "$a" in
-    -E|-###|--version|-v) exec "$real" "$@" ;;
-    *.c|*.i) [ -f "$a" ] && in="$a" ;;
-  esac
-done
-if [ -n "$in" ]; then
-  h=$(md5sum < "$in" | cut -c1-32)
-  exec 9>"$state/lock"; flock 9
-  n=$(cat "$state/$h" 2>/dev/null || echo 0)
-  echo $((n + 1)) > "$state/$h"
-  flock -u 9
+    let decide = r#"  count
   if [ $((n % 3)) -eq 2 ]; then
     exit 0
-  fi
-fi
-exec "$real" "$@"
-"#,
-            state = state.display()
-        ),
-    );
-    script
+  fi"#;
+    let about = "every third run of the same content compiles without crashing";
+    fake_clang(dir, "two-in-three-clang", "state3", about, decide).0
 }
 
 /// A crash that comes in two of three runs is no "flaky, exit 4": capture measures its rate

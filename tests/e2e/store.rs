@@ -742,6 +742,20 @@ fn a_store_of_another_user_is_read_as_it_is() {
     assert_eq!(walk(&store), before, "the store was changed");
 }
 
+/// Runs corpus case `name`'s command, in a scratch copy of its folder, under
+/// `wrap --no-capture` into `store`, and checks that it recorded a crash: (the copy's guard,
+/// the copy, the wrap's output).
+fn wrap_corpus_case(store: &Path, name: &str) -> (tempfile::TempDir, PathBuf, Output) {
+    let (keep, case) = scratch_copy(&corpus(name));
+    let argv = cmd_txt(&case);
+    let mut args = vec!["wrap", "--no-capture", "--"];
+    args.extend(argv.iter().map(String::as_str));
+    let o = icepick_in(store, &case, &args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("crash recorded in bucket"), "{name}: {err}");
+    (keep, case, o)
+}
+
 /// Two silent crashes of different public issues (clang's in-process cc1 overflows its
 /// stack and prints nothing) recorded by `wrap --no-capture`: each is rerun out of process
 /// for its stack, so they land in two buckets named by their frames, not in one shared
@@ -751,14 +765,8 @@ fn silent_crashes_of_different_issues_get_buckets_of_their_own_frames() {
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("store");
     for name in ["silent-gh111699", "fe-silent-gh132076"] {
-        let (_keep, case) = scratch_copy(&corpus(name));
-        let argv = cmd_txt(&case);
-        let mut args = vec!["wrap", "--no-capture", "--"];
-        args.extend(argv.iter().map(String::as_str));
-        let o = icepick_in(&store, &case, &args);
+        let (_keep, case, o) = wrap_corpus_case(&store, name);
         assert_ne!(o.status.code(), Some(0), "{name}: the compile crashed");
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains("crash recorded in bucket"), "{name}: {err}");
         assert!(
             !case.join("GH132076.o").exists(),
             "{name}: wrote the build's output"
@@ -782,13 +790,7 @@ fn a_device_crash_without_a_stack_joins_the_bucket_of_its_frames() {
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("store");
     for name in ["amdgpu-si-flat", "amdgpu-si-flat-two-arch"] {
-        let (_keep, case) = scratch_copy(&corpus(name));
-        let argv = cmd_txt(&case);
-        let mut args = vec!["wrap", "--no-capture", "--"];
-        args.extend(argv.iter().map(String::as_str));
-        let o = icepick_in(&store, &case, &args);
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains("crash recorded in bucket"), "{name}: {err}");
+        wrap_corpus_case(&store, name);
     }
     let buckets = list(&store);
     let buckets = buckets["buckets"].as_array().expect("a bucket list");
