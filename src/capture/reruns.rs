@@ -138,8 +138,9 @@ pub fn stack_of_frameless(
 
 /// The reruns that say what "the crash" is: `reruns` runs of `command` (each writing into
 /// scratch). When one of them, or a run before the first crash ([`first_crash`]), does not
-/// crash as the first crash did, the compile is rerun until [`FAMILY_RUNS`] runs in all; a
-/// chance-prone crash ([`chance_prone`]) is too, within [`CHANCE_TIME`]. The family is taken
+/// crash as the first crash did, the compile is rerun until [`FAMILY_RUNS`] runs in all, or
+/// [`FAMILY_TIME`] has passed; a chance-prone crash ([`chance_prone`]) is too, within
+/// [`CHANCE_TIME`]. The family is taken
 /// from every crash seen ([`CrashFamily::observe`]). Returns the reruns, the count of the
 /// first crash's signature, and the family (the runs before and the first crash counted).
 pub(super) fn rerun(
@@ -162,9 +163,9 @@ pub(super) fn rerun(
                 "the runs do not all crash as one did: running it {FAMILY_RUNS} times to know the crash's family"
             ));
         }
-        while misses + (runs.len() as u32) + 1 < FAMILY_RUNS
-            && (disagree || started.elapsed() < CHANCE_TIME)
-        {
+        // A slow compile stops sooner: the family is then known from fewer runs.
+        let limit = if disagree { FAMILY_TIME } else { CHANCE_TIME };
+        while misses + (runs.len() as u32) + 1 < FAMILY_RUNS && started.elapsed() < limit {
             runs.push(runner.run_sandboxed(command, None)?);
         }
     }
@@ -196,6 +197,10 @@ pub(super) fn rerun(
 fn chance_prone(crash: &Crash) -> bool {
     crash.kind == crash::CrashKind::StackOverflow
 }
+
+/// How long capture spends, at most, running a compile whose runs disagree to [`FAMILY_RUNS`]
+/// runs (the runs already made not counted).
+const FAMILY_TIME: Duration = Duration::from_secs(120);
 
 /// How long capture spends measuring a chance-prone crash whose first reruns agreed.
 const CHANCE_TIME: Duration = Duration::from_secs(20);
