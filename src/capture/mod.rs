@@ -705,6 +705,18 @@ fn compiler_version(runner: &mut Runner, command: &CompilerCommand) -> Result<St
     Ok(version_line(&text))
 }
 
+/// The version line of `compiler --version`, for a crash whose output named no version (clang
+/// prints it only with its crash diagnostics, which `-fno-crash-diagnostics` turns off): a
+/// crash store counts the versions that hit a bucket by it. `None` when it cannot be run.
+pub fn version_line_of(compiler: &Path) -> Option<String> {
+    let cmd = Cmd::new(compiler)
+        .args(["--version"])
+        .timeout(Duration::from_secs(10));
+    let out = exec::run(&cmd).ok()?;
+    let line = version_line(&String::from_utf8_lossy(&out.stdout));
+    (out.success() && line != "unknown").then_some(line)
+}
+
 /// The version line of a `--version` output (its first), and whether the build has assertions when a later
 /// line says so (LLVM's tools print `Optimized build with assertions.` there; the report's
 /// "release build, no assertions" note reads it).

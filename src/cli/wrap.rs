@@ -282,6 +282,11 @@ fn on_failure(
     } else {
         analysed
     };
+    // One compiler is one version line in the store, whether its crash printed it or not.
+    let mut analysed = analysed;
+    if analysed.compiler_version.is_none() {
+        analysed.compiler_version = crate::capture::version_line_of(&compiler);
+    }
     let capture_off = args.no_capture
         || std::env::var("ICEPICK_WRAP_CAPTURE").is_ok_and(|v| v == "0" || v == "no");
     let mode = if capture_off {

@@ -796,4 +796,12 @@ fn a_device_crash_without_a_stack_joins_the_bucket_of_its_frames() {
     let buckets = buckets["buckets"].as_array().expect("a bucket list");
     assert_eq!(buckets.len(), 1, "{buckets:#?}");
     assert_eq!(buckets[0]["count"], 2, "{buckets:#?}");
+    // One compiler, one version line: the first command's crash printed none
+    // (`-fno-crash-diagnostics`), so wrap asked the compiler.
+    let versions = buckets[0]["compiler_versions"].as_array().unwrap();
+    assert_eq!(versions.len(), 1, "{versions:?}");
+    assert!(
+        versions[0].as_str().unwrap().contains("clang version 19"),
+        "{versions:?}"
+    );
 }
