@@ -92,9 +92,17 @@ pub(super) fn verify(
             if let Some((flagged, flags)) = check.with_flags {
                 let jf = run(flagged);
                 if counts(&jf) {
-                    argv = flagged;
-                    v.extra = flags.to_vec();
-                    j = jf;
+                    // The plain command once more before the flags are taken as needed: a
+                    // crash that missed one run by chance needs no flags, and the result's
+                    // replay command should not carry them for nothing.
+                    let again = run(check.plain);
+                    if counts(&again) {
+                        j = again;
+                    } else {
+                        argv = flagged;
+                        v.extra = flags.to_vec();
+                        j = jf;
+                    }
                 }
             }
         }
@@ -209,6 +217,30 @@ mod tests {
         let v = verify(&check, &mut |_| None);
         assert_eq!((v.same, v.runs), (0, 7));
         assert!(!v.verified());
+    }
+
+    #[test]
+    fn a_plain_run_that_missed_by_chance_needs_no_flags() {
+        let plain = argv("plain");
+        let flagged = argv("flagged");
+        let flags = argv("-ferror-limit=0");
+        let check = three(&plain, Some((&flagged, &flags)), false, false);
+        let mut plain_runs = 0;
+        let v = verify(&check, &mut |a| {
+            if a[0] == "flagged" {
+                return crash(true, 0);
+            }
+            plain_runs += 1;
+            // The first plain run misses; every later one crashes.
+            (plain_runs > 1).then(|| Judged {
+                same: true,
+                errors: 0,
+                first_error: None,
+            })
+        });
+        assert!(v.verified(), "{v:?}");
+        assert!(v.extra.is_empty(), "{v:?}");
+        assert_eq!((v.same, v.runs), (3, 3));
     }
 
     #[test]
