@@ -232,7 +232,7 @@ mod tests {
             }
             plain_runs += 1;
             // The first plain run misses; every later one crashes.
-            (plain_runs > 1).then(|| Judged {
+            (plain_runs > 1).then_some(Judged {
                 same: true,
                 errors: 0,
                 first_error: None,
