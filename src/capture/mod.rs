@@ -136,6 +136,19 @@ struct Runner {
 }
 
 impl Runner {
+    /// A runner for `resolved` (the compiler's file, whose libraries name its frames), run in
+    /// `cwd` behind `emulator`.
+    fn new(cwd: &Path, emulator: &[String], timeout: Duration, resolved: &Path) -> Self {
+        Runner {
+            cwd: cwd.to_path_buf(),
+            emulator: emulator.to_vec(),
+            timeout,
+            runs: 0,
+            misses_before_crash: 0,
+            symbolizer: Symbolizer::new(library_dirs_emulated(resolved, emulator)),
+        }
+    }
+
     fn run(&mut self, cmd: &CompilerCommand, cwd: Option<&Path>) -> Result<Run, ExecError> {
         self.run_with_tmpdir(cmd, cwd, None)
     }
@@ -261,14 +274,7 @@ pub fn exit_info(status: Status) -> ExitInfo {
 pub fn capture(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome, CaptureError> {
     let started = Instant::now();
     let (original, found, resolved) = check_request(req)?;
-    let mut runner = Runner {
-        cwd: req.cwd.clone(),
-        emulator: req.emulator.clone(),
-        timeout: req.timeout,
-        runs: 0,
-        misses_before_crash: 0,
-        symbolizer: Symbolizer::new(library_dirs_emulated(&resolved, &req.emulator)),
-    };
+    let mut runner = Runner::new(&req.cwd, &req.emulator, req.timeout, &resolved);
     // Replays use the compiler found, by the name it was called (clang++ vs clang matters).
     let command = CompilerCommand {
         program: found.to_string_lossy().into_owned(),

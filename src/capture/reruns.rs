@@ -8,11 +8,11 @@ use std::time::{Duration, Instant};
 
 use super::jobs::find_job;
 use super::reproducer::no_crash_diagnostics;
-use super::{library_dirs, CaptureError, Run, Runner};
+use super::{CaptureError, Run, Runner};
 use crate::case::Reproducibility;
 use crate::command::CompilerCommand;
 use crate::crash::family::{Seen, FAMILY_RUNS};
-use crate::crash::{self, Crash, CrashFamily, ExitInfo, Signature, Symbolizer};
+use crate::crash::{self, Crash, CrashFamily, ExitInfo, Signature};
 use crate::exec::{self, ExecError, Status};
 
 /// Whether a run crashed as `family` does.
@@ -25,8 +25,8 @@ pub(super) fn in_family(family: &CrashFamily, run: &Run) -> bool {
 
 /// The command's first run that crashed. A build saw it crash, but a crash of some runs
 /// only may not come in the next one: a run that compiles, or fails without a crash, is
-/// repeated, up to [`FAMILY_RUNS`] runs and [`FIRST_CRASH_TIME`] (a compile that never
-/// crashes costs no more). A run that times out ends it: a hang is no crash to wait for.
+/// repeated, up to [`FAMILY_RUNS`] runs or until [`FIRST_CRASH_TIME`] has passed (a compile
+/// slower than that runs once). A run that times out ends it: a hang is no crash to wait for.
 /// The misses are kept in `runner.misses_before_crash`; the last run when none crashed.
 pub(super) fn first_crash(
     runner: &mut Runner,
@@ -115,14 +115,7 @@ pub fn stack_of_frameless(
     }
     let found = exec::which(&command.program, cwd)?;
     let resolved = std::fs::canonicalize(&found).unwrap_or(found);
-    let mut runner = Runner {
-        cwd: cwd.to_path_buf(),
-        emulator: Vec::new(),
-        timeout,
-        runs: 0,
-        misses_before_crash: 0,
-        symbolizer: Symbolizer::new(library_dirs(&resolved)),
-    };
+    let mut runner = Runner::new(cwd, &[], timeout, &resolved);
     let quiet = no_crash_diagnostics(&command);
     if let Some(retry) = retry_out_of_process(&mut runner, &quiet, crash, &mut |_| {}).ok()? {
         return Some((retry.stderr, retry.exit));
@@ -177,8 +170,7 @@ pub(super) fn rerun(
         }
     }
     let total = misses + runs.len() as u32 + 1;
-    let family = CrashFamily::observe(&seen, total)
-        .unwrap_or_else(|| CrashFamily::single(&Seen::new(crash, signature), 1));
+    let family = CrashFamily::observe(&seen, total).expect("the first crash is seen");
     let reproducibility = Reproducibility {
         runs: total,
         same_signature: 1 + runs.iter().filter(|r| same_as_first(r)).count() as u32,

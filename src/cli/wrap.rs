@@ -273,7 +273,7 @@ fn on_failure(
     let timeout = Duration::from_secs(env_number("ICEPICK_WRAP_TIMEOUT", 300).max(1));
     // A crash that printed no stack is grouped by the stack a rerun prints, not with every
     // other crash of its kind and message.
-    let analysed = if analysed.crash.frames.is_empty() {
+    let mut analysed = if analysed.crash.frames.is_empty() {
         crate::capture::stack_of_frameless(&argv, &cwd, &analysed.crash, timeout)
             .and_then(|(stderr, exit)| {
                 store::analyse(&String::from_utf8_lossy(&stderr), exit, &compiler)
@@ -283,7 +283,6 @@ fn on_failure(
         analysed
     };
     // One compiler is one version line in the store, whether its crash printed it or not.
-    let mut analysed = analysed;
     if analysed.compiler_version.is_none() {
         analysed.compiler_version = crate::capture::version_line_of(&compiler);
     }

@@ -153,16 +153,7 @@ impl CompilerCommand {
     /// `/usr/lib/llvm-19/bin/opt`): its input is already portable and its crash is reduced
     /// as IR, not as source.
     pub fn llvm_tool(&self) -> Option<&'static str> {
-        let name = self.program.rsplit('/').next().unwrap_or(&self.program);
-        let base = match name.rsplit_once('-') {
-            Some((b, v)) if !v.is_empty() && v.chars().all(|c| c.is_ascii_digit()) => b,
-            _ => name,
-        };
-        match base {
-            "llc" => Some("llc"),
-            "opt" => Some("opt"),
-            _ => None,
-        }
+        llvm_tool_named(&self.program)
     }
 
     /// True when the program is GCC rather than clang.
@@ -770,3 +761,17 @@ pub fn shell_join(args: &[String]) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// `llc` or `opt` when `program` (a name or a path, `llc-19` too) is one of LLVM's tools.
+pub fn llvm_tool_named(program: &str) -> Option<&'static str> {
+    let name = program.rsplit('/').next().unwrap_or(program);
+    let base = match name.rsplit_once('-') {
+        Some((b, v)) if !v.is_empty() && v.chars().all(|c| c.is_ascii_digit()) => b,
+        _ => name,
+    };
+    match base {
+        "llc" => Some("llc"),
+        "opt" => Some("opt"),
+        _ => None,
+    }
+}

@@ -208,7 +208,8 @@ impl CrashFamily {
         }
     }
 
-    /// The signature every member has, when the family is one signature.
+    /// Whether every crash of the family has one signature (it may still come in some runs
+    /// only: [`CrashFamily::is_deterministic`]).
     pub fn is_one_signature(&self) -> bool {
         self.rule == FamilyRule::Signature
     }

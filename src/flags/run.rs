@@ -3,7 +3,9 @@
 //! Why this exists: the analysis is pure over a batch oracle; this is the oracle. It runs
 //! each batch of candidate command lines in parallel through [`exec::run_all`] inside the
 //! case directory (where `case.input` lives), parses and symbolizes each crash and calls it
-//! the same crash when its signature id is the case's, the same at the coarse grain when its
+//! the same crash when the case's crash family holds it (its one signature, for a crash
+//! that repeats itself; a candidate that missed is then run up to the family's tries), the
+//! same at the coarse grain when its
 //! kind, message and pass are (what a dimension's verdict uses; ddmin keeps exact ones). Timeouts and other crashes are
 //! not the same crash. The first run (the replay itself) sets the time limit of the rest:
 //! ten times what it took, at least 10 s, at most `--timeout`, so a candidate that hangs
@@ -70,7 +72,7 @@ impl crate::error::ExitCoded for FlagsError {
     }
 }
 
-/// Judges one finished run against the case's signature id; `keep_valid`: the same crash
+/// Judges one finished run against the case's crash family; `keep_valid`: the same crash
 /// after source errors is [`Outcome::CrashAfterErrors`].
 fn judge(out: &Output, family: &Family<'_>, symbolizer: &Symbolizer, keep_valid: bool) -> Outcome {
     match out.status {
@@ -115,6 +117,15 @@ pub(crate) fn same_coarse(a: &crash::Signature, b: &crash::Signature) -> bool {
 struct Family<'a> {
     crashes: CrashFamily,
     signature: &'a crash::Signature,
+}
+
+impl<'a> Family<'a> {
+    fn of(case: &'a Case) -> Self {
+        Family {
+            crashes: case.family(),
+            signature: &case.signature,
+        }
+    }
 }
 
 /// Runs batches of candidates in one directory and judges them; the first batch sets the
@@ -333,11 +344,7 @@ fn farm_for(
                 };
                 let out = exe.run(&job, &|| false);
                 let same = out.as_ref().is_ok_and(|o| {
-                    let family = Family {
-                        crashes: case.family(),
-                        signature: &case.signature,
-                    };
-                    judge(o, &family, symbolizer, keep_valid) == Outcome::SameCrash
+                    judge(o, &Family::of(case), symbolizer, keep_valid) == Outcome::SameCrash
                 });
                 if same && exe.summary().tests_remote > 0 {
                     progress(&format!("testing on the {name} farm (the crash travels)"));

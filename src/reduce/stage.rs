@@ -152,6 +152,25 @@ impl<'a> Stage<'a> {
         false
     }
 
+    /// `run` (a run of `text` as the start's checks run it), else, when it did not crash as
+    /// the case's family does, the first later run that does, up to [`Stage::tries`] runs
+    /// in all (the last when none does): a crash of some runs only may miss a run.
+    fn again_on_a_miss(
+        &self,
+        text: &[u8],
+        flags: &[String],
+        run: Option<Judged>,
+    ) -> Option<Judged> {
+        let mut run = run;
+        for _ in 1..self.tries() {
+            if self.oracle.accepts(&run) {
+                break;
+            }
+            run = self.run_start(text, flags, START_LIMIT, &|| false);
+        }
+        run
+    }
+
     /// One run of the start, counted as a check run.
     fn run_start(
         &self,
@@ -188,13 +207,8 @@ impl<'a> Stage<'a> {
                 );
             }
         }
-        for _ in 1..self.tries() {
-            if self.oracle.accepts(&first) {
-                break;
-            }
-            first = self.run_start(&start.text, flags, START_LIMIT, &|| false);
-            self.oracle.faults.check()?;
-        }
+        let first = self.again_on_a_miss(&start.text, flags, first);
+        self.oracle.faults.check()?;
         if !self.oracle.accepts(&first) {
             return Err(match first {
                 Some(j) if j.same && self.oracle.keep_valid => ReduceError::InvalidStart {
@@ -226,14 +240,8 @@ impl<'a> Stage<'a> {
             return None;
         }
         self.unmarked = true;
-        let mut j = self.run_start(text, flags, START_LIMIT, &|| false);
-        // A crash of some runs only may miss a run: a miss is tried again, as a candidate's.
-        for _ in 1..self.tries() {
-            if self.oracle.accepts(&j) {
-                break;
-            }
-            j = self.run_start(text, flags, START_LIMIT, &|| false);
-        }
+        let j = self.run_start(text, flags, START_LIMIT, &|| false);
+        let j = self.again_on_a_miss(text, flags, j);
         self.unmarked = self.oracle.accepts(&j);
         (!self.unmarked).then(|| unmarked_failure(&j))
     }

@@ -232,11 +232,11 @@ mod tests {
             }
             plain_runs += 1;
             // The first plain run misses; every later one crashes.
-            (plain_runs > 1).then_some(Judged {
-                same: true,
-                errors: 0,
-                first_error: None,
-            })
+            if plain_runs > 1 {
+                crash(true, 0)
+            } else {
+                None
+            }
         });
         assert!(v.verified(), "{v:?}");
         assert!(v.extra.is_empty(), "{v:?}");

@@ -95,11 +95,7 @@ pub fn analyse(stderr: &str, exit: ExitInfo, compiler: &Path) -> Option<Analysed
 /// tagged with the LLVM tool of an `llc`/`opt` crash, `clang, LTO link` for a crash in a
 /// link's LTO step (`link`), else `clang`.
 pub fn title(crash: &Crash, sig: &Signature, link: bool, compiler: &Path) -> String {
-    let tool = crate::command::CompilerCommand {
-        program: compiler.to_string_lossy().into_owned(),
-        args: Vec::new(),
-    }
-    .llvm_tool();
+    let tool = crate::command::llvm_tool_named(&compiler.to_string_lossy());
     let tag = match (link, tool) {
         (true, _) => "clang, LTO link",
         (false, Some(t)) => t,
